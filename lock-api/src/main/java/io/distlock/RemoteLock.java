@@ -1,0 +1,71 @@
+package io.distlock;
+
+import java.time.Instant;
+import java.util.OptionalLong;
+import java.util.function.Consumer;
+
+/**
+ * A held lock on one key: the seed's {@code IRemoteLock}, released by {@link #close()} (seed 000, Listing 2).
+ *
+ * <p>Thread-safe. Ownership is not tied to the thread that took the lock: any thread may release it.
+ *
+ * <pre>{@code
+ * try (RemoteLock lock = locker.lock("account:42", Duration.ofSeconds(10))) {
+ *     account.withdraw(150, lock.fencingToken());
+ * }
+ * }</pre>
+ */
+public interface RemoteLock extends AutoCloseable {
+
+    /** The key this lock guards. */
+    String key();
+
+    /**
+     * The owner id of this acquisition: unique per acquisition (128 random bits, the host and the process id), so a
+     * stale handle can never be mistaken for the current holder.
+     */
+    String ownerId();
+
+    /**
+     * A number that grows strictly with every acquisition of this key, for a guarded resource to reject writes from a
+     * holder whose lease has since passed to someone else. Empty if the backend cannot give one (see {@link
+     * Capabilities#fencing()}).
+     */
+    OptionalLong fencingToken();
+
+    /**
+     * Whether this lock is still held: false once released or lost. A true answer is only as fresh as the last
+     * renewal; it never outlives {@link #validUntil()}. Does not block.
+     */
+    boolean isHeld();
+
+    /**
+     * The wall-clock instant until which the store guarantees this lock to its holder, as of the last renewal.
+     * Compare it with your own clock only with the clock-drift caveats of your backend in mind.
+     */
+    Instant validUntil();
+
+    /**
+     * Registers a listener called once if this lock is lost (its lease ran out or the store dropped it) while it was
+     * meant to be held. Not called on a normal release. If the lock is already lost, the listener is called at once
+     * on the calling thread; otherwise it is called on a locker thread and must not block for long.
+     *
+     * @return this lock
+     */
+    RemoteLock onLost(Consumer<? super RemoteLock> listener);
+
+    /**
+     * Releases the lock if this handle still holds it, and says what happened. It never releases another owner's
+     * lock: the store deletes the lock only if it still carries this acquisition's owner id. Blocks for the store's
+     * round trip.
+     *
+     * @return {@link ReleaseResult#RELEASED} the first time; {@link ReleaseResult#ALREADY_RELEASED} after that; {@link
+     *     ReleaseResult#ALREADY_LOST} if the lease was lost before the release
+     * @throws LockBackendException if the store could not be told; the lease then runs out by itself
+     */
+    ReleaseResult release();
+
+    /** Releases the lock, see {@link #release()}; calling it again is a no-op. */
+    @Override
+    void close();
+}

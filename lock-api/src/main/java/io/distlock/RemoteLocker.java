@@ -1,0 +1,174 @@
+package io.distlock;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A connection to one lock store that hands out {@link RemoteLock}s: the seed's {@code IRemoteLocker}.
+ *
+ * <p>Obtain one with {@link RemoteLockers#open(String)} or {@link RemoteLockers#builder()}. A locker is thread-safe and
+ * meant to be shared: open one per store and process, use it from any number of threads, and close it on shutdown.
+ *
+ * <h2>Keys</h2>
+ * A key names the shared resource. It is any non-blank string of at most {@value #MAX_KEY_BYTES} bytes in UTF-8; each
+ * backend encodes it into a valid store name. A {@code null} key throws {@link NullPointerException}; a blank or
+ * oversized key throws {@link IllegalArgumentException}.
+ *
+ * <h2>Two strategies (seed 000, section 3)</h2>
+ * <ul>
+ *   <li>the <em>mandatory</em> lock, {@link #lock(String)} and {@link #lock(String, Duration)}: the caller waits until
+ *       the lock is free and takes it (Theorems 1 and 2: mutual exclusion, every waiter eventually served);
+ *   <li>the <em>soft</em> lock, {@link #tryLock(String)}: one attempt that never waits for the holder (Theorems 3 and 4:
+ *       mutual exclusion, and among simultaneous attempts on a free lock at least one succeeds).
+ * </ul>
+ *
+ * <h2>Not re-entrant (seed 003)</h2>
+ * A thread that asks this locker for a key it already holds through this locker gets an {@link IllegalStateException}
+ * at once instead of waiting for itself forever. Other threads sharing the locker wait or fail as usual. Ownership of
+ * a lock is not tied to a thread: a lock may be released from any thread.
+ *
+ * <h2>Leases</h2>
+ * Every lock is a lease. The locker keeps it alive in the background (renewing every third of the lease time, or
+ * through the store's session) until it is released. If the lease cannot be kept, the lock is marked lost: {@link
+ * RemoteLock#isHeld()} turns false and the listeners of {@link RemoteLock#onLost} are called once.
+ *
+ * <h2>Closing</h2>
+ * {@link #close()} releases every lock still held through this locker and disconnects. Any later call throws {@link
+ * IllegalStateException}.
+ */
+public interface RemoteLocker extends AutoCloseable {
+
+    /** The largest key accepted, in bytes of its UTF-8 encoding. */
+    int MAX_KEY_BYTES = 1024;
+
+    /**
+     * Takes the lock on {@code key}, waiting as long as it takes (the mandatory lock, seed 000 Listing 6).
+     *
+     * <p>Blocks until the lock is granted. Fair backends (see {@link Capabilities#fair()}) serve waiters in arrival
+     * order.
+     *
+     * @return the held lock; release it with {@link RemoteLock#close()}, best in a try-with-resources block
+     * @throws InterruptedException if the thread is interrupted while waiting; nothing is left held in the store
+     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
+     *     locker is closed
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    RemoteLock lock(String key) throws InterruptedException;
+
+    /**
+     * Takes the lock on {@code key}, waiting at most {@code maxWait}.
+     *
+     * @param maxWait the longest time to wait for the lock; must be positive
+     * @return the held lock
+     * @throws LockTimeoutException if the lock was not granted within {@code maxWait}; nothing is left held
+     * @throws InterruptedException if the thread is interrupted while waiting; nothing is left held
+     * @throws IllegalArgumentException if {@code maxWait} is zero or negative
+     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
+     *     locker is closed
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    RemoteLock lock(String key, Duration maxWait) throws InterruptedException;
+
+    /**
+     * Makes one attempt to take the lock on {@code key} without waiting for its holder (the soft lock, seed 000
+     * Listing 7).
+     *
+     * <p>Blocks only for the store's round trips. Among several simultaneous attempts on a free lock, at least one
+     * succeeds (Theorem 4).
+     *
+     * @return the held lock, or empty if another owner holds it or won the race for it
+     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
+     *     locker is closed
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    Optional<RemoteLock> tryLock(String key);
+
+    /**
+     * Takes the locks on all {@code keys}, all or nothing, waiting at most {@code maxWait} in total (seed 003's {@code
+     * lock([x,y,z])}).
+     *
+     * <p>Keys are taken one by one in their natural ({@link String#compareTo}) order, whatever the order given, so two
+     * callers with overlapping sets cannot deadlock (seed 001). If a key cannot be taken in time, the ones already
+     * taken are released before the exception is thrown.
+     *
+     * @param keys one or more distinct keys
+     * @return the group of held locks, to be closed as one
+     * @throws IllegalArgumentException if {@code keys} is empty or holds a key twice, or {@code maxWait} is not
+     *     positive
+     * @throws LockTimeoutException if not all locks were granted within {@code maxWait}; none is left held
+     * @throws InterruptedException if interrupted while waiting; none is left held
+     * @throws IllegalStateException if the calling thread already holds one of the keys, or the locker is closed
+     * @throws LockBackendException if the store cannot be reached or fails; none is left held
+     */
+    RemoteLockGroup lockAll(Collection<String> keys, Duration maxWait) throws InterruptedException;
+
+    /**
+     * Runs {@code action} holding the lock on {@code key} and returns its result; the lock is always released, also
+     * when the action throws (seed 003's {@code with}).
+     *
+     * @throws X whatever {@code action} throws
+     * @throws LockTimeoutException if the lock was not granted within {@code maxWait}; the action did not run
+     * @throws LockLostException if the lease was lost while the action ran (its result is discarded)
+     * @see #lock(String, Duration)
+     */
+    <T, X extends Exception> T withLock(String key, Duration maxWait, LockedCall<T, X> action)
+            throws X, InterruptedException;
+
+    /**
+     * Runs {@code action} holding the lock on {@code key}; the lock is always released, also when the action throws.
+     *
+     * @throws X whatever {@code action} throws
+     * @throws LockTimeoutException if the lock was not granted within {@code maxWait}; the action did not run
+     * @throws LockLostException if the lease was lost while the action ran
+     * @see #lock(String, Duration)
+     */
+    <X extends Exception> void withLock(String key, Duration maxWait, LockedRun<X> action)
+            throws X, InterruptedException;
+
+    /**
+     * Runs {@code action} holding the locks on all {@code keys} and returns its result; the locks are always
+     * released.
+     *
+     * @throws X whatever {@code action} throws
+     * @throws LockTimeoutException if the locks were not all granted within {@code maxWait}; the action did not run
+     * @throws LockLostException if a lease was lost while the action ran
+     * @see #lockAll(Collection, Duration)
+     */
+    <T, X extends Exception> T withLocks(Collection<String> keys, Duration maxWait, LockedCall<T, X> action)
+            throws X, InterruptedException;
+
+    /**
+     * Runs {@code action} holding the locks on all {@code keys}; the locks are always released.
+     *
+     * @throws X whatever {@code action} throws
+     * @throws LockTimeoutException if the locks were not all granted within {@code maxWait}; the action did not run
+     * @throws LockLostException if a lease was lost while the action ran
+     * @see #lockAll(Collection, Duration)
+     */
+    <X extends Exception> void withLocks(Collection<String> keys, Duration maxWait, LockedRun<X> action)
+            throws X, InterruptedException;
+
+    /**
+     * Asynchronous {@link #lock(String, Duration)}: returns at once; the wait runs on the locker's threads.
+     *
+     * <p>The future completes with the held lock, or exceptionally with {@link LockTimeoutException} or {@link
+     * LockBackendException}. Cancelling the future stops the wait; a lock granted to a cancelled future is released.
+     * Argument errors and a closed locker are thrown directly.
+     */
+    CompletableFuture<RemoteLock> lockAsync(String key, Duration maxWait);
+
+    /** Asynchronous {@link #tryLock(String)}: returns at once; the attempt runs on the locker's threads. */
+    CompletableFuture<Optional<RemoteLock>> tryLockAsync(String key);
+
+    /** What the backend behind this locker guarantees: fencing tokens, fairness, push wake-up, lease model. */
+    Capabilities capabilities();
+
+    /**
+     * Releases every lock still held through this locker and disconnects from the store. Idempotent. Blocks for the
+     * releases' round trips.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,98 @@
+package io.distlock;
+
+import io.distlock.internal.LockerFactory;
+import io.distlock.spi.LockBackendProvider;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Builds a {@link RemoteLocker}. Settings given here take the place of the URI's query options of the same name;
+ * giving one in both places is an error. Not thread-safe; {@link #build()} may be called more than once.
+ */
+public final class RemoteLockerBuilder {
+
+    private String uri;
+    private final Map<String, String> options = new LinkedHashMap<>();
+    private Optional<Duration> leaseTime = Optional.empty();
+    private Optional<Duration> connectTimeout = Optional.empty();
+    private Optional<LockBackendProvider> provider = Optional.empty();
+    private Ticker ticker = Ticker.system();
+    private Clock clock = Clock.systemUTC();
+
+    RemoteLockerBuilder() {}
+
+    /** The store's URI, e.g. {@code etcd://127.0.0.1:2379/locks}. Required. */
+    public RemoteLockerBuilder uri(String uri) {
+        this.uri = Objects.requireNonNull(uri, "uri must not be null");
+        return this;
+    }
+
+    /** The store's URI. Required. */
+    public RemoteLockerBuilder uri(URI uri) {
+        return uri(Objects.requireNonNull(uri, "uri must not be null").toString());
+    }
+
+    /**
+     * The lease time of each lock (option {@code ttl}, default 30s): how long a crashed holder keeps the lock before
+     * the store frees it. Held locks are renewed every third of it.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public RemoteLockerBuilder leaseTime(Duration leaseTime) {
+        this.leaseTime = Optional.of(io.distlock.internal.Checks.positive(leaseTime, "leaseTime"));
+        return this;
+    }
+
+    /**
+     * How long opening may block connecting to the store (option {@code connectTimeout}, default 10s).
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public RemoteLockerBuilder connectTimeout(Duration connectTimeout) {
+        this.connectTimeout = Optional.of(io.distlock.internal.Checks.positive(connectTimeout, "connectTimeout"));
+        return this;
+    }
+
+    /** A backend option, as if given in the URI's query; see the backend's documentation for names and values. */
+    public RemoteLockerBuilder option(String name, String value) {
+        options.put(Objects.requireNonNull(name, "option name"), Objects.requireNonNull(value, "option value"));
+        return this;
+    }
+
+    /** Uses this provider instead of discovering one by the URI's scheme. */
+    public RemoteLockerBuilder provider(LockBackendProvider provider) {
+        this.provider = Optional.of(Objects.requireNonNull(provider, "provider"));
+        return this;
+    }
+
+    /** The monotonic time source for deadlines and lease validity (default: {@link System#nanoTime()}). */
+    public RemoteLockerBuilder ticker(Ticker ticker) {
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        return this;
+    }
+
+    /** The wall clock for {@link RemoteLock#validUntil()} and wall-clock based algorithms (default: UTC system). */
+    public RemoteLockerBuilder clock(Clock clock) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+        return this;
+    }
+
+    /**
+     * Opens the locker. Blocks until connected, at most for the connect timeout.
+     *
+     * @throws IllegalStateException if no URI was given
+     * @throws LockConfigurationException if the URI is malformed, its scheme unknown, or an option unknown or malformed
+     * @throws LockBackendException if the store cannot be reached in time
+     */
+    public RemoteLocker build() {
+        if (uri == null) {
+            throw new IllegalStateException("No URI given: call uri(...) before build(), e.g. uri(\"memory:\")");
+        }
+        return LockerFactory.open(uri, options, leaseTime, connectTimeout, provider, ticker, clock);
+    }
+}

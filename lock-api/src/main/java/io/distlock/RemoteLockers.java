@@ -1,0 +1,50 @@
+package io.distlock;
+
+import java.net.URI;
+
+/**
+ * Opens {@link RemoteLocker}s by URI; the backend is chosen by the URI's scheme among the providers found on the
+ * classpath (see {@link io.distlock.spi.LockBackendProvider}).
+ *
+ * <pre>{@code
+ * try (RemoteLocker locker = RemoteLockers.open("zk://127.0.0.1:2181/locks?ttl=30s")) { ... }
+ * }</pre>
+ *
+ * <p>Schemes of the backends shipped with distlock: {@code memory:} (in-JVM, in {@code lock-api}), {@code zk://},
+ * {@code etcd://}, {@code redis://}, {@code redlock://}, {@code cassandra://}. Options are query parameters; the common
+ * ones are {@code ttl} (the lease time, default 30s) and {@code connectTimeout} (default 10s); each backend documents
+ * its own. An option no backend reads is an error, not silently ignored.
+ *
+ * <p>Discovery follows the example of r2dbc and SLF4J: the system property {@value #PROVIDER_PROPERTY} naming a
+ * provider class skips discovery; a provider that fails to load is logged and skipped; two providers for one scheme
+ * give a warning and the first found wins; an unknown scheme is answered with the schemes available.
+ */
+public final class RemoteLockers {
+
+    /** System property naming a {@link io.distlock.spi.LockBackendProvider} class to use instead of discovery. */
+    public static final String PROVIDER_PROPERTY = "distlock.provider";
+
+    private RemoteLockers() {}
+
+    /**
+     * Opens a locker for {@code uri}, e.g. {@code memory:}, {@code zk://h1:2181,h2:2181/locks?ttl=20s}. Blocks until
+     * connected, at most for the {@code connectTimeout} option.
+     *
+     * @throws NullPointerException if {@code uri} is null
+     * @throws LockConfigurationException if the URI is malformed, its scheme unknown, or an option unknown or malformed
+     * @throws LockBackendException if the store cannot be reached within the connect timeout
+     */
+    public static RemoteLocker open(String uri) {
+        return builder().uri(uri).build();
+    }
+
+    /** Same as {@link #open(String)}. */
+    public static RemoteLocker open(URI uri) {
+        return builder().uri(uri).build();
+    }
+
+    /** A builder for a locker: the URI plus typed equivalents of the options. */
+    public static RemoteLockerBuilder builder() {
+        return new RemoteLockerBuilder();
+    }
+}

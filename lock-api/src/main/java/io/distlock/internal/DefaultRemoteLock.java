@@ -1,0 +1,191 @@
+package io.distlock.internal;
+
+import io.distlock.LockBackendException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.spi.Lease;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The handle of one acquisition. A small state machine: {@code PENDING} (asked for, not granted) then {@code HELD},
+ * then exactly one of {@code RELEASED} or {@code LOST}. Listeners of {@link #onLost} fire once, on the transition to
+ * {@code LOST}.
+ */
+final class DefaultRemoteLock implements RemoteLock {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultRemoteLock.class);
+
+    private enum State {
+        PENDING,
+        HELD,
+        RELEASED,
+        LOST
+    }
+
+    private final DefaultRemoteLocker locker;
+    private final String key;
+    private final String ownerId;
+    private final List<Consumer<? super RemoteLock>> listeners = new ArrayList<>();
+    private State state = State.PENDING;
+    private Lease lease;
+    private String lossReason;
+
+    DefaultRemoteLock(DefaultRemoteLocker locker, String key, String ownerId) {
+        this.locker = locker;
+        this.key = key;
+        this.ownerId = ownerId;
+    }
+
+    /** Records the grant. Returns false if the backend reported the lease lost before it was even granted. */
+    synchronized boolean granted(Lease lease) {
+        this.lease = Objects.requireNonNull(lease, "lease");
+        if (state == State.LOST) {
+            return false;
+        }
+        state = State.HELD;
+        return true;
+    }
+
+    synchronized Lease lease() {
+        return lease;
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+
+    @Override
+    public String ownerId() {
+        return ownerId;
+    }
+
+    @Override
+    public OptionalLong fencingToken() {
+        Lease l = lease();
+        return l == null ? OptionalLong.empty() : l.fencingToken();
+    }
+
+    @Override
+    public boolean isHeld() {
+        synchronized (this) {
+            if (state != State.HELD) {
+                return false;
+            }
+            if (locker.ticker().read() < lease.validUntilNanos()) {
+                return true;
+            }
+        }
+        markLost("its lease ran out before it was renewed");
+        return false;
+    }
+
+    @Override
+    public Instant validUntil() {
+        Lease l = lease();
+        if (l == null) {
+            return locker.clock().instant();
+        }
+        long left = l.validUntilNanos() - locker.ticker().read();
+        return locker.clock().instant().plus(Duration.ofNanos(Math.max(0, left)));
+    }
+
+    @Override
+    public RemoteLock onLost(Consumer<? super RemoteLock> listener) {
+        Objects.requireNonNull(listener, "listener");
+        boolean fireNow;
+        synchronized (this) {
+            fireNow = state == State.LOST;
+            if (!fireNow) {
+                listeners.add(listener);
+            }
+        }
+        if (fireNow) {
+            notify(listener);
+        }
+        return this;
+    }
+
+    /**
+     * Moves a pending or held lock to {@code LOST} and fires the listeners once. Called by the lease keeper, by the
+     * backend's loss listener, or by {@link #isHeld()} when validity ran out. A no-op in any other state.
+     */
+    void markLost(String reason) {
+        List<Consumer<? super RemoteLock>> toNotify;
+        synchronized (this) {
+            if (state != State.HELD && state != State.PENDING) {
+                return;
+            }
+            boolean wasHeld = state == State.HELD;
+            state = State.LOST;
+            lossReason = reason;
+            if (!wasHeld) {
+                return; // the acquiring thread sees LOST in granted() and cleans up
+            }
+            toNotify = List.copyOf(listeners);
+            listeners.clear();
+        }
+        log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
+        locker.forget(this, true);
+        for (Consumer<? super RemoteLock> listener : toNotify) {
+            locker.dispatch(() -> notify(listener));
+        }
+    }
+
+    @Override
+    public ReleaseResult release() {
+        isHeld(); // a lease that ran out is reported as lost, not released
+        synchronized (this) {
+            switch (state) {
+                case RELEASED:
+                    return ReleaseResult.ALREADY_RELEASED;
+                case LOST:
+                    log.info("Lock '{}' of owner {} was already lost ({}) when released", key, ownerId, lossReason);
+                    return ReleaseResult.ALREADY_LOST;
+                case PENDING:
+                    throw new IllegalStateException("Lock '" + key + "' was never granted");
+                default:
+                    state = State.RELEASED;
+                    listeners.clear();
+            }
+        }
+        locker.forget(this, false);
+        try {
+            locker.backend().release(lease);
+        } catch (LockBackendException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new LockBackendException(
+                    "Could not release lock '" + key + "' (owner " + ownerId
+                            + "); the store frees it when its lease runs out: " + e,
+                    e);
+        }
+        return ReleaseResult.RELEASED;
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+
+    private void notify(Consumer<? super RemoteLock> listener) {
+        try {
+            listener.accept(this);
+        } catch (RuntimeException e) {
+            log.warn("An onLost listener of lock '{}' threw", key, e);
+        }
+    }
+
+    @Override
+    public synchronized String toString() {
+        return "RemoteLock[" + key + ", owner=" + ownerId + ", " + state + "]";
+    }
+}

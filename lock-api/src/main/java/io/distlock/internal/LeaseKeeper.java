@@ -1,0 +1,114 @@
+package io.distlock.internal;
+
+import io.distlock.LeaseModel;
+import io.distlock.Ticker;
+import io.distlock.spi.LockBackend;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps held leases alive: for {@link LeaseModel#RENEWED_TTL} backends it renews each lease every third of the lease
+ * time; for every backend it watches the lease's validity and marks the lock lost when it runs out unrenewed (seed
+ * 000 section 5.3, with a third instead of a half so that one failed renewal still leaves time for another).
+ */
+final class LeaseKeeper {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+    private final LockBackend backend;
+    private final LeaseModel model;
+    private final Duration leaseTime;
+    private final Ticker ticker;
+    private final ScheduledExecutorService scheduler;
+
+    LeaseKeeper(
+            LockBackend backend,
+            LeaseModel model,
+            Duration leaseTime,
+            Ticker ticker,
+            ScheduledExecutorService scheduler) {
+        this.backend = backend;
+        this.model = model;
+        this.leaseTime = leaseTime;
+        this.ticker = ticker;
+        this.scheduler = scheduler;
+    }
+
+    /** Starts keeping {@code lock}; the returned handle stops it. */
+    Tracking track(DefaultRemoteLock lock) {
+        Tracking tracking = new Tracking(lock);
+        tracking.scheduleWatchdog();
+        if (model == LeaseModel.RENEWED_TTL) {
+            long period = Math.max(1, leaseTime.toNanos() / 3);
+            tracking.renewal = scheduler.scheduleWithFixedDelay(tracking::renew, period, period, TimeUnit.NANOSECONDS);
+        }
+        return tracking;
+    }
+
+    /** The background work for one held lock. */
+    final class Tracking {
+        private final DefaultRemoteLock lock;
+        private volatile ScheduledFuture<?> renewal;
+        private volatile ScheduledFuture<?> watchdog;
+        private volatile boolean stopped;
+
+        private Tracking(DefaultRemoteLock lock) {
+            this.lock = lock;
+        }
+
+        void stop() {
+            stopped = true;
+            ScheduledFuture<?> r = renewal;
+            if (r != null) {
+                r.cancel(false);
+            }
+            ScheduledFuture<?> w = watchdog;
+            if (w != null) {
+                w.cancel(false);
+            }
+        }
+
+        private void renew() {
+            if (stopped) {
+                return;
+            }
+            if (!lock.isHeld()) {
+                return; // isHeld() marked it lost if its validity ran out
+            }
+            try {
+                if (!backend.renew(lock.lease())) {
+                    lock.markLost("the store no longer holds it for this owner (renewal refused)");
+                    return;
+                }
+                scheduleWatchdog();
+            } catch (RuntimeException e) {
+                log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
+            }
+        }
+
+        private void scheduleWatchdog() {
+            if (stopped) {
+                return;
+            }
+            long left = lock.lease().validUntilNanos() - ticker.read();
+            ScheduledFuture<?> previous = watchdog;
+            watchdog = scheduler.schedule(this::checkValidity, Math.max(0, left), TimeUnit.NANOSECONDS);
+            if (previous != null) {
+                previous.cancel(false);
+            }
+        }
+
+        private void checkValidity() {
+            if (stopped) {
+                return;
+            }
+            if (lock.isHeld()) {
+                scheduleWatchdog(); // renewed meanwhile, or a session lease that moves on by itself
+            }
+        }
+    }
+}

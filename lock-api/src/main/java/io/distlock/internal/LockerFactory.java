@@ -1,0 +1,147 @@
+package io.distlock.internal;
+
+import io.distlock.LockConfigurationException;
+import io.distlock.RemoteLocker;
+import io.distlock.Ticker;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** Turns a URI and builder settings into an open {@link RemoteLocker}: parsing, discovery, option checks. */
+public final class LockerFactory {
+
+    /** Option: the lease time of each lock. */
+    public static final String TTL = "ttl";
+    /** Option: how long opening may block. */
+    public static final String CONNECT_TIMEOUT = "connectTimeout";
+
+    static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
+    static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    private static final Pattern BARE_SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*:");
+
+    private LockerFactory() {}
+
+    /** Opens a locker; see {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown. */
+    public static RemoteLocker open(
+            String rawUri,
+            Map<String, String> builderOptions,
+            Optional<Duration> leaseTime,
+            Optional<Duration> connectTimeout,
+            Optional<LockBackendProvider> explicitProvider,
+            Ticker ticker,
+            Clock clock) {
+        URI uri = parse(rawUri);
+        Map<String, String> options = queryOptions(uri, rawUri);
+        for (Map.Entry<String, String> e : builderOptions.entrySet()) {
+            if (options.containsKey(e.getKey())) {
+                throw new LockConfigurationException(
+                        "Option '" + e.getKey() + "' is given both in the URI and in the builder; give it once");
+            }
+            options.put(e.getKey(), e.getValue());
+        }
+        Duration ttl = take(options, TTL, leaseTime, DEFAULT_LEASE_TIME, rawUri);
+        Duration connect = take(options, CONNECT_TIMEOUT, connectTimeout, DEFAULT_CONNECT_TIMEOUT, rawUri);
+
+        LockBackendProvider provider =
+                explicitProvider.orElseGet(() -> ProviderRegistry.forScheme(uri.getScheme(), classLoader()));
+        BackendConfig config = new BackendConfig(withoutQuery(uri), options, ttl, connect, ticker, clock);
+        LockBackend backend = provider.open(config);
+        Set<String> unknown = config.unreadOptions();
+        if (!unknown.isEmpty()) {
+            backend.close();
+            Set<String> known = config.readOptions();
+            known.add(TTL);
+            known.add(CONNECT_TIMEOUT);
+            throw new LockConfigurationException("Unknown option" + (unknown.size() > 1 ? "s " : " ") + unknown
+                    + " for the " + provider.name() + " backend in '" + rawUri + "'; known options: " + known);
+        }
+        return new DefaultRemoteLocker(provider.name(), backend, ttl, ticker, clock);
+    }
+
+    static URI parse(String rawUri) {
+        String trimmed = rawUri.trim();
+        if (trimmed.isEmpty()) {
+            throw new LockConfigurationException(
+                    "Lock URI must not be blank; expected e.g. memory: or zk://host:2181/locks");
+        }
+        // "memory:" alone is a complete URI to us; java.net.URI wants something after the colon.
+        String text = BARE_SCHEME.matcher(trimmed).matches() ? trimmed + "/" : trimmed;
+        URI uri;
+        try {
+            uri = new URI(text);
+        } catch (URISyntaxException e) {
+            throw new LockConfigurationException(
+                    "Malformed lock URI '" + rawUri + "': " + e.getReason() + " at index " + e.getIndex()
+                            + "; expected e.g. memory: or zk://host:2181/locks?ttl=30s",
+                    e);
+        }
+        if (uri.getScheme() == null) {
+            throw new LockConfigurationException("Lock URI '" + rawUri
+                    + "' has no scheme; expected scheme://hosts/path, e.g. zk://host:2181/locks or memory:");
+        }
+        return uri;
+    }
+
+    private static Map<String, String> queryOptions(URI uri, String rawUri) {
+        Map<String, String> options = new LinkedHashMap<>();
+        String query = uri.getRawQuery();
+        if (query == null || query.isEmpty()) {
+            return options;
+        }
+        for (String pair : query.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            if (eq <= 0) {
+                throw new LockConfigurationException(
+                        "Malformed option '" + pair + "' in lock URI '" + rawUri + "'; expected name=value");
+            }
+            String name = URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8);
+            String value = URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            if (options.put(name, value) != null) {
+                throw new LockConfigurationException(
+                        "Option '" + name + "' appears twice in lock URI '" + rawUri + "'");
+            }
+        }
+        return options;
+    }
+
+    private static Duration take(
+            Map<String, String> options, String name, Optional<Duration> typed, Duration fallback, String rawUri) {
+        String raw = options.remove(name);
+        if (raw != null && typed.isPresent()) {
+            throw new LockConfigurationException(
+                    "Option '" + name + "' is given both in the URI '" + rawUri + "' and in the builder; give it once");
+        }
+        if (raw != null) {
+            return Durations.parseOption(name, raw);
+        }
+        return typed.orElse(fallback);
+    }
+
+    private static URI withoutQuery(URI uri) {
+        if (uri.getRawQuery() == null) {
+            return uri;
+        }
+        String s = uri.toString();
+        return URI.create(s.substring(0, s.indexOf('?')));
+    }
+
+    private static ClassLoader classLoader() {
+        ClassLoader context = Thread.currentThread().getContextClassLoader();
+        return context != null ? context : LockerFactory.class.getClassLoader();
+    }
+}

@@ -1,0 +1,58 @@
+package io.distlock.memory;
+
+import io.distlock.Ticker;
+import io.distlock.spi.Lease;
+import java.util.OptionalLong;
+
+/** One grant in a {@link LockSpace}. Its validity is read and moved only under the space's mutex. */
+final class MemoryLease implements Lease {
+
+    private final String key;
+    private final String ownerId;
+    private final long token;
+    private final Ticker ticker;
+    private final long leaseNanos;
+    private volatile long validUntilNanos;
+
+    MemoryLease(String key, String ownerId, long token, Ticker ticker, long leaseNanos, long grantedAtNanos) {
+        this.key = key;
+        this.ownerId = ownerId;
+        this.token = token;
+        this.ticker = ticker;
+        this.leaseNanos = leaseNanos;
+        this.validUntilNanos = grantedAtNanos + leaseNanos;
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+
+    @Override
+    public String ownerId() {
+        return ownerId;
+    }
+
+    @Override
+    public OptionalLong fencingToken() {
+        return OptionalLong.of(token);
+    }
+
+    @Override
+    public long validUntilNanos() {
+        return validUntilNanos;
+    }
+
+    void renewFrom(long nowNanos) {
+        validUntilNanos = nowNanos + leaseNanos;
+    }
+
+    boolean expired() {
+        return ticker.read() - validUntilNanos >= 0;
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryLease[" + key + ", owner=" + ownerId + ", token=" + token + "]";
+    }
+}

@@ -1,0 +1,161 @@
+package io.distlock.spi;
+
+import io.distlock.LockConfigurationException;
+import io.distlock.Ticker;
+import io.distlock.internal.Durations;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Everything a provider needs to open a backend: the URI, its options (from the URI's query and the builder), the
+ * lease time, the connect timeout, and the injected time sources.
+ *
+ * <p>Options are read through the typed accessors, which remember what was read: whatever the provider did not read
+ * is reported to the user as an unknown option. Thread-safe.
+ */
+public final class BackendConfig {
+
+    private final URI uri;
+    private final Map<String, String> options;
+    private final Duration leaseTime;
+    private final Duration connectTimeout;
+    private final Ticker ticker;
+    private final Clock clock;
+    private final Set<String> read = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Creates a configuration; done by the locker, or by tests that open a backend directly.
+     *
+     * @param uri the store's URI, without the options
+     * @param options the backend's options by name (common ones such as {@code ttl} already taken out)
+     * @param leaseTime the lease time of each lock
+     * @param connectTimeout how long opening may block
+     */
+    public BackendConfig(
+            URI uri,
+            Map<String, String> options,
+            Duration leaseTime,
+            Duration connectTimeout,
+            Ticker ticker,
+            Clock clock) {
+        this.uri = Objects.requireNonNull(uri, "uri");
+        this.options = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(options, "options")));
+        this.leaseTime = Objects.requireNonNull(leaseTime, "leaseTime");
+        this.connectTimeout = Objects.requireNonNull(connectTimeout, "connectTimeout");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    /** The store's URI as the user gave it, query stripped. */
+    public URI uri() {
+        return uri;
+    }
+
+    /** The lease time of each lock (option {@code ttl}). */
+    public Duration leaseTime() {
+        return leaseTime;
+    }
+
+    /** How long {@link LockBackendProvider#open} may block connecting (option {@code connectTimeout}). */
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /** The monotonic time source for deadlines and lease validity. */
+    public Ticker ticker() {
+        return ticker;
+    }
+
+    /** The wall clock, for anything that must be compared across machines. */
+    public Clock clock() {
+        return clock;
+    }
+
+    /** The raw value of option {@code name}, if given. */
+    public Optional<String> option(String name) {
+        read.add(name);
+        return Optional.ofNullable(options.get(name));
+    }
+
+    /** The value of option {@code name}, or {@code defaultValue}. */
+    public String stringOption(String name, String defaultValue) {
+        return option(name).orElse(defaultValue);
+    }
+
+    /**
+     * The value of a duration option such as {@code 500ms}, {@code 10s}, {@code 2m} or ISO-8601 {@code PT10S}; must be
+     * positive.
+     *
+     * @throws LockConfigurationException if the value is malformed or not positive
+     */
+    public Duration durationOption(String name, Duration defaultValue) {
+        return option(name).map(v -> Durations.parseOption(name, v)).orElse(defaultValue);
+    }
+
+    /**
+     * The value of an integer option.
+     *
+     * @throws LockConfigurationException if the value is not an integer within {@code [min, max]}
+     */
+    public int intOption(String name, int defaultValue, int min, int max) {
+        Optional<String> raw = option(name);
+        if (raw.isEmpty()) {
+            return defaultValue;
+        }
+        try {
+            int value = Integer.parseInt(raw.get().trim());
+            if (value < min || value > max) {
+                throw new NumberFormatException();
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw new LockConfigurationException(
+                    "Option '" + name + "' must be an integer in [" + min + ", " + max + "], got '" + raw.get() + "'");
+        }
+    }
+
+    /**
+     * The value of a boolean option ({@code true} or {@code false}).
+     *
+     * @throws LockConfigurationException if the value is neither
+     */
+    public boolean booleanOption(String name, boolean defaultValue) {
+        Optional<String> raw = option(name);
+        if (raw.isEmpty()) {
+            return defaultValue;
+        }
+        return switch (raw.get().trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default ->
+                throw new LockConfigurationException(
+                        "Option '" + name + "' must be true or false, got '" + raw.get() + "'");
+        };
+    }
+
+    /** The options given but never read, sorted: what the locker reports as unknown. */
+    public Set<String> unreadOptions() {
+        Set<String> unread = new TreeSet<>(options.keySet());
+        unread.removeAll(read);
+        return unread;
+    }
+
+    /** The options read so far, sorted: listed in the error for an unknown option. */
+    public Set<String> readOptions() {
+        return new TreeSet<>(read);
+    }
+
+    @Override
+    public String toString() {
+        return "BackendConfig[" + uri + ", options=" + options.keySet() + ", leaseTime=" + leaseTime + "]";
+    }
+}
