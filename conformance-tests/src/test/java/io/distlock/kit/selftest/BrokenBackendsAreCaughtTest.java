@@ -77,6 +77,37 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class RacyFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-racy");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-racy://" + DIR;
+        }
+    }
+
+    static class FallingTokensFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-fallingtokens");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-fallingtokens://" + DIR;
+        }
+    }
+
+    @Test
+    void racyFileStore_failsMutualExclusionAcrossProcesses() {
+        assertFails(RacyFileLock.class, "lock_isExclusive_acrossProcesses_theorem1", "at once across processes");
+    }
+
+    @Test
+    void fallingTokensFileStore_failsFencedResourceAcrossProcesses() {
+        assertFails(
+                FallingTokensFileLock.class,
+                "fencedResource_rejectsFrozenHoldersWrites_afterNextHolderWrote",
+                "the fenced resource accepted");
+    }
+
     @Test
     void noExclusion_failsMutualExclusion() {
         assertFails(NoExclusion.class, "lock_isExclusive_manyThreadsOneKey_theorem1", "at once");
