@@ -185,6 +185,7 @@ public final class WorkerMain {
      */
     private void hold(RemoteLocker locker) throws Exception {
         RemoteLock lock = take(locker, false);
+        long acquiredAt = System.nanoTime();
         AtomicInteger lost = new AtomicInteger();
         lock.onLost(l -> {
             lost.incrementAndGet();
@@ -192,17 +193,18 @@ public final class WorkerMain {
         });
         say("ACQUIRED " + lock.ownerId() + " " + token(lock));
         FencedResource fence = new FencedResource(dir);
-        long end = System.nanoTime()
-                + Duration.ofMillis(Long.parseLong(arg("holdMillis"))).toNanos();
-        while (System.nanoTime() < end) {
+        long holdNanos = Duration.ofMillis(Long.parseLong(arg("holdMillis"))).toNanos();
+        while (System.nanoTime() - acquiredAt < holdNanos) {
             write(fence, lock);
             Thread.sleep(20);
         }
         write(fence, lock); // the last step of the work, whatever happened meanwhile
-        if (!lock.isHeld()) {
+        long ttlNanos = Duration.ofMillis(Long.parseLong(arg("ttlMillis"))).toNanos();
+        if (!lock.isHeld() || System.nanoTime() - acquiredAt > holdNanos + ttlNanos) {
+            // Lost, or stopped for longer than the lease: give the locker's threads time to learn it and call onLost.
             long wait = System.nanoTime() + maxWait.toNanos();
             while (lost.get() == 0 && System.nanoTime() < wait) {
-                Thread.sleep(5); // onLost runs on a locker thread: give it the time to run
+                Thread.sleep(5);
             }
         }
         say("HELD " + lock.ownerId() + " held=" + lock.isHeld() + " lost=" + lost.get());
