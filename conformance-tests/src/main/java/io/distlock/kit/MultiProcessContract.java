@@ -218,9 +218,6 @@ public interface MultiProcessContract extends LockerFixture {
         }
     }
 
-    /** The outcome of {@link #freezeTheHolder}: the frozen holder, the next one, and their owner ids. */
-    record Freeze(Worker victim, String victimOwner, Worker next, String nextOwner) {}
-
     /**
      * Two workers each hold the key once; the kit freezes whichever reports the lock first, waits until the other
      * takes it and writes, thaws the frozen one, and waits for both to finish.
