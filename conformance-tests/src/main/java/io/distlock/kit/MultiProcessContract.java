@@ -123,6 +123,64 @@ public interface MultiProcessContract extends LockerFixture {
     }
 
     /**
+     * Theorem 4 across processes: {@value #PROCESSES} worker JVMs x {@value #THREADS_PER_PROCESS} threads call {@code
+     * tryLock} on a free key at the same instants (round starts on the host's monotonic clock, which all processes
+     * share); in every round where several attempts were made, at least one succeeded. The winner holds for half a
+     * round, so each round starts free.
+     */
+    @Test
+    default void tryLock_simultaneousAcrossProcesses_atLeastOneWinsEveryRound_theorem4() throws Exception {
+        String uri = workerUri();
+        String key = TestKeys.unique("processes-rounds");
+        int rounds = 15;
+        Duration period = TestTimeouts.scaled(Duration.ofMillis(300));
+        try (Workers workers = Workers.create(uri, leaseTime(), maxWait())) {
+            for (int p = 0; p < PROCESSES; p++) {
+                workers.start("rounds", key, THREADS_PER_PROCESS, rounds, period.toMillis());
+            }
+            for (Worker worker : workers.all()) {
+                awaitLine(worker, "OPEN", startup());
+            }
+            Path go = workers.dir().resolve("go");
+            Path ready = workers.dir().resolve("go.tmp");
+            Files.writeString(ready, Long.toString(System.nanoTime() + period.toNanos()));
+            Files.move(ready, go, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            awaitDone(workers, maxWait().plus(period.multipliedBy(rounds + 1L)).plus(startup()));
+            long[] wins = new long[rounds];
+            long[] late = new long[rounds];
+            for (Worker worker : workers.all()) {
+                add(wins, worker.lines("ROUNDS").get(0));
+                add(late, worker.lines("LATE").get(0));
+            }
+            int contended = 0;
+            for (int r = 0; r < rounds; r++) {
+                long attempts = (long) PROCESSES * THREADS_PER_PROCESS - late[r];
+                if (attempts >= 2) {
+                    contended++;
+                    int round = r;
+                    assertTrue(
+                            wins[r] >= 1,
+                            () -> "round " + round + " of " + rounds + ": none of " + attempts
+                                    + " simultaneous tryLocks" + " across " + PROCESSES + " processes succeeded");
+                }
+            }
+            int contendedRounds = contended;
+            assertTrue(
+                    contendedRounds >= rounds / 2,
+                    () -> "only " + contendedRounds + " of " + rounds + " rounds had simultaneous attempts; the workers"
+                            + " were too late to test anything (raise the timeout factor)");
+            HistoryChecker.assertConsistent(HistoryChecker.read(workers.dir().resolve("history")));
+        }
+    }
+
+    private static void add(long[] sums, String line) {
+        String[] f = line.split(" ");
+        for (int i = 1; i < f.length; i++) {
+            sums[i - 1] += Long.parseLong(f[i]);
+        }
+    }
+
+    /**
      * A holder killed with {@code SIGKILL} (no release, no clean-up) loses the lock to the store: another locker gets
      * it within the lease time plus slack ({@code RENEWED_TTL}) or the session timeout plus slack ({@code SESSION}).
      */

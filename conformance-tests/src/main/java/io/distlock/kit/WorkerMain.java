@@ -26,12 +26,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * protocol.
  *
  * <p>Arguments are {@code name=value}: {@code uri}, {@code ttlMillis}, {@code key}, {@code dir} (shared with the kit
- * and the other workers), {@code mode} ({@code lock}, {@code trylock} or {@code hold}), {@code threads}, {@code count}
- * (critical sections per thread, or holds), {@code holdMillis}, {@code maxWaitMillis}.
+ * and the other workers), {@code mode} ({@code lock}, {@code trylock}, {@code hold} or {@code rounds}), {@code threads}, {@code count}
+ * (critical sections per thread, holds, or rounds), {@code holdMillis} (a hold, or a round), {@code maxWaitMillis}.
  *
  * <p>It reports on stdout, one event a line: {@code READY pid}, {@code ACQUIRED owner token}, {@code WRITE owner
  * token}, {@code LOST owner}, {@code HELD owner held=b lost=n}, {@code RELEASED owner result},
- * {@code OVERLAP detail}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
+ * {@code OVERLAP detail}, {@code OPEN}, {@code ROUNDS wins...}, {@code LATE n...}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
  * outlives the kit.
  */
 public final class WorkerMain {
@@ -92,19 +92,76 @@ public final class WorkerMain {
                 .uri(arg("uri"))
                 .leaseTime(Duration.ofMillis(Long.parseLong(arg("ttlMillis"))))
                 .build()) {
-            Concurrently.run("worker-" + mode, threads, maxWait.multipliedBy(count + 2L), i -> {
-                for (int n = 0; n < count; n++) {
-                    switch (mode) {
-                        case "lock", "trylock" -> criticalSection(locker, mode.equals("trylock"));
-                        case "hold" -> hold(locker);
-                        default -> throw new IllegalArgumentException("unknown mode " + mode);
+            if (mode.equals("rounds")) {
+                rounds(locker, threads, count);
+            } else {
+                Concurrently.run("worker-" + mode, threads, maxWait.multipliedBy(count + 2L), i -> {
+                    for (int n = 0; n < count; n++) {
+                        switch (mode) {
+                            case "lock", "trylock" -> criticalSection(locker, mode.equals("trylock"));
+                            case "hold" -> hold(locker);
+                            default -> throw new IllegalArgumentException("unknown mode " + mode);
+                        }
                     }
-                }
-            });
+                });
+            }
         }
         history.close();
         say("DONE sections=" + sections + " withdrawals=" + withdrawals + " deposits=" + deposits + " lowest=" + lowest
                 + " maxWaitNanos=" + maxWaitNanos);
+    }
+
+    /**
+     * Theorem 4 across processes: after the kit's go (a file holding the start time on the host's monotonic clock),
+     * every thread of every worker calls {@code tryLock} at the start of each round; a winner holds the lock for half
+     * a round. Reports the wins of this process per round.
+     */
+    private void rounds(RemoteLocker locker, int threads, int rounds) throws Exception {
+        say("OPEN " + ProcessHandle.current().pid());
+        Path go = dir.resolve("go");
+        long giveUp = System.nanoTime() + maxWait.toNanos();
+        while (!Files.exists(go)) {
+            if (System.nanoTime() > giveUp) {
+                throw new IllegalStateException("no go from the kit within " + maxWait);
+            }
+            Thread.sleep(2);
+        }
+        long start = Long.parseLong(Files.readString(go).trim());
+        long period = Duration.ofMillis(Long.parseLong(arg("holdMillis"))).toNanos();
+        java.util.concurrent.atomic.AtomicIntegerArray wins =
+                new java.util.concurrent.atomic.AtomicIntegerArray(rounds);
+        java.util.concurrent.atomic.AtomicIntegerArray late =
+                new java.util.concurrent.atomic.AtomicIntegerArray(rounds);
+        Concurrently.run("worker-rounds", threads, maxWait.plus(Duration.ofNanos(period * (rounds + 1L))), i -> {
+            for (int r = 0; r < rounds; r++) {
+                long roundStart = start + r * period;
+                sleepUntil(roundStart);
+                if (System.nanoTime() - roundStart > period / 4) {
+                    late.incrementAndGet(r); // too late to count as simultaneous: sit this round out
+                    continue;
+                }
+                Optional<RemoteLock> won = locker.tryLock(key);
+                if (won.isPresent()) {
+                    wins.incrementAndGet(r);
+                    history.acquired(won.get());
+                    sleepUntil(roundStart + period / 2);
+                    end(won.get());
+                }
+            }
+        });
+        say("ROUNDS " + wins.toString().replaceAll("[\\[\\],]", ""));
+        say("LATE " + late.toString().replaceAll("[\\[\\],]", ""));
+    }
+
+    private static void sleepUntil(long nanos) throws InterruptedException {
+        long left;
+        while ((left = nanos - System.nanoTime()) > 0) {
+            if (left > 2_000_000) {
+                Thread.sleep((left - 1_000_000) / 1_000_000);
+            } else {
+                Thread.onSpinWait();
+            }
+        }
     }
 
     private RemoteLock take(RemoteLocker locker, boolean soft) throws InterruptedException {

@@ -95,6 +95,23 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class ContendedFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-contended");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-contended://" + DIR;
+        }
+    }
+
+    @Test
+    void contendedTryLockFileStore_failsTheorem4AcrossProcesses() {
+        assertFails(
+                ContendedFileLock.class,
+                "tryLock_simultaneousAcrossProcesses_atLeastOneWinsEveryRound_theorem4",
+                "simultaneous tryLocks across");
+    }
+
     @Test
     void racyFileStore_failsMutualExclusionAcrossProcesses() {
         assertFails(RacyFileLock.class, "lock_isExclusive_acrossProcesses_theorem1", "at once across processes");

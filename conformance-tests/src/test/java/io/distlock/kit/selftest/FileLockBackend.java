@@ -29,7 +29,8 @@ final class FileLockBackend implements LockBackend {
     enum Defect {
         NONE,
         RACY,
-        FALLING_TOKENS
+        FALLING_TOKENS,
+        CONTENDED_TRYLOCK
     }
 
     private static final Capabilities CAPABILITIES = new Capabilities(true, false, false, LeaseModel.RENEWED_TTL);
@@ -97,6 +98,38 @@ final class FileLockBackend implements LockBackend {
 
     @Override
     public Optional<Lease> tryAcquire(LockRequest request) {
+        if (defect == Defect.CONTENDED_TRYLOCK) {
+            return contended(request);
+        }
+        return attempt(request);
+    }
+
+    /** Announces the attempt, waits a round trip, and gives up if any other attempt was announced meanwhile. */
+    private Optional<Lease> contended(LockRequest request) {
+        String prefix = fileOf(request.key()).getFileName() + ".attempt.";
+        Path mine = dir.resolve(prefix + request.ownerId());
+        try {
+            Files.createFile(mine);
+            try {
+                pause();
+                pause();
+                try (java.util.stream.Stream<Path> all = Files.list(dir)) {
+                    if (all.filter(p -> p.getFileName().toString().startsWith(prefix))
+                                    .count()
+                            > 1) {
+                        return Optional.empty();
+                    }
+                }
+                return attempt(request);
+            } finally {
+                Files.deleteIfExists(mine);
+            }
+        } catch (IOException e) {
+            throw new LockBackendException("lock directory " + dir + ": " + e, e);
+        }
+    }
+
+    private Optional<Lease> attempt(LockRequest request) {
         long now = ticker.read();
         long leaseNanos = request.leaseTime().toNanos();
         return atomically(() -> {

@@ -58,6 +58,14 @@ public class FileLockBackendProvider implements LockBackendProvider {
         }
     }
 
+    /** Broken: simultaneous tryLocks all give up (violates Theorem 4). */
+    public static final class ContendedTryLock extends FileLockBackendProvider {
+        /** For the service loader. */
+        public ContendedTryLock() {
+            super("lockfile-contended", FileLockBackend.Defect.CONTENDED_TRYLOCK);
+        }
+    }
+
     /** Broken: declares fencing, but its tokens fall with every acquisition. */
     public static final class FallingTokens extends FileLockBackendProvider {
         /** For the service loader. */

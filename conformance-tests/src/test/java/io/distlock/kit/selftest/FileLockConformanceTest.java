@@ -29,4 +29,10 @@ class FileLockConformanceTest extends LockerConformanceTests {
     public String lockerUri() {
         return "lockfile://" + DIR;
     }
+
+    /** The store polls: fewer rounds keep the suite quick, and every acquisition still contends. */
+    @Override
+    public int acquisitionsPerThread() {
+        return 12;
+    }
 }

@@ -44,10 +44,17 @@ class SkipsAreReportedTest {
         assertSkipped(events, "fencedResource_rejectsFrozenHoldersWrites_afterNextHolderWrote", "declares no fencing");
         assertSkipped(events, "lock_servesWaitersInArrivalOrder_fairBackends_theorem2", "declares no fairness");
         assertSkipped(events, "lock_isExclusive_acrossProcesses_theorem1", "locks live inside one JVM");
-        assertEquals(
-                8,
-                events.aborted().count(),
-                () -> "skipped: " + events.aborted().list());
+        events.aborted().stream().forEach(e -> {
+            String reason = e.getPayload(TestExecutionResult.class)
+                    .flatMap(TestExecutionResult::getThrowable)
+                    .map(Throwable::getMessage)
+                    .orElse("");
+            assertTrue(
+                    reason.contains("declares no fencing")
+                            || reason.contains("declares no fairness")
+                            || reason.contains("locks live inside one JVM"),
+                    () -> e.getTestDescriptor().getDisplayName() + " skipped for an unexpected reason: " + reason);
+        });
         assertTrue(
                 events.succeeded().count() >= 25,
                 () -> "passed: " + events.succeeded().count());
