@@ -144,6 +144,7 @@ public final class WorkerMain {
                 if (won.isPresent()) {
                     wins.incrementAndGet(r);
                     history.acquired(won.get());
+                    say("ACQUIRED " + won.get().ownerId() + " " + token(won.get()));
                     sleepUntil(roundStart + period / 2);
                     end(won.get());
                 }
@@ -185,6 +186,7 @@ public final class WorkerMain {
         }
         maxWaitNanos.accumulateAndGet(System.nanoTime() - asked, Math::max);
         history.acquired(lock);
+        say("ACQUIRED " + lock.ownerId() + " " + token(lock));
         return lock;
     }
 
@@ -248,7 +250,6 @@ public final class WorkerMain {
             lost.incrementAndGet();
             say("LOST " + l.ownerId());
         });
-        say("ACQUIRED " + lock.ownerId() + " " + token(lock));
         FencedResource fence = new FencedResource(dir);
         long holdNanos = Duration.ofMillis(Long.parseLong(arg("holdMillis"))).toNanos();
         while (System.nanoTime() - acquiredAt < holdNanos) {

@@ -104,6 +104,23 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class NeverExpiringFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-neverexpires");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-neverexpires://" + DIR;
+        }
+    }
+
+    @Test
+    void neverExpiringFileStore_failsKilledHolder() {
+        assertFails(
+                NeverExpiringFileLock.class,
+                "killedHolder_lockFreedWithinLeaseTimePlusSlack",
+                "the lock of a killed holder was not freed");
+    }
+
     @Test
     void contendedTryLockFileStore_failsTheorem4AcrossProcesses() {
         assertFails(

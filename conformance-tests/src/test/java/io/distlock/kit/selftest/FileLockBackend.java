@@ -30,8 +30,11 @@ final class FileLockBackend implements LockBackend {
         NONE,
         RACY,
         FALLING_TOKENS,
-        CONTENDED_TRYLOCK
+        CONTENDED_TRYLOCK,
+        NEVER_EXPIRES
     }
+
+    private static final long A_DAY_NANOS = java.time.Duration.ofDays(1).toNanos();
 
     private static final Capabilities CAPABILITIES = new Capabilities(true, false, false, LeaseModel.RENEWED_TTL);
     private static final ReentrantLock JVM_MUTEX = new ReentrantLock(); // OS file locks exclude processes, not threads
@@ -142,7 +145,7 @@ final class FileLockBackend implements LockBackend {
                 pause(); // a store round trip between the check and the write, with nothing to make them atomic
             }
             long token = nextToken();
-            write(file, new Entry(request.ownerId(), now + leaseNanos, token));
+            write(file, new Entry(request.ownerId(), now + stored(leaseNanos), token));
             return Optional.of(new FileLease(request.key(), request.ownerId(), token, leaseNanos, now));
         });
     }
@@ -170,7 +173,7 @@ final class FileLockBackend implements LockBackend {
                     || current.get().expiresNanos() - now <= 0) {
                 return false;
             }
-            write(file, new Entry(ours.owner, now + ours.leaseNanos, ours.token));
+            write(file, new Entry(ours.owner, now + stored(ours.leaseNanos), ours.token));
             ours.validUntil = now + ours.leaseNanos;
             return true;
         });
@@ -192,6 +195,11 @@ final class FileLockBackend implements LockBackend {
     @Override
     public void close() {
         // nothing held open between operations
+    }
+
+    /** How long the store keeps an entry of a lease of {@code leaseNanos}. */
+    private long stored(long leaseNanos) {
+        return defect == Defect.NEVER_EXPIRES ? A_DAY_NANOS : leaseNanos;
     }
 
     private interface Step<T> {

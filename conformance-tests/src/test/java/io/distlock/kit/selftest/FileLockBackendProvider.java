@@ -58,6 +58,14 @@ public class FileLockBackendProvider implements LockBackendProvider {
         }
     }
 
+    /** Broken: the store keeps every entry for a day, whatever the lease time: a dead holder's lock stays. */
+    public static final class NeverExpires extends FileLockBackendProvider {
+        /** For the service loader. */
+        public NeverExpires() {
+            super("lockfile-neverexpires", FileLockBackend.Defect.NEVER_EXPIRES);
+        }
+    }
+
     /** Broken: simultaneous tryLocks all give up (violates Theorem 4). */
     public static final class ContendedTryLock extends FileLockBackendProvider {
         /** For the service loader. */
