@@ -3,9 +3,13 @@ package io.distlock.testing;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -231,13 +235,20 @@ public final class ZooKeeperEnsemble extends StoreFixture {
                 serverId,
                 TICK_MILLIS,
                 -1,
-                Map.of("maxSessionTimeout", MAX_SESSION_MILLIS),
+                Map.of("maxSessionTimeout", Integer.toString(MAX_SESSION_MILLIS)),
                 "127.0.0.1");
     }
 
     private static void configureZooKeeper() {
         if (System.getProperty("zookeeper.forceSync") == null) {
             System.setProperty("zookeeper.forceSync", "no");
+        }
+        // Curator writes configuration files to java.io.tmpdir; a build may point it at a directory not yet created.
+        Path tmp = Paths.get(System.getProperty("java.io.tmpdir"));
+        try {
+            Files.createDirectories(tmp);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot create java.io.tmpdir " + tmp, e);
         }
     }
 
