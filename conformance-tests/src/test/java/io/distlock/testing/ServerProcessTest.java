@@ -96,6 +96,35 @@ class ServerProcessTest {
         assertThat(child.isAlive()).isFalse();
     }
 
+    /** Run in a child JVM by {@link #jvmExit_killsServersStillRunning}: starts a server and exits without stopping it. */
+    static final class ExitWithoutStop {
+        public static void main(String[] args) {
+            ServerProcess p = ServerProcess.builder("orphan-candidate", List.of("sleep", "600"))
+                    .build();
+            p.start();
+            System.out.println(p.pid());
+            System.out.flush();
+            System.exit(0);
+        }
+    }
+
+    @Test
+    void jvmExit_killsServersStillRunning() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process jvm = new ProcessBuilder(
+                        java, "-cp", System.getProperty("java.class.path"), ExitWithoutStop.class.getName())
+                .redirectErrorStream(true)
+                .start();
+        String output = new String(jvm.getInputStream().readAllBytes()).trim();
+        assertThat(jvm.waitFor()).as(output).isZero();
+        long pid = Long.parseLong(output.substring(output.lastIndexOf('\n') + 1).trim());
+
+        Deadlines.await(
+                () -> ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true),
+                Duration.ofSeconds(10),
+                () -> "server pid " + pid + " outlived its JVM");
+    }
+
     @Test
     void start_waitsForReadinessProbe() {
         AtomicInteger attempts = new AtomicInteger();
