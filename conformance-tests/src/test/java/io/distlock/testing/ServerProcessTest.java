@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -92,7 +93,7 @@ class ServerProcessTest {
 
         p.stop();
 
-        child.onExit().orTimeout(5, java.util.concurrent.TimeUnit.SECONDS).join();
+        child.onExit().orTimeout(5, TimeUnit.SECONDS).join();
         assertThat(child.isAlive()).isFalse();
     }
 
