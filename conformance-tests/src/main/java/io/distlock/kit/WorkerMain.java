@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>It reports on stdout, one event a line: {@code READY pid}, {@code ACQUIRED owner token}, {@code WRITE owner
  * token}, {@code LOST owner}, {@code HELD owner held=b lost=n}, {@code RELEASED owner result},
- * {@code OVERLAP detail}, {@code OPEN}, {@code ROUNDS wins...}, {@code LATE n...}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
+ * {@code OVERLAP detail}, {@code OPEN}, {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
  * outlives the kit.
  */
 public final class WorkerMain {
@@ -147,6 +147,7 @@ public final class WorkerMain {
                     say("ACQUIRED " + won.get().ownerId() + " " + token(won.get()));
                     sleepUntil(roundStart + period / 2);
                     end(won.get());
+                    say("FREED " + r + " " + System.nanoTime());
                 }
             }
         });
