@@ -215,6 +215,19 @@ public final class CassandraCluster implements BeforeAllCallback, AfterAllCallba
         faultable().node(i).process().resume();
     }
 
+    /**
+     * Blocks until every other running node sees node {@code i} (stopped, killed or paused) as down. Right after a
+     * SIGKILL or SIGSTOP the others still count the node as up until their failure detector convicts it (seconds, up
+     * to tens of seconds on a loaded machine); requests meanwhile may wait for it and time out, lightweight
+     * transactions especially. Call this to test the degraded cluster rather than that window.
+     *
+     * @throws IllegalStateException if node {@code i} is serving, or this does not happen in time (scaled 90 s)
+     * @throws UnsupportedOperationException in shared mode or when the servers are not forked by this fixture
+     */
+    public void awaitSeenDown(int i) {
+        faultable().awaitSeenDown(i);
+    }
+
     /** The pid of node {@code i}'s JVM. See {@link #stop(int)}. */
     public long pid(int i) {
         return faultable().node(i).process().pid();

@@ -1,8 +1,10 @@
 package io.distlock.testing;
 
+import com.datastax.oss.driver.api.core.AllNodesFailedException;
 import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import com.datastax.oss.driver.api.core.servererrors.UnavailableException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -179,6 +181,25 @@ final class ForkedCassandra implements CassandraServers {
         }
     }
 
+    /**
+     * Blocks until every other serving node sees node {@code i} as down (its failure detector has convicted it): a read
+     * at consistency ALL coordinated by each of them fails as unavailable rather than timing out.
+     *
+     * @throws IllegalStateException if node {@code i} is serving (running and not paused), or this does not happen in
+     *     time
+     */
+    void awaitSeenDown(int i) {
+        CassandraNode down = node(i);
+        if (down.isServing()) {
+            throw new IllegalStateException(down.name() + " is running; stop, kill or pause it first");
+        }
+        for (CassandraNode node : nodes) {
+            if (node != down && node.isServing()) {
+                node.process().awaitReady(() -> reportsUnavailable(node), HEALTH_TIMEOUT);
+            }
+        }
+    }
+
     /** Stops every node and proxy. */
     @Override
     public void close() {
@@ -224,6 +245,21 @@ final class ForkedCassandra implements CassandraServers {
         try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter())) {
             session.execute(nodes.size() == 1 ? RELEASE_VERSION : ALL_REPLICAS_READ);
             return true;
+        }
+    }
+
+    /** One attempt: whether a read at consistency ALL coordinated by {@code node} fails as unavailable. */
+    private boolean reportsUnavailable(CassandraNode node) {
+        try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter())) {
+            session.execute(ALL_REPLICAS_READ);
+            return false;
+        } catch (UnavailableException e) {
+            return true;
+        } catch (AllNodesFailedException e) {
+            // The retry policy moves an unavailable error on to the next node; a pinned session has none left.
+            return e.getAllErrors().values().stream()
+                    .flatMap(List::stream)
+                    .anyMatch(UnavailableException.class::isInstance);
         }
     }
 

@@ -63,6 +63,21 @@ class CassandraClusterThreeNodeTest {
 
     @Test
     @Order(2)
+    void allNodesUp_lwt_appliesOnce() {
+        try (CqlSession session = CASSANDRA.newSession()) {
+            ResultSet first = session.execute(
+                    SimpleStatement.newInstance("INSERT INTO kv (k, v) VALUES (?, ?) IF NOT EXISTS", "up", "first"));
+            ResultSet second = session.execute(
+                    SimpleStatement.newInstance("INSERT INTO kv (k, v) VALUES (?, ?) IF NOT EXISTS", "up", "second"));
+
+            assertThat(first.wasApplied()).isTrue();
+            assertThat(second.wasApplied()).isFalse();
+            assertThat(read(session, "up")).isEqualTo("first");
+        }
+    }
+
+    @Test
+    @Order(2)
     void driver_discoversEveryNode_atItsProxyAddress() {
         try (CqlSession session = CASSANDRA.newSession()) {
             Set<InetSocketAddress> endpoints = session.getMetadata().getNodes().values().stream()
@@ -76,9 +91,10 @@ class CassandraClusterThreeNodeTest {
 
     @Test
     @Order(3)
-    void oneNodeKilled_quorumWriteReadAndLwt_stillWork() {
+    void oneNodeKilledAndSeenDown_quorumWriteReadAndLwt_stillWork() {
         try (CqlSession session = CASSANDRA.newSession()) {
             CASSANDRA.kill9(2);
+            CASSANDRA.awaitSeenDown(2);
 
             write(session, "killed", "1");
             assertThat(read(session, "killed")).isEqualTo("1");
