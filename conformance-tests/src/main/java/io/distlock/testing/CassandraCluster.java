@@ -9,6 +9,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -24,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * static final CassandraCluster CASSANDRA = CassandraCluster.builder().withNodes(3).dedicated().build();
  *
  * try (CqlSession session = CASSANDRA.newSession()) { ... }   // keyspace set, through the proxies
- * CASSANDRA.kill9(1);                                         // fault controls: dedicated forked clusters only
- * CASSANDRA.start(1);                                         // blocks until it has rejoined
+ * CASSANDRA.node(1).kill9();                                  // faults: dedicated forked clusters only
+ * CASSANDRA.node(1).restart();                                // blocks until it has rejoined
  * }</pre>
  *
  * <p><b>Where the servers come from</b>, first that applies: the addresses in {@value #CONTACT_POINTS_ENV} (an
@@ -41,12 +42,13 @@ import org.slf4j.LoggerFactory;
  * <p><b>Forked nodes</b>: node {@code i} (0-based) listens on {@code 127.0.0.(i+1)} and advertises {@code
  * 127.0.1.(i+1)} with the same port, where a {@link TcpProxy} forwards to it. Clients get the advertised addresses,
  * and the driver discovers the same addresses from {@code system.peers}, so every client connection, of any session,
- * goes through a proxy that {@link #proxy(int)} can drop or blackhole. Node-to-node traffic does not.
+ * goes through a proxy that {@link #node(int)} can drop or blackhole. Node-to-node traffic does not.
  *
  * <p>Methods block until their effect is complete and throw {@link IllegalStateException} when the cluster is not
  * started. Thread-safe.
  */
-public final class CassandraCluster implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback {
+public final class CassandraCluster
+        implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
 
     /** Environment variable with the contact points of an external cluster: {@code host[:port],host[:port]}. */
     public static final String CONTACT_POINTS_ENV = "DISTLOCK_CASSANDRA_CONTACT_POINTS";
@@ -176,43 +178,41 @@ public final class CassandraCluster implements BeforeAllCallback, AfterAllCallba
     }
 
     /**
-     * Stops node {@code i} gracefully (SIGTERM, SIGKILL after 20 s) and blocks until it has exited.
+     * Node {@code i} (0-based), for faults: {@link ServerNode#stop()}, {@link ServerNode#kill9()}, {@link
+     * ServerNode#restart()} (blocks until the cluster sees it up again), {@link ServerNode#pause()}/{@link
+     * ServerNode#resume()}, and through its proxy {@link ServerNode#disconnect()} (drop), {@link ServerNode#partition()}
+     * (blackhole) and {@link ServerNode#heal()}. Its {@link ServerNode#endpoint()} is the direct address, its {@link
+     * ServerNode#proxiedEndpoint()} the one clients get. Faults are undone after each test (see {@link #resetFaults()}).
      *
-     * @throws UnsupportedOperationException in shared mode or when the servers are not forked by this fixture
+     * @throws UnsupportedOperationException in shared mode, or when the servers are not forked by this fixture
      * @throws IllegalArgumentException if there is no node {@code i}
      */
-    public void stop(int i) {
-        faultable().node(i).process().stop();
+    public ServerNode node(int i) {
+        return faultable().node(i);
     }
 
-    /** Kills node {@code i} with SIGKILL and blocks until it has exited. Same exceptions as {@link #stop(int)}. */
-    public void kill9(int i) {
-        faultable().node(i).process().kill9();
+    /** Every node, in order; see {@link #node(int)}. Same exceptions. */
+    public List<ServerNode> nodes() {
+        return List.copyOf(faultable().nodes());
     }
 
     /**
-     * Starts node {@code i} again with its data if it is not running; blocks until it answers CQL and, when every
-     * node runs, until every node sees every other as up. Same exceptions as {@link #stop(int)}, plus {@link
-     * IllegalStateException} if that does not happen in time.
+     * Undoes every fault: heals every proxy, resumes paused nodes, starts stopped or killed ones (together), and blocks
+     * until every node sees every other up. Runs after each test of a dedicated forked cluster.
+     *
+     * @throws IllegalStateException if the cluster is not healthy in time
      */
-    public void start(int i) {
-        faultable().start(i);
+    public void resetFaults() {
+        CassandraServers current = servers;
+        if (!shared && current instanceof ForkedCassandra forked) {
+            forked.resetFaults();
+        }
     }
 
-    /** {@link #stop(int)} then {@link #start(int)}. */
-    public void restart(int i) {
-        stop(i);
-        start(i);
-    }
-
-    /** Freezes node {@code i} with SIGSTOP: its sockets stay open, it answers nothing. See {@link #stop(int)}. */
-    public void pause(int i) {
-        faultable().node(i).process().pause();
-    }
-
-    /** Thaws node {@code i} with SIGCONT. Does not wait for the others to see it up again (see awaitHealthy). */
-    public void resume(int i) {
-        faultable().node(i).process().resume();
+    /** Undoes the test's faults, see {@link #resetFaults()}. Called by JUnit. */
+    @Override
+    public void afterEach(ExtensionContext context) {
+        resetFaults();
     }
 
     /**
@@ -226,19 +226,6 @@ public final class CassandraCluster implements BeforeAllCallback, AfterAllCallba
      */
     public void awaitSeenDown(int i) {
         faultable().awaitSeenDown(i);
-    }
-
-    /** The pid of node {@code i}'s JVM. See {@link #stop(int)}. */
-    public long pid(int i) {
-        return faultable().node(i).process().pid();
-    }
-
-    /**
-     * The proxy between clients and node {@code i}'s native port: {@link TcpProxy#drop()} and {@link
-     * TcpProxy#blackhole()} cut every client off that node, {@link TcpProxy#heal()} reconnects. See {@link #stop(int)}.
-     */
-    public TcpProxy proxy(int i) {
-        return faultable().node(i).proxy();
     }
 
     /**

@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +45,7 @@ final class ForkedCassandra implements CassandraServers {
 
     private ForkedCassandra(List<CassandraNode> nodes) {
         this.nodes = List.copyOf(nodes);
+        nodes.forEach(n -> n.attach(this));
     }
 
     /**
@@ -149,15 +151,33 @@ final class ForkedCassandra implements CassandraServers {
         return nodes.get(i);
     }
 
+    /** The nodes, in order. */
+    List<CassandraNode> nodes() {
+        return nodes;
+    }
+
     /**
-     * Starts node {@code i} again (same ports and data) if it is not running, blocks until it answers CQL and, when
-     * every node is running, until every node sees every other as up.
+     * Undoes every fault: heals every proxy, resumes paused nodes, starts stopped ones (all at once, then waits), and
+     * blocks until the cluster is healthy again.
+     *
+     * @throws IllegalStateException if the cluster is not healthy in time
      */
-    void start(int i) {
-        CassandraNode node = node(i);
-        if (!node.process().isRunning()) {
-            node.process().start();
+    void resetFaults() {
+        for (CassandraNode node : nodes) {
+            node.heal();
+            if (node.isPaused()) {
+                node.resume();
+            }
         }
+        List<CassandraNode> down = nodes.stream().filter(n -> !n.isRunning()).toList();
+        if (!down.isEmpty()) {
+            runTogether(down, CassandraNode::launchIfDown);
+        }
+        awaitHealthy();
+    }
+
+    /** {@link #awaitHealthy()} if every node is running and not paused; else nothing. */
+    void awaitHealthyIfAllServing() {
         if (nodes.stream().allMatch(CassandraNode::isServing)) {
             awaitHealthy();
         }
@@ -212,19 +232,24 @@ final class ForkedCassandra implements CassandraServers {
     }
 
     private void startAll() {
-        if (nodes.size() == 1) {
-            nodes.get(0).process().start();
+        runTogether(nodes, n -> n.process().start());
+    }
+
+    /** Runs {@code action} on every node in parallel (cluster members must start together); rethrows the first error. */
+    private static void runTogether(List<CassandraNode> targets, Consumer<CassandraNode> action) {
+        if (targets.size() == 1) {
+            action.accept(targets.get(0));
             return;
         }
-        ExecutorService pool = Executors.newFixedThreadPool(nodes.size());
+        ExecutorService pool = Executors.newFixedThreadPool(targets.size());
         try {
-            List<Future<?>> starts = new ArrayList<>();
-            for (CassandraNode node : nodes) {
-                starts.add(pool.submit(() -> node.process().start()));
+            List<Future<?>> runs = new ArrayList<>();
+            for (CassandraNode node : targets) {
+                runs.add(pool.submit(() -> action.accept(node)));
             }
-            for (Future<?> start : starts) {
+            for (Future<?> run : runs) {
                 try {
-                    start.get();
+                    run.get();
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof RuntimeException re) {
                         throw re;

@@ -72,9 +72,9 @@ class CassandraClusterSingleNodeTest {
 
     @Test
     void faultControls_onSharedCluster_areRefused() {
-        assertThatThrownBy(() -> CASSANDRA.kill9(0))
+        assertThatThrownBy(() -> CASSANDRA.node(0))
                 .isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining("dedicated()");
-        assertThatThrownBy(() -> CASSANDRA.proxy(0)).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> CASSANDRA.awaitSeenDown(0)).isInstanceOf(UnsupportedOperationException.class);
     }
 }

@@ -93,7 +93,7 @@ class CassandraClusterThreeNodeTest {
     @Order(3)
     void oneNodeKilledAndSeenDown_quorumWriteReadAndLwt_stillWork() {
         try (CqlSession session = CASSANDRA.newSession()) {
-            CASSANDRA.kill9(2);
+            CASSANDRA.node(2).kill9();
             CASSANDRA.awaitSeenDown(2);
 
             write(session, "killed", "1");
@@ -108,16 +108,14 @@ class CassandraClusterThreeNodeTest {
                             .setConsistencyLevel(ConsistencyLevel.QUORUM));
             assertThat(second.wasApplied()).isFalse();
             assertThat(read(session, "lwt")).isEqualTo("first");
-        } finally {
-            CASSANDRA.start(2);
-        }
+        } // resetFaults() restarts node 2 after the test
     }
 
     @Test
     @Order(4)
     void killedNode_restarted_rejoinsAndServesAllReads() {
-        CASSANDRA.kill9(1);
-        CASSANDRA.start(1); // blocks until every node sees every other up
+        CASSANDRA.node(1).kill9();
+        CASSANDRA.node(1).restart(); // blocks until every node sees every other up
 
         try (CqlSession session = CASSANDRA.newSession()) {
             write(session, "rejoined", "yes");
@@ -135,15 +133,11 @@ class CassandraClusterThreeNodeTest {
     void everyProxyDropped_cutsClientsOff_andHealRestoresThem() {
         try (CqlSession session = CASSANDRA.newSession()) {
             write(session, "proxied", "before");
-            for (int i = 0; i < CASSANDRA.size(); i++) {
-                CASSANDRA.proxy(i).drop();
-            }
+            CASSANDRA.nodes().forEach(ServerNode::disconnect);
             try {
                 assertThatThrownBy(() -> read(session, "proxied")).isInstanceOf(DriverException.class);
             } finally {
-                for (int i = 0; i < CASSANDRA.size(); i++) {
-                    CASSANDRA.proxy(i).heal();
-                }
+                CASSANDRA.nodes().forEach(ServerNode::heal);
             }
 
             String value = eventually(() -> read(session, "proxied"), RECOVERY);
