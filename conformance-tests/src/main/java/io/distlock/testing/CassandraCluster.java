@@ -276,7 +276,7 @@ public final class CassandraCluster
         if (CassandraJdk.find().isPresent()) {
             return ForkedCassandra.start(nodes, maxHeap);
         }
-        if (nodes == 1 && ContainerCassandra.dockerAvailable()) {
+        if (nodes == 1 && Containers.dockerAvailable()) {
             LOG.info("No JDK 11/17 to fork Cassandra; starting {} with Testcontainers", ContainerCassandra.IMAGE);
             return ContainerCassandra.start(maxHeap);
         }

@@ -23,15 +23,6 @@ final class ContainerCassandra implements CassandraServers {
         this.container = container;
     }
 
-    /** Whether a Docker engine answers (about 0.3 s when there is none). */
-    static boolean dockerAvailable() {
-        try {
-            return org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
-        } catch (RuntimeException | LinkageError e) {
-            return false;
-        }
-    }
-
     /** Starts the container and blocks until Cassandra listens for CQL clients. */
     @SuppressWarnings("resource") // closed by close()
     static ContainerCassandra start(String maxHeap) {

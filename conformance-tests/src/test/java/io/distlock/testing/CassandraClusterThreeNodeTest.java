@@ -145,6 +145,20 @@ class CassandraClusterThreeNodeTest {
         }
     }
 
+    @Test
+    @Order(6)
+    void pausedNode_seenDown_quorumStillWorks() {
+        try (CqlSession session = CASSANDRA.newSession()) {
+            CASSANDRA.node(0).pause();
+            // Clients would otherwise wait on the frozen node until their request timeout: cut them off it too.
+            CASSANDRA.node(0).disconnect();
+            CASSANDRA.awaitSeenDown(0);
+
+            write(session, "paused", "1");
+            assertThat(read(session, "paused")).isEqualTo("1");
+        } // resetFaults() resumes node 0, heals its proxy and waits until every node sees every other up
+    }
+
     private static void write(CqlSession session, String k, String v) {
         session.execute(SimpleStatement.newInstance("INSERT INTO kv (k, v) VALUES (?, ?)", k, v)
                 .setConsistencyLevel(ConsistencyLevel.QUORUM));
