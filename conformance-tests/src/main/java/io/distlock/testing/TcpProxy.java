@@ -93,14 +93,45 @@ public final class TcpProxy implements AutoCloseable {
         return start(name, new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort));
     }
 
+    /**
+     * Starts a proxy listening on {@code listenAddress} (port 0 = any free port) forwarding to {@code target}, in
+     * {@link Mode#PASS}; otherwise as {@link #start(String, InetSocketAddress)}. Lets a fixture put the proxy on the
+     * address a server advertises (e.g. another loopback alias with the server's own port), so clients that discover
+     * servers from the servers themselves still go through the proxy.
+     *
+     * @throws UncheckedIOException if {@code listenAddress} cannot be bound
+     */
+    public static TcpProxy start(String name, InetSocketAddress listenAddress, InetSocketAddress target) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(listenAddress, "listenAddress");
+        Objects.requireNonNull(target, "target");
+        ServerSocket listener;
+        try {
+            listener = new ServerSocket();
+            listener.setReuseAddress(true);
+            listener.bind(listenAddress, 128);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot listen on " + listenAddress + " for proxy " + name, e);
+        }
+        TcpProxy proxy = new TcpProxy(name, target, listener);
+        daemon(proxy::acceptLoop, "distlock-proxy-" + name + "-accept").start();
+        LOG.debug("Proxy {} on {} -> {}", name, proxy.endpoint(), target);
+        return proxy;
+    }
+
+    /** The address and port clients connect to. */
+    public InetSocketAddress listenAddress() {
+        return new InetSocketAddress(listener.getInetAddress(), listener.getLocalPort());
+    }
+
     /** The loopback port clients connect to. */
     public int port() {
         return listener.getLocalPort();
     }
 
-    /** {@code 127.0.0.1:port} of the proxy, for client configuration. */
+    /** {@code host:port} of the proxy ({@code 127.0.0.1:port} unless started on another address), for clients. */
     public String endpoint() {
-        return InetAddress.getLoopbackAddress().getHostAddress() + ":" + port();
+        return listener.getInetAddress().getHostAddress() + ":" + port();
     }
 
     /** The address the proxy forwards to. */

@@ -1,0 +1,146 @@
+package io.distlock.testing;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * One forked Cassandra node and the {@link TcpProxy} in front of its native port. The node serves CQL on
+ * {@link #nativeAddress()} and advertises {@link #clientAddress()}, where the proxy listens; clients are given the
+ * latter. Every fault of {@link ServerNode} is available; {@link #restart()} also waits, when every node runs, until the
+ * cluster sees the node up again.
+ */
+final class CassandraNode implements ServerNode {
+
+    /** A node's first start includes creating its system keyspaces; seconds here, more on a loaded machine. */
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+
+    private final CassandraNodeConfig config;
+    private final ServerProcess process;
+    private final TcpProxy proxy;
+    private volatile ForkedCassandra cluster;
+
+    CassandraNode(CassandraNodeConfig config, Path java, String classpath) {
+        this.config = config;
+        config.writeFiles();
+        this.process = ServerProcess.builder(config.name(), config.command(java, classpath))
+                .logFile(config.logFile())
+                .workingDirectory(config.directory())
+                .readiness(
+                        () -> CassandraSessions.answers(config.nativeAddress(), CassandraSessions.DEFAULT_DATACENTER),
+                        READY_TIMEOUT)
+                .stopGrace(Duration.ofSeconds(20))
+                .build();
+        this.proxy = TcpProxy.start(config.name() + "-proxy", config.clientAddress(), config.nativeAddress());
+    }
+
+    /** Tells the node its cluster, for {@link #restart()}. */
+    void attach(ForkedCassandra cluster) {
+        this.cluster = cluster;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    /** {@code host:port} where the node serves CQL directly (bypassing the proxy). */
+    @Override
+    public String endpoint() {
+        return config.listenAddress() + ":" + config.nativePort();
+    }
+
+    /** Where the node serves CQL directly. */
+    InetSocketAddress nativeAddress() {
+        return config.nativeAddress();
+    }
+
+    /** Where clients reach the node: its proxy, and the address the node advertises. */
+    InetSocketAddress clientAddress() {
+        return config.clientAddress();
+    }
+
+    @Override
+    public TcpProxy proxy() {
+        return proxy;
+    }
+
+    /** A forked JVM is a local process: every fault is available. */
+    @Override
+    public ServerSource source() {
+        return ServerSource.LOCAL_BINARY;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return process.isRunning();
+    }
+
+    /** Whether the process runs and is not paused. */
+    boolean isServing() {
+        return process.isRunning() && !process.isPaused();
+    }
+
+    boolean isPaused() {
+        return process.isPaused();
+    }
+
+    /** SIGTERM, SIGKILL after 20 s (scaled); blocks until the JVM has exited. */
+    @Override
+    public void stop() {
+        process.stop();
+    }
+
+    @Override
+    public void kill9() {
+        process.kill9();
+    }
+
+    /**
+     * Stops the node if it runs and starts it with the same ports and data; blocks until it answers CQL and, when every
+     * node of the cluster is running, until every node sees every other up.
+     */
+    @Override
+    public void restart() {
+        process.restart();
+        ForkedCassandra owner = cluster;
+        if (owner != null) {
+            owner.awaitHealthyIfAllServing();
+        }
+    }
+
+    /** Starts the node if it is not running (same ports and data); blocks until it answers CQL. */
+    void launchIfDown() {
+        if (!process.isRunning()) {
+            process.start();
+        }
+    }
+
+    @Override
+    public void pause() {
+        process.pause();
+    }
+
+    @Override
+    public void resume() {
+        process.resume();
+    }
+
+    ServerProcess process() {
+        return process;
+    }
+
+    /** Stops the node and closes its proxy. */
+    void close() {
+        try {
+            process.stop();
+        } finally {
+            proxy.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name() + "[" + nativeAddress() + ", clients via " + clientAddress() + "]";
+    }
+}

@@ -1,0 +1,97 @@
+package io.distlock.testing;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.CqlSessionBuilder;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.config.ProgrammaticDriverConfigLoaderBuilder;
+import com.datastax.oss.driver.api.core.loadbalancing.NodeDistance;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Driver sessions the fixture opens: client sessions (through the advertised addresses, i.e. the proxies) and
+ * <em>pinned</em> sessions that talk to one node directly and ignore every other node, for the fixture's own readiness
+ * and health checks, which must not depend on the proxies' mode or on the other nodes.
+ */
+final class CassandraSessions {
+
+    /** The data center of {@code SimpleSnitch}, which the forked nodes use. */
+    static final String DEFAULT_DATACENTER = "datacenter1";
+
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+
+    /** Longer than the server's own timeouts, so a slow server answers with its timeout error rather than none. */
+    static final Duration CLIENT_REQUEST_TIMEOUT =
+            Duration.ofMillis(CassandraNodeConfig.SERVER_READ_TIMEOUT_MILLIS + 2_000);
+
+    private CassandraSessions() {}
+
+    /** A session over {@code contactPoints}, with the keyspace set if not null. Blocks until connected. */
+    static CqlSession client(List<InetSocketAddress> contactPoints, String localDatacenter, String keyspace) {
+        CqlSessionBuilder builder = CqlSession.builder()
+                .addContactPoints(contactPoints)
+                .withLocalDatacenter(localDatacenter)
+                .withConfigLoader(
+                        baseConfig(TestTimeouts.scaled(CLIENT_REQUEST_TIMEOUT)).build());
+        if (keyspace != null) {
+            builder.withKeyspace(keyspace);
+        }
+        return builder.build();
+    }
+
+    /** A session that uses {@code node} only: the others are ignored (no pools, no requests). Blocks until connected. */
+    static CqlSession pinned(InetSocketAddress node, String localDatacenter) {
+        return CqlSession.builder()
+                .addContactPoint(node)
+                .withLocalDatacenter(localDatacenter)
+                .withConfigLoader(baseConfig(TestTimeouts.scaled(PROBE_TIMEOUT))
+                        .withBoolean(DefaultDriverOption.METADATA_TOKEN_MAP_ENABLED, false)
+                        .withBoolean(DefaultDriverOption.RECONNECT_ON_INIT, false)
+                        .withInt(DefaultDriverOption.CONNECTION_POOL_LOCAL_SIZE, 1)
+                        .build())
+                .withNodeDistanceEvaluator(
+                        (n, dc) -> node.equals(n.getEndPoint().resolve()) ? null : NodeDistance.IGNORED)
+                .build();
+    }
+
+    /**
+     * Whether {@code node} accepts a CQL connection and answers {@code SELECT release_version FROM system.local}.
+     * Cheap while the port is closed (one refused connect); opens and closes a pinned session once it is open.
+     */
+    static boolean answers(InetSocketAddress node, String localDatacenter) {
+        if (!portOpen(node)) {
+            return false;
+        }
+        try (CqlSession session = pinned(node, localDatacenter)) {
+            return session.execute("SELECT release_version FROM system.local").one() != null;
+        }
+    }
+
+    /** Whether something accepts TCP connections at {@code address}, within 200 ms. */
+    static boolean portOpen(InetSocketAddress address) {
+        try (Socket socket = new Socket()) {
+            socket.connect(address, 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static ProgrammaticDriverConfigLoaderBuilder baseConfig(Duration requestTimeout) {
+        return DriverConfigLoader.programmaticBuilder()
+                // Reconnect within a second or two after a fault heals (default backs off to 60 s).
+                .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
+                .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(2))
+                .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, requestTimeout)
+                .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, TestTimeouts.scaled(PROBE_TIMEOUT))
+                .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, TestTimeouts.scaled(PROBE_TIMEOUT))
+                .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, TestTimeouts.scaled(PROBE_TIMEOUT))
+                .withDuration(
+                        DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT,
+                        TestTimeouts.scaled(Duration.ofSeconds(30)));
+    }
+}
