@@ -14,6 +14,7 @@ import io.distlock.internal.OwnerIds;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import io.distlock.testing.Deadlines;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -84,7 +85,7 @@ public interface LeaseContract extends LockerFixture {
             held.onLost(l -> lost.incrementAndGet());
             boolean exclusive;
             try {
-                exclusive = Eventually.holdsFor(ttl.multipliedBy(3), () -> {
+                exclusive = Deadlines.holdsFor(ttl.multipliedBy(3), () -> {
                     Optional<RemoteLock> stolen = other.tryLock(key);
                     stolen.ifPresent(RemoteLock::close);
                     return stolen.isEmpty() && held.isHeld();
@@ -151,12 +152,12 @@ public interface LeaseContract extends LockerFixture {
             intercepting.dropBehindLockersBack(key);
             Duration bound = ttl.plus(expirySlack());
             assertTrue(
-                    Eventually.within(bound, () -> lost.get() > 0),
+                    Deadlines.within(bound, () -> lost.get() > 0),
                     "the store dropped the lock on '" + key + "' but onLost did not fire within " + bound
                             + " (isHeld=" + held.isHeld() + "): a renewal that says yes for a lease the store no longer"
                             + " holds?");
             assertFalse(held.isHeld(), "isHeld() after onLost fired");
-            assertTrue(Eventually.holdsFor(ttl, () -> lost.get() == 1), "onLost fired " + lost.get() + " times");
+            assertTrue(Deadlines.holdsFor(ttl, () -> lost.get() == 1), "onLost fired " + lost.get() + " times");
             assertEquals(ReleaseResult.ALREADY_LOST, held.release(), "release of a lost lock");
         }
     }
@@ -190,7 +191,7 @@ public interface LeaseContract extends LockerFixture {
             }
             try {
                 assertTrue(
-                        Eventually.within(expirySlack(), () -> lost.get() > 0 && !held.isHeld()),
+                        Deadlines.within(expirySlack(), () -> lost.get() > 0 && !held.isHeld()),
                         "another owner holds '" + key + "' but the old holder was not told: isHeld=" + held.isHeld()
                                 + ", onLost fired " + lost.get() + " times");
                 assertEquals(ReleaseResult.ALREADY_LOST, held.release(), "release of the lost lock");

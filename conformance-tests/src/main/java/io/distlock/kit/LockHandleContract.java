@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.testing.Deadlines;
 import io.distlock.testing.TestTimeouts;
 import java.time.Duration;
 import java.util.List;
@@ -97,7 +98,7 @@ public interface LockHandleContract extends LockerFixture {
                 other.setDaemon(true);
                 other.start();
                 assertTrue(
-                        Eventually.holdsFor(TestTimeouts.scaled(Duration.ofMillis(300)), () -> second.get() == null),
+                        Deadlines.holdsFor(TestTimeouts.scaled(Duration.ofMillis(300)), () -> second.get() == null),
                         "another thread of the locker got the lock while it was held");
                 assertTrue(other.isAlive(), "another thread of the locker should be waiting, not failing");
             } finally {

@@ -4,32 +4,62 @@ import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-/** Waiting for a condition with a (scaled) deadline, polling; no fixed sleeps elsewhere. */
-final class Deadlines {
+/**
+ * Waiting for a condition with a deadline, checking it every few milliseconds: the fixtures' and the kit's only way
+ * of waiting for something (no fixed sleeps elsewhere).
+ */
+public final class Deadlines {
 
-    private static final long POLL_MILLIS = 20;
+    private static final long POLL_MILLIS = 10;
 
     private Deadlines() {}
 
     /**
-     * Blocks until {@code condition} is true, polling every 20 ms.
+     * Blocks until {@code condition} is true.
      *
-     * @throws IllegalStateException with {@code failure} if it is still false after {@code timeout} (scaled by {@link
-     *     TestTimeouts})
+     * @param timeout the longest wait, before scaling by {@link TestTimeouts}
+     * @throws IllegalStateException with {@code failure} if it is still false after the scaled {@code timeout}, or if
+     *     the thread is interrupted (the interrupt flag is kept)
      */
-    static void await(BooleanSupplier condition, Duration timeout, Supplier<String> failure) {
+    public static void await(BooleanSupplier condition, Duration timeout, Supplier<String> failure) {
         Duration scaled = TestTimeouts.scaled(timeout);
-        long deadline = System.nanoTime() + scaled.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
+        try {
+            if (!within(scaled, condition)) {
                 throw new IllegalStateException(failure.get() + " within " + scaled.toMillis() + " ms");
             }
-            try {
-                Thread.sleep(POLL_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("Interrupted: " + failure.get(), e);
-            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted: " + failure.get(), e);
         }
+    }
+
+    /**
+     * Whether {@code condition} became true within {@code deadline} (used as given, not scaled); checks it at least
+     * once.
+     */
+    public static boolean within(Duration deadline, BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + deadline.toNanos();
+        while (true) {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            Thread.sleep(Math.max(1, Math.min(left / 1_000_000, POLL_MILLIS)));
+        }
+    }
+
+    /** Whether {@code condition} stayed true for the whole of {@code period} (used as given, not scaled). */
+    public static boolean holdsFor(Duration period, BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + period.toNanos();
+        do {
+            if (!condition.getAsBoolean()) {
+                return false;
+            }
+            Thread.sleep(POLL_MILLIS);
+        } while (System.nanoTime() - end < 0);
+        return condition.getAsBoolean();
     }
 }
