@@ -1,6 +1,10 @@
 package io.distlock.zookeeper;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -22,9 +26,14 @@ final class KeyCodec {
 
     private KeyCodec() {}
 
-    /** The node name for {@code key}. */
+    /**
+     * The node name for {@code key}.
+     *
+     * @throws IllegalArgumentException if the key is not valid Unicode (an unpaired surrogate has no UTF-8 form, and
+     *     replacing it would make two keys share a node)
+     */
     static String encode(String key) {
-        byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = utf8(key);
         StringBuilder out = new StringBuilder(bytes.length + 8);
         for (byte b : bytes) {
             int c = b & 0xFF;
@@ -71,6 +80,22 @@ final class KeyCodec {
             }
         }
         return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] utf8(String key) {
+        try {
+            ByteBuffer buffer = StandardCharsets.UTF_8
+                    .newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .encode(CharBuffer.wrap(key));
+            byte[] bytes = new byte[buffer.remaining()];
+            buffer.get(bytes);
+            return bytes;
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException(
+                    "Lock key is not valid Unicode (it has an unpaired surrogate character); got '" + key + "'", e);
+        }
     }
 
     private static boolean isUnreserved(int c) {

@@ -48,6 +48,11 @@ final class ZooKeeperLockBackend implements LockBackend {
         sessions.start();
     }
 
+    /** The Curator client, for tests that need to reach the session (expire it, find its server). */
+    CuratorFramework client() {
+        return client;
+    }
+
     @Override
     public Capabilities capabilities() {
         return CAPABILITIES;
