@@ -1,0 +1,20 @@
+package io.distlock.kit;
+
+import java.net.URI;
+
+/** Reads the parts of a lock URI the kit needs, accepting a bare {@code scheme:} as the locker does. */
+final class KitUris {
+
+    private KitUris() {}
+
+    /** {@code uri} as a {@link URI}; a bare {@code memory:} becomes {@code memory:/}. */
+    static URI parse(String uri) {
+        String trimmed = uri.trim();
+        return URI.create(trimmed.matches("[A-Za-z][A-Za-z0-9+.-]*:") ? trimmed + "/" : trimmed);
+    }
+
+    /** The scheme of {@code uri}, lower case. */
+    static String scheme(String uri) {
+        return parse(uri).getScheme().toLowerCase(java.util.Locale.ROOT);
+    }
+}

@@ -1,0 +1,189 @@
+package io.distlock.kit.history;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * Checks a lock history (Theorems 1 and 3, and fencing): on every key, no two holds overlap, and fencing tokens grow
+ * strictly in acquisition order.
+ *
+ * <p>A hold runs from its {@code ACQUIRED} event to its {@code RELEASING} event. A hold that ended in {@code LOST}
+ * (its lease ran out while the holder was frozen) is left out of the overlap check, since a lease cannot stop a
+ * frozen holder (that is what fencing tokens are for), but its token is still checked. A hold with no end (its
+ * process was killed) is left out of the overlap check too. Events that do not pair up are reported as malformed.
+ */
+public final class HistoryChecker {
+
+    private HistoryChecker() {}
+
+    /** One hold: from acquisition to release, loss, or nothing known. */
+    record Hold(HistoryEvent begin, Optional<HistoryEvent> end) {
+        boolean released() {
+            return end.isPresent() && end.get().type() == HistoryEvent.Type.RELEASING;
+        }
+
+        @Override
+        public String toString() {
+            return "[" + begin.holder() + " pid " + begin.pid() + " token "
+                    + (begin.token().isPresent() ? Long.toString(begin.token().getAsLong()) : "-")
+                    + ": acquired at " + begin.nanos()
+                    + end.map(e -> ", " + e.type().name().toLowerCase(java.util.Locale.ROOT) + " at " + e.nanos())
+                            .orElse(", never released")
+                    + "]";
+        }
+    }
+
+    /**
+     * Reads and merges every {@code *.history} file in {@code directory}.
+     *
+     * @throws UncheckedIOException if the directory cannot be read
+     * @throws IllegalArgumentException if a line is malformed
+     */
+    public static List<HistoryEvent> read(Path directory) {
+        List<HistoryEvent> events = new ArrayList<>();
+        try (Stream<Path> files = Files.list(directory)) {
+            for (Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(HistoryRecorder.SUFFIX))
+                    .sorted()::iterator) {
+                for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                    if (!line.isBlank()) {
+                        events.add(HistoryEvent.parse(line));
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot read the histories in " + directory, e);
+        }
+        return events;
+    }
+
+    /**
+     * Every violation in {@code events}, one readable line each naming the offending holds; empty if the history is
+     * consistent. The events may come in any order.
+     */
+    public static List<String> violations(Collection<HistoryEvent> events) {
+        List<String> violations = new ArrayList<>();
+        Map<String, List<Hold>> holdsByKey = new TreeMap<>();
+        for (Hold hold : pair(events, violations)) {
+            holdsByKey
+                    .computeIfAbsent(hold.begin().key(), k -> new ArrayList<>())
+                    .add(hold);
+        }
+        for (Map.Entry<String, List<Hold>> entry : holdsByKey.entrySet()) {
+            List<Hold> holds = entry.getValue();
+            holds.sort(Comparator.comparingLong(h -> h.begin().nanos()));
+            checkOverlaps(entry.getKey(), holds, violations);
+            checkTokens(entry.getKey(), holds, violations);
+        }
+        return violations;
+    }
+
+    /**
+     * Checks {@code events} and fails with every violation in the message.
+     *
+     * @throws AssertionError if holds overlap, tokens do not grow, or events do not pair up
+     */
+    public static void assertConsistent(Collection<HistoryEvent> events) {
+        List<String> violations = violations(events);
+        if (!violations.isEmpty()) {
+            int shown = Math.min(violations.size(), 10);
+            throw new AssertionError("The lock history of " + events.size() + " events has " + violations.size()
+                    + " violation(s)" + (shown < violations.size() ? ", the first " + shown : "") + ":\n  "
+                    + String.join("\n  ", violations.subList(0, shown)));
+        }
+    }
+
+    private static List<Hold> pair(Collection<HistoryEvent> events, List<String> violations) {
+        List<HistoryEvent> sorted = new ArrayList<>(events);
+        sorted.sort(Comparator.comparingLong(HistoryEvent::nanos));
+        Map<String, HistoryEvent> open = new LinkedHashMap<>();
+        Map<String, Hold> closed = new LinkedHashMap<>();
+        List<Hold> holds = new ArrayList<>();
+        for (HistoryEvent e : sorted) {
+            if (e.type() == HistoryEvent.Type.ACQUIRED) {
+                if (open.containsKey(e.holder()) || closed.containsKey(e.holder())) {
+                    violations.add("holder " + e.holder() + " acquired twice: " + e);
+                    continue;
+                }
+                open.put(e.holder(), e);
+                continue;
+            }
+            HistoryEvent begin = open.remove(e.holder());
+            if (begin == null) {
+                if (!closed.containsKey(e.holder())) {
+                    violations.add("holder " + e.holder() + " ended a hold it never began: " + e);
+                }
+                continue; // a loss reported after the release began, or a second end: nothing more to check
+            }
+            if (!begin.key().equals(e.key())) {
+                violations.add("holder " + e.holder() + " began on '" + begin.key() + "' and ended on '" + e.key()
+                        + "': " + e);
+                continue;
+            }
+            Hold hold = new Hold(begin, Optional.of(e));
+            closed.put(e.holder(), hold);
+            holds.add(hold);
+        }
+        for (HistoryEvent begin : open.values()) {
+            holds.add(new Hold(begin, Optional.empty()));
+        }
+        return holds;
+    }
+
+    private static void checkOverlaps(String key, List<Hold> holds, List<String> violations) {
+        Hold latest = null; // the released hold that ends last among those begun so far
+        for (Hold hold : holds) {
+            if (latest != null
+                    && hold.begin().nanos() < latest.end().orElseThrow().nanos()) {
+                violations.add("overlapping holds on key '" + key + "': " + latest + " and " + hold + " ("
+                        + (latest.end().orElseThrow().nanos() - hold.begin().nanos()) + " ns both held)");
+            }
+            if (hold.released()
+                    && (latest == null
+                            || hold.end().orElseThrow().nanos()
+                                    > latest.end().orElseThrow().nanos())) {
+                latest = hold;
+            }
+        }
+    }
+
+    private static void checkTokens(String key, List<Hold> holds, List<String> violations) {
+        long withToken =
+                holds.stream().filter(h -> h.begin().token().isPresent()).count();
+        if (withToken == 0) {
+            return;
+        }
+        if (withToken < holds.size()) {
+            violations.add("key '" + key + "': " + (holds.size() - withToken) + " of " + holds.size()
+                    + " holds have no fencing token, e.g. "
+                    + holds.stream()
+                            .filter(h -> h.begin().token().isEmpty())
+                            .findFirst()
+                            .orElseThrow());
+        }
+        Hold previous = null;
+        for (Hold hold : holds) {
+            OptionalLong token = hold.begin().token();
+            if (token.isEmpty()) {
+                continue;
+            }
+            if (previous != null
+                    && token.getAsLong() <= previous.begin().token().getAsLong()) {
+                violations.add("fencing token not increasing on key '" + key + "': " + previous + " then " + hold);
+            }
+            previous = hold;
+        }
+    }
+}

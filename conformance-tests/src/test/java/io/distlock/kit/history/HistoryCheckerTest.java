@@ -1,0 +1,147 @@
+package io.distlock.kit.history;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.kit.history.HistoryEvent.Type;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HistoryCheckerTest {
+
+    private static HistoryEvent event(long nanos, Type type, String key, long token, String holder) {
+        return new HistoryEvent(nanos, type, key, token < 0 ? OptionalLong.empty() : OptionalLong.of(token), holder, 1);
+    }
+
+    private static List<HistoryEvent> hold(String key, long from, long to, long token, String holder) {
+        return List.of(event(from, Type.ACQUIRED, key, token, holder), event(to, Type.RELEASING, key, token, holder));
+    }
+
+    private static List<HistoryEvent> history(List<List<HistoryEvent>> holds) {
+        List<HistoryEvent> all = new ArrayList<>();
+        holds.forEach(all::addAll);
+        return all;
+    }
+
+    @Test
+    void consecutiveHolds_increasingTokens_areConsistent() {
+        List<HistoryEvent> h =
+                history(List.of(hold("k", 10, 20, 1, "a"), hold("k", 21, 30, 2, "b"), hold("k", 31, 40, 5, "c")));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+        HistoryChecker.assertConsistent(h);
+    }
+
+    @Test
+    void overlappingHolds_areRejected_namingBoth() {
+        List<HistoryEvent> h = history(List.of(hold("k", 10, 20, 1, "a"), hold("k", 15, 30, 2, "b")));
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.assertConsistent(h));
+        assertTrue(e.getMessage().contains("overlapping holds on key 'k'"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("[a pid 1 token 1") && e.getMessage().contains("[b pid 1 token 2"),
+                e.getMessage());
+    }
+
+    @Test
+    void holdInsideAnotherHold_isRejected() {
+        List<HistoryEvent> h =
+                history(List.of(hold("k", 10, 100, 1, "a"), hold("k", 20, 30, 2, "b"), hold("k", 40, 50, 3, "c")));
+        assertEquals(
+                2,
+                HistoryChecker.violations(h).size(),
+                HistoryChecker.violations(h).toString());
+    }
+
+    @Test
+    void holdsOnDifferentKeys_mayOverlap() {
+        List<HistoryEvent> h = history(List.of(hold("k1", 10, 20, 1, "a"), hold("k2", 15, 30, 1, "b")));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void decreasingOrRepeatedTokens_areRejected() {
+        List<HistoryEvent> falling = history(List.of(hold("k", 10, 20, 5, "a"), hold("k", 21, 30, 4, "b")));
+        assertTrue(HistoryChecker.violations(falling).get(0).contains("fencing token not increasing"));
+        List<HistoryEvent> repeated = history(List.of(hold("k", 10, 20, 5, "a"), hold("k", 21, 30, 5, "b")));
+        assertEquals(1, HistoryChecker.violations(repeated).size());
+    }
+
+    @Test
+    void missingToken_amongTokens_isRejected() {
+        List<HistoryEvent> h = history(List.of(hold("k", 10, 20, 1, "a"), hold("k", 21, 30, -1, "b")));
+        assertTrue(HistoryChecker.violations(h).get(0).contains("no fencing token"));
+    }
+
+    @Test
+    void noTokensAtAll_isFine() {
+        List<HistoryEvent> h = history(List.of(hold("k", 10, 20, -1, "a"), hold("k", 21, 30, -1, "b")));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void lostHold_isLeftOutOfOverlap_butTokensStillChecked() {
+        List<HistoryEvent> h = new ArrayList<>();
+        h.add(event(10, Type.ACQUIRED, "k", 1, "frozen"));
+        h.add(event(50, Type.LOST, "k", 1, "frozen"));
+        h.addAll(hold("k", 30, 40, 2, "next"));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+        h.addAll(hold("k", 60, 70, 1, "stale-token"));
+        assertEquals(1, HistoryChecker.violations(h).size());
+    }
+
+    @Test
+    void killedHolder_withoutEnd_isNotAnOverlap() {
+        List<HistoryEvent> h = new ArrayList<>();
+        h.add(event(10, Type.ACQUIRED, "k", 1, "killed"));
+        h.addAll(hold("k", 30, 40, 2, "next"));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void malformedPairs_areRejected() {
+        List<HistoryEvent> endWithoutBegin = List.of(event(10, Type.RELEASING, "k", 1, "ghost"));
+        assertTrue(HistoryChecker.violations(endWithoutBegin).get(0).contains("never began"));
+        List<HistoryEvent> twice =
+                List.of(event(10, Type.ACQUIRED, "k", 1, "a"), event(20, Type.ACQUIRED, "k", 2, "a"));
+        assertTrue(HistoryChecker.violations(twice).get(0).contains("acquired twice"));
+    }
+
+    @Test
+    void eventsInAnyOrder_areSortedByTime() {
+        List<HistoryEvent> h = new ArrayList<>(history(List.of(hold("k", 10, 20, 1, "a"), hold("k", 21, 30, 2, "b"))));
+        java.util.Collections.reverse(h);
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void filesOfSeveralRecorders_mergeIntoOneTimeline(@TempDir Path dir) throws Exception {
+        try (HistoryRecorder one = HistoryRecorder.toDirectory(dir);
+                HistoryRecorder two = HistoryRecorder.toDirectory(dir)) {
+            hold("k", 10, 20, 1, "a").forEach(one::record);
+            hold("k key/with spaces", 12, 22, 1, "c").forEach(one::record);
+            hold("k", 15, 30, 2, "b").forEach(two::record);
+        }
+        try (var files = Files.list(dir)) {
+            assertEquals(2, files.count());
+        }
+        List<HistoryEvent> merged = HistoryChecker.read(dir);
+        assertEquals(6, merged.size());
+        assertTrue(merged.stream().anyMatch(e -> e.key().equals("k key/with spaces")));
+        List<String> violations = HistoryChecker.violations(merged);
+        assertEquals(1, violations.size(), violations.toString());
+        assertTrue(violations.get(0).contains("overlapping"));
+    }
+
+    @Test
+    void line_roundTrips_andGarbageIsRejected() {
+        HistoryEvent e = event(123, Type.LOST, "a b\tc", 7, "holder.1@host");
+        assertEquals(e, HistoryEvent.parse(e.toLine()));
+        assertThrows(IllegalArgumentException.class, () -> HistoryEvent.parse("1 ACQUIRED k"));
+        assertThrows(IllegalArgumentException.class, () -> HistoryEvent.parse("x ACQUIRED k 1 h 1"));
+    }
+}

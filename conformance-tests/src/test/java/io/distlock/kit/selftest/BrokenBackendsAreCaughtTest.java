@@ -1,0 +1,150 @@
+package io.distlock.kit.selftest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+
+import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.MultiProcessSupport;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Event;
+import org.junit.platform.testkit.engine.Events;
+
+/**
+ * The kit checks itself: each deliberately broken backend must make the kit test that guards the broken promise
+ * fail, for the right reason. A kit that passes a broken backend is a defect.
+ */
+class BrokenBackendsAreCaughtTest {
+
+    /** The kit against one broken scheme; run only through the engine test kit below, never on its own. */
+    abstract static class BrokenKit extends LockerConformanceTests {
+        @Override
+        public MultiProcessSupport multiProcessSupport() {
+            return MultiProcessSupport.unsupported("in-JVM broken backend");
+        }
+    }
+
+    static class NoExclusion extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-noexclusion:";
+        }
+    }
+
+    static class NeverExpires extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-neverexpires:";
+        }
+    }
+
+    static class ReleasesAnyone extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-releasesanyone:";
+        }
+    }
+
+    static class DecreasingTokens extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-fencing:";
+        }
+    }
+
+    static class Lifo extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-lifo:";
+        }
+    }
+
+    static class UnreportedLoss extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-unreportedloss:";
+        }
+    }
+
+    static class ContendedTryLock extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-trylock:";
+        }
+    }
+
+    @Test
+    void noExclusion_failsMutualExclusion() {
+        assertFails(NoExclusion.class, "lock_isExclusive_manyThreadsOneKey_theorem1", "at once");
+        assertFails(NoExclusion.class, "tryLock_isExclusive_manyThreadsOneKey_theorem3", "at once");
+        assertFails(NoExclusion.class, "tryLockAndLock_whileAnotherOwnerHolds_areRefused", "tryLock of another locker");
+        assertFails(NoExclusion.class, "lockAll_randomOverlappingKeySets_noDeadlock_exclusionPerKey", "at once");
+    }
+
+    @Test
+    void neverExpiringLease_failsExpiry() {
+        assertFails(NeverExpires.class, "lease_notRenewed_expiresWithinTtlPlusSlack", "never expire");
+        assertFails(NeverExpires.class, "lostLease_whenRenewalsFail_isReportedAndLockPassesOn", "was not free");
+    }
+
+    @Test
+    void releaseOfAnyonesLock_failsStaleRelease() {
+        assertFails(ReleasesAnyone.class, "release_withStaleHandle_keepsNewHolder", "freed the new holder");
+    }
+
+    @Test
+    void decreasingTokens_failFencing() {
+        assertFails(DecreasingTokens.class, "fencingTokens_increaseStrictly_inAcquisitionOrder", "got token");
+    }
+
+    @Test
+    void lifoServiceDeclaredFair_failsArrivalOrder() {
+        assertFails(Lifo.class, "lock_servesWaitersInArrivalOrder_fairBackends_theorem2", "overtaken");
+    }
+
+    @Test
+    void unreportedLoss_failsLostLease() {
+        assertFails(UnreportedLoss.class, "lostLease_whenStoreDropsIt_isReportedOnce", "onLost did not fire");
+    }
+
+    @Test
+    void tryLockFailingUnderContention_failsTheorem4() {
+        assertFails(ContendedTryLock.class, "tryLock_simultaneousOnFreeLock_atLeastOneWins_theorem4", "succeeded");
+    }
+
+    /** Runs one kit test against a broken backend and asserts that it failed with {@code reason} in its message. */
+    static void assertFails(Class<?> kit, String test, String reason) {
+        Events events = EngineTestKit.engine("junit-jupiter")
+                .selectors(selectMethod(kit, test))
+                .execute()
+                .testEvents();
+        assertEquals(1, events.started().count(), () -> kit.getSimpleName() + "." + test + " did not run");
+        List<Event> failed = events.failed().list();
+        assertEquals(
+                1,
+                failed.size(),
+                () -> "the kit passed a broken backend: " + kit.getSimpleName() + "." + test + " did not fail ("
+                        + describe(events) + ")");
+        Throwable cause = failed.get(0)
+                .getPayload(TestExecutionResult.class)
+                .flatMap(TestExecutionResult::getThrowable)
+                .orElseThrow();
+        assertTrue(
+                String.valueOf(cause.getMessage()).contains(reason),
+                () -> kit.getSimpleName() + "." + test + " failed, but not because of the broken promise ('" + reason
+                        + "' not in the message): " + cause);
+    }
+
+    private static String describe(Events events) {
+        return events.finished().stream()
+                .map(e -> e.getPayload(TestExecutionResult.class)
+                        .map(r -> r.getStatus()
+                                + r.getThrowable().map(t -> ": " + t).orElse(""))
+                        .orElse("?"))
+                .collect(Collectors.joining("; "));
+    }
+}

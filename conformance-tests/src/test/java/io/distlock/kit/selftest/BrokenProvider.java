@@ -1,0 +1,91 @@
+package io.distlock.kit.selftest;
+
+import io.distlock.Capabilities;
+import io.distlock.memory.MemoryLockBackendProvider;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import io.distlock.spi.LockRequest;
+import java.net.URI;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A deliberately broken backend for the kit's self-test: the in-memory backend (each broken scheme in its own lock
+ * space) with one promise broken by a subclass. The kit must fail the test that guards that promise.
+ */
+abstract class BrokenProvider implements LockBackendProvider {
+
+    private final String scheme;
+
+    BrokenProvider(String scheme) {
+        this.scheme = scheme;
+    }
+
+    @Override
+    public String name() {
+        return scheme;
+    }
+
+    @Override
+    public Set<String> uriSchemes() {
+        return Set.of(scheme);
+    }
+
+    @Override
+    public LockBackend open(BackendConfig config) {
+        BackendConfig memory = new BackendConfig(
+                URI.create("memory://" + scheme),
+                Map.of(),
+                config.leaseTime(),
+                config.connectTimeout(),
+                config.ticker(),
+                config.clock());
+        return breakIt(new MemoryLockBackendProvider().open(memory), config);
+    }
+
+    /** The broken backend around a correct one. */
+    abstract LockBackend breakIt(LockBackend correct, BackendConfig config);
+
+    /** Passes everything to the correct backend; subclasses override the part they break. */
+    static class Forwarding implements LockBackend {
+        final LockBackend correct;
+
+        Forwarding(LockBackend correct) {
+            this.correct = correct;
+        }
+
+        @Override
+        public Capabilities capabilities() {
+            return correct.capabilities();
+        }
+
+        @Override
+        public Optional<Lease> tryAcquire(LockRequest request) {
+            return correct.tryAcquire(request);
+        }
+
+        @Override
+        public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
+            return correct.acquire(request, deadline);
+        }
+
+        @Override
+        public boolean renew(Lease lease) {
+            return correct.renew(lease);
+        }
+
+        @Override
+        public void release(Lease lease) {
+            correct.release(lease);
+        }
+
+        @Override
+        public void close() {
+            correct.close();
+        }
+    }
+}
