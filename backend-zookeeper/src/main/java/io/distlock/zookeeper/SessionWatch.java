@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
@@ -38,19 +39,18 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private static final long MIN_HEARTBEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final CuratorFramework client;
-    private final ZkCalls calls;
     private final String connectString;
     private final long requestedTimeoutNanos;
     private final Ticker ticker;
     private final AtomicReference<ZkSession> current = new AtomicReference<>();
     private final Set<Runnable> wakeUps = ConcurrentHashMap.newKeySet();
+    private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
+    private volatile boolean lostState;
     private final ScheduledExecutorService heartbeat;
     private volatile boolean closed;
 
-    SessionWatch(
-            CuratorFramework client, ZkCalls calls, String connectString, long requestedTimeoutNanos, Ticker ticker) {
+    SessionWatch(CuratorFramework client, String connectString, long requestedTimeoutNanos, Ticker ticker) {
         this.client = client;
-        this.calls = calls;
         this.connectString = connectString;
         this.requestedTimeoutNanos = requestedTimeoutNanos;
         this.ticker = ticker;
@@ -89,6 +89,57 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
         return connectString;
     }
 
+    /** Whether Curator reported the session lost and no connection has come back since. */
+    boolean isLost() {
+        return lostState;
+    }
+
+    /** A queue node that could not be deleted when its attempt ended. */
+    private record PendingDelete(String lockPath, String protectionId) {}
+
+    /**
+     * Deletes the node of the attempt with {@code protectionId} under {@code lockPath} once the connection is back in
+     * the same session (in a new session the node is gone with the old one).
+     */
+    void deleteLater(String lockPath, String protectionId) {
+        pendingDeletes.add(new PendingDelete(lockPath, protectionId));
+        if (isConnected()) {
+            deletePending();
+        }
+    }
+
+    private void deletePending() {
+        for (PendingDelete pending : pendingDeletes) {
+            try {
+                client.getChildren()
+                        .inBackground((c, event) -> {
+                            if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                                pendingDeletes.remove(pending);
+                                return;
+                            }
+                            if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
+                                return; // tried again at the next reconnection
+                            }
+                            pendingDeletes.remove(pending);
+                            ZkCalls.findProtected(event.getChildren(), pending.protectionId())
+                                    .ifPresent(name -> deleteInBackground(ZKPaths.makePath(pending.lockPath(), name)));
+                        })
+                        .forPath(pending.lockPath());
+            } catch (Exception e) {
+                log.debug("Could not list {} to delete a left-over queue node: {}", pending.lockPath(), e.toString());
+            }
+        }
+    }
+
+    /** Deletes {@code path} without waiting; Curator's guaranteed delete retries it after a reconnection. */
+    void deleteInBackground(String path) {
+        try {
+            client.delete().guaranteed().inBackground().forPath(path);
+        } catch (Exception e) {
+            log.debug("Could not delete {}: {}", path, e.toString());
+        }
+    }
+
     void addWakeUp(Runnable wakeUp) {
         wakeUps.add(wakeUp);
     }
@@ -109,6 +160,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                         held);
             }
             case LOST -> {
+                lostState = true;
                 ZkSession s = current.get();
                 ZooKeeper zk = handleOrNull();
                 boolean stale = s != null && zk != null && zk.getState().isConnected() && zk.getSessionId() == s.id();
@@ -117,10 +169,14 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                 }
             }
             case CONNECTED, RECONNECTED -> {
+                lostState = false;
                 ZkSession before = current.get();
                 ZkSession now = observe();
                 if (now != null && before == now) {
                     verifyNodes(now);
+                    deletePending();
+                } else {
+                    pendingDeletes.clear(); // a new session: the old session's nodes are gone with it
                 }
                 heartbeat.execute(this::beatOnce);
             }
@@ -177,12 +233,19 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     /** After a reconnection in the same session: a lock whose node is gone (deleted by hand) is lost. */
     private void verifyNodes(ZkSession s) {
         for (ZkLease lease : s.leases()) {
-            calls.exists(lease.nodePath()).thenAccept(event -> {
-                if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                    s.forget(lease);
-                    lease.lose(ticker.read(), "its lock node " + lease.nodePath() + " no longer exists");
-                }
-            });
+            try {
+                client.checkExists()
+                        .inBackground((c, event) -> {
+                            if (event.getResultCode() == KeeperException.Code.OK.intValue()
+                                    && event.getStat() == null) {
+                                s.forget(lease);
+                                lease.lose(ticker.read(), "its lock node " + lease.nodePath() + " no longer exists");
+                            }
+                        })
+                        .forPath(lease.nodePath());
+            } catch (Exception e) {
+                log.debug("Could not check lock node {}: {}", lease.nodePath(), e.toString());
+            }
         }
     }
 

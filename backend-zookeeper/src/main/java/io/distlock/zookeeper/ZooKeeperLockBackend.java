@@ -12,10 +12,10 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.CloseableUtils;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 /**
  * Locks as ephemeral sequential nodes under {@code <basePath>/<encoded key>}, in the layout of Curator's {@code
@@ -39,12 +39,11 @@ final class ZooKeeperLockBackend implements LockBackend {
             Duration operationTimeout,
             Ticker ticker) {
         this.client = client;
-        this.calls = new ZkCalls(client);
         this.location = location;
         this.ticker = ticker;
         this.operationTimeout = operationTimeout;
-        this.sessions =
-                new SessionWatch(client, calls, location.connectString(), requestedSessionTimeout.toNanos(), ticker);
+        this.sessions = new SessionWatch(client, location.connectString(), requestedSessionTimeout.toNanos(), ticker);
+        this.calls = new ZkCalls(client, sessions, ticker);
         sessions.start();
     }
 
@@ -88,10 +87,8 @@ final class ZooKeeperLockBackend implements LockBackend {
             return false;
         }
         try {
-            CuratorEvent event = ZkCalls.await(calls.exists(zk.nodePath()), Deadline.after(operationTimeout, ticker));
-            return ZkCalls.ok(event)
-                    && event.getStat() != null
-                    && event.getStat().getEphemeralOwner() == zk.session().id();
+            Stat stat = calls.exists(zk.nodePath(), Deadline.after(operationTimeout, ticker));
+            return stat != null && stat.getEphemeralOwner() == zk.session().id();
         } catch (TimeoutException e) {
             throw new LockBackendException("No answer from ZooKeeper at " + location.connectString() + " within "
                     + operationTimeout + " checking lock '" + lease.key() + "'");
@@ -119,12 +116,13 @@ final class ZooKeeperLockBackend implements LockBackend {
             return;
         }
         if (zk.validUntilNanos() - ticker.read() <= 0) {
-            calls.delete(zk.nodePath());
+            sessions.deleteInBackground(zk.nodePath());
             return;
         }
         try {
-            ZkCalls.ok(ZkCalls.await(calls.delete(zk.nodePath()), Deadline.after(operationTimeout, ticker)));
+            calls.delete(zk.nodePath(), Deadline.after(operationTimeout, ticker));
         } catch (TimeoutException e) {
+            sessions.deleteInBackground(zk.nodePath());
             throw new LockBackendException("Could not confirm the release of lock '" + lease.key() + "' within "
                     + operationTimeout + ": no answer from ZooKeeper at " + location.connectString()
                     + "; its node is deleted as soon as the connection returns, or by the session's expiry");
@@ -134,6 +132,7 @@ final class ZooKeeperLockBackend implements LockBackend {
                             + "; its node goes with the session",
                     e);
         } catch (InterruptedException e) {
+            sessions.deleteInBackground(zk.nodePath());
             Thread.currentThread().interrupt();
             throw new LockBackendException(
                     "Interrupted releasing lock '" + lease.key() + "'; its node is deleted in the background", e);

@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.CloseableUtils;
 
 /**
@@ -78,7 +78,7 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
                 .connectString(location.connectString())
                 .sessionTimeoutMs(sessionMs)
                 .connectionTimeoutMs(connectMs)
-                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
+                .retryPolicy(new RetryNTimes(0, 0)) // calls are repeated after reconnections by the backend itself
                 .ensembleTracker(false)
                 .build();
         try {
