@@ -5,17 +5,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.Ticker;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -52,7 +61,7 @@ class ZooKeeperBenchmark {
     private static final int ROUNDS = 20;
     private static final int PER_ROUND = 250;
     private static final int WARM_UP = 2_000;
-    private static final int CONTENDED_ROUNDS = 3;
+    private static final int CONTENDED_ROUNDS = 5;
 
     private final StringBuilder report = new StringBuilder();
 
@@ -77,41 +86,85 @@ class ZooKeeperBenchmark {
 
     private void uncontended(String connect) throws Exception {
         try (RemoteLocker locker = RemoteLockers.open("zk://" + connect + "/bench-distlock?sessionTimeout=30s");
+                LockBackend backend = new ZooKeeperLockBackendProvider()
+                        .open(new BackendConfig(
+                                URI.create("zk://" + connect + "/bench-spi"),
+                                Map.of("sessionTimeout", "30s"),
+                                Duration.ofSeconds(30),
+                                Duration.ofSeconds(10),
+                                Ticker.system(),
+                                Clock.systemUTC()));
                 CuratorFramework client =
                         CuratorFrameworkFactory.newClient(connect, 30_000, 10_000, new RetryOneTime(100))) {
             client.start();
             client.blockUntilConnected();
             InterProcessMutex mutex = new InterProcessMutex(client, "/bench-curator/uncontended");
             long[] ours = new long[ROUNDS * PER_ROUND];
+            long[] spi = new long[ROUNDS * PER_ROUND];
             long[] theirs = new long[ROUNDS * PER_ROUND];
+            double[] roundRatios = new double[ROUNDS];
             distlock(locker, new long[WARM_UP], 0, WARM_UP);
+            backendOnly(backend, new long[WARM_UP], 0, WARM_UP);
             curator(mutex, new long[WARM_UP], 0, WARM_UP);
             for (int round = 0; round < ROUNDS; round++) {
                 int at = round * PER_ROUND;
-                if (round % 2 == 0) {
-                    distlock(locker, ours, at, PER_ROUND);
-                    curator(mutex, theirs, at, PER_ROUND);
-                } else {
-                    curator(mutex, theirs, at, PER_ROUND);
-                    distlock(locker, ours, at, PER_ROUND);
+                // rotate the order, so that no variant always runs first or last in a round
+                for (int slot = 0; slot < 3; slot++) {
+                    switch ((round + slot) % 3) {
+                        case 0 -> distlock(locker, ours, at, PER_ROUND);
+                        case 1 -> backendOnly(backend, spi, at, PER_ROUND);
+                        default -> curator(mutex, theirs, at, PER_ROUND);
+                    }
                 }
+                roundRatios[round] = Stats.of(Arrays.copyOfRange(ours, at, at + PER_ROUND)).mean
+                        / Stats.of(Arrays.copyOfRange(theirs, at, at + PER_ROUND)).mean;
             }
             Stats d = Stats.of(ours);
+            Stats b = Stats.of(spi);
             Stats c = Stats.of(theirs);
-            line("## Uncontended acquire + release (" + ROUNDS + " alternating rounds x " + PER_ROUND + ", after "
-                    + WARM_UP + " warm-up each)");
+            line("## Uncontended acquire + release (" + ROUNDS + " rounds x " + PER_ROUND + " per variant, order"
+                    + " rotated each round, after " + WARM_UP + " warm-up each)");
             line("");
             line("| | mean | p50 | p99 |");
             line("|---|---|---|---|");
-            line("| distlock zk:// (RemoteLocker) | " + ms(d.mean) + " | " + ms(d.p50) + " | " + ms(d.p99) + " |");
+            line("| distlock zk:// (RemoteLocker: the whole stack) | " + ms(d.mean) + " | " + ms(d.p50) + " | "
+                    + ms(d.p99) + " |");
+            line("| distlock ZooKeeper backend alone (SPI, no locker) | " + ms(b.mean) + " | " + ms(b.p50) + " | "
+                    + ms(b.p99) + " |");
             line("| Curator InterProcessMutex | " + ms(c.mean) + " | " + ms(c.p50) + " | " + ms(c.p99) + " |");
             line(String.format(
                     Locale.ROOT,
-                    "| ratio distlock / Curator | %.3f | %.3f | %.3f |",
+                    "| ratio RemoteLocker / Curator | %.3f | %.3f | %.3f |",
                     d.mean / c.mean,
                     d.p50 / c.p50,
                     d.p99 / c.p99));
+            line(String.format(
+                    Locale.ROOT,
+                    "| ratio backend alone / Curator | %.3f | %.3f | %.3f |",
+                    b.mean / c.mean,
+                    b.p50 / c.p50,
+                    b.p99 / c.p99));
             line("");
+            double[] sortedRatios = roundRatios.clone();
+            Arrays.sort(sortedRatios);
+            line(String.format(
+                    Locale.ROOT,
+                    "Per-round ratio of means RemoteLocker / Curator: median %.3f, min %.3f, max %.3f.",
+                    sortedRatios[ROUNDS / 2],
+                    sortedRatios[0],
+                    sortedRatios[ROUNDS - 1]));
+            line("");
+        }
+    }
+
+    private static void backendOnly(LockBackend backend, long[] into, int at, int n) throws InterruptedException {
+        for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            LockRequest request = new LockRequest("uncontended", "bench-" + i, Duration.ofSeconds(30), reason -> {});
+            Lease lease = backend.acquire(request, Deadline.after(Duration.ofSeconds(10), Ticker.system()))
+                    .orElseThrow();
+            backend.release(lease);
+            into[at + i] = System.nanoTime() - t0;
         }
     }
 
@@ -137,15 +190,26 @@ class ZooKeeperBenchmark {
 
     private void contended(String connect) throws Exception {
         line("## Contended: " + PROCESSES + " processes x " + PER_PROCESS + " acquisitions of one key, hold 0 ("
-                + CONTENDED_ROUNDS + " alternating runs each)");
+                + CONTENDED_ROUNDS + " pairs of runs, order alternating)");
         line("");
         line("| run | acquisitions/s | mean wait | max wait | Jain (throughput) | Jain (mean wait) |");
         line("|---|---|---|---|---|---|");
         List<Contended> ours = new ArrayList<>();
         List<Contended> theirs = new ArrayList<>();
+        double[] pairRatios = new double[CONTENDED_ROUNDS];
         for (int run = 0; run < CONTENDED_ROUNDS; run++) {
-            Contended d = runWorkers("distlock", connect, "/bench-distlock/" + KeyCodec.encode("contended-" + run));
-            Contended c = runWorkers("curator", connect, "/bench-curator/contended-" + run);
+            String distlockPath = "/bench-distlock/" + KeyCodec.encode("contended-" + run);
+            String curatorPath = "/bench-curator/contended-" + run;
+            Contended d;
+            Contended c;
+            if (run % 2 == 0) {
+                d = runWorkers("distlock", connect, distlockPath);
+                c = runWorkers("curator", connect, curatorPath);
+            } else {
+                c = runWorkers("curator", connect, curatorPath);
+                d = runWorkers("distlock", connect, distlockPath);
+            }
+            pairRatios[run] = d.rate / c.rate;
             ours.add(d);
             theirs.add(c);
             line(d.row("distlock #" + (run + 1)));
@@ -154,6 +218,13 @@ class ZooKeeperBenchmark {
         double dRate = ours.stream().mapToDouble(x -> x.rate).average().orElseThrow();
         double cRate = theirs.stream().mapToDouble(x -> x.rate).average().orElseThrow();
         line("");
+        Arrays.sort(pairRatios);
+        line(String.format(
+                Locale.ROOT,
+                "Per-pair rate ratio distlock / Curator: median %.3f, min %.3f, max %.3f.",
+                pairRatios[CONTENDED_ROUNDS / 2],
+                pairRatios[0],
+                pairRatios[CONTENDED_ROUNDS - 1]));
         line(String.format(
                 Locale.ROOT,
                 "Mean rate: distlock %.0f/s, Curator %.0f/s, ratio %.3f. Mean Jain (throughput): distlock %.4f,"
