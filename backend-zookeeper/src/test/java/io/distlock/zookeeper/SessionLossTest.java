@@ -217,4 +217,24 @@ class SessionLossTest {
             assertThat(List.of(nodes("down"))).containsExactly(0);
         }
     }
+
+    @Test
+    void lock_withoutDeadline_whileServerStaysDown_failsOnceTheSessionIsGivenUp() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open(uri("sessionTimeout=2s&connectTimeout=2s"))) {
+            server.stop();
+            try {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> locker.lock("down-forever"))
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining(server.getConnectString());
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(15)));
+            } finally {
+                server.restart();
+            }
+            try (RemoteLock lock = locker.lock("down-forever", WAIT)) {
+                assertThat(lock.isHeld()).isTrue();
+            }
+        }
+    }
 }
