@@ -188,6 +188,8 @@ public final class EtcdCluster extends StoreFixture {
             String clientUrl = "http://" + Endpoints.loopback(clientPorts.get(i));
             String peerUrl = "http://" + Endpoints.loopback(peerPorts.get(i));
             Path dir = FixtureDirs.create(name);
+            // Closed after the process (resources close in reverse): the data goes, the log stays.
+            track(FixtureDirs.deleteOnClose(dir.resolve("data")));
             List<String> command = List.of(
                     binary.toString(),
                     "--name",

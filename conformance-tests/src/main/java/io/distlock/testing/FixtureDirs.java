@@ -5,7 +5,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Comparator;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Directories for fixture data and logs: {@code target/distlock-fixtures/<name>-<n>} under the working directory (the
@@ -33,6 +36,31 @@ final class FixtureDirs {
     static Path create(String name) {
         long run = ProcessHandle.current().pid();
         return createDirectories(base().resolve(name + "-" + run + "-" + COUNTER.incrementAndGet()));
+    }
+
+    /**
+     * Something that deletes {@code dir} and everything under it when closed, for data a fixture need not keep (an
+     * etcd WAL preallocates 64 MB). Logs are kept elsewhere for post-mortems.
+     */
+    static AutoCloseable deleteOnClose(Path dir) {
+        return new AutoCloseable() {
+            @Override
+            public void close() throws IOException {
+                if (!Files.exists(dir)) {
+                    return;
+                }
+                try (Stream<Path> paths = Files.walk(dir)) {
+                    for (Path p : paths.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "deletion of " + dir;
+            }
+        };
     }
 
     private static Path createDirectories(Path dir) {

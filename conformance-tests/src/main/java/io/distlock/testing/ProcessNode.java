@@ -3,7 +3,7 @@ package io.distlock.testing;
 import java.time.Duration;
 
 /** A node the fixture runs as a child process: every fault is available. */
-final class ProcessNode implements ServerNode {
+final class ProcessNode implements ManagedNode {
 
     private final String endpoint;
     private final ServerProcess process;
@@ -30,13 +30,20 @@ final class ProcessNode implements ServerNode {
     }
 
     /** Starts the process without waiting for readiness (members of a cluster need each other to be ready). */
-    void launch() {
+    @Override
+    public void launch() {
         process.start();
     }
 
     /** Blocks until the node answers its readiness probe. */
-    void awaitReady() {
+    @Override
+    public void awaitReady() {
         process.awaitReady(probe, readyTimeout);
+    }
+
+    @Override
+    public boolean isPaused() {
+        return process.isPaused();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.distlock.testing;
 
+import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -69,7 +70,7 @@ final class ServerLocator {
         List<Path> dirs = new ArrayList<>();
         String path = System.getenv("PATH");
         if (path != null) {
-            for (String dir : path.split(java.io.File.pathSeparator)) {
+            for (String dir : path.split(File.pathSeparator)) {
                 if (!dir.isBlank()) {
                     dirs.add(Paths.get(dir));
                 }

@@ -51,6 +51,8 @@ public interface ServerNode {
 
     /**
      * Starts the node again, after stopping it if it runs, with the same ports and data, and blocks until it is ready.
+     * A member of a cluster that has lost its quorum cannot be ready alone: bring several back at once with the
+     * fixture's {@code resetFaults()}.
      *
      * @throws UnsupportedOperationException if the fixture does not run this server itself
      * @throws IllegalStateException if it is not ready in time

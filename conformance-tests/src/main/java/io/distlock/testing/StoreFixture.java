@@ -100,24 +100,22 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
         if (!started) {
             return;
         }
-        List<ProcessNode> down = new ArrayList<>();
+        List<ManagedNode> down = new ArrayList<>();
         for (ServerNode node : nodes) {
             node.heal();
-            if (node instanceof ProcessNode) {
-                ProcessNode p = (ProcessNode) node;
-                if (p.process().isPaused()) {
-                    p.resume();
+            if (node instanceof ManagedNode) {
+                ManagedNode managed = (ManagedNode) node;
+                if (managed.isPaused()) {
+                    managed.resume();
                 }
-                if (!p.isRunning()) {
-                    p.launch();
-                    down.add(p);
+                if (!managed.isRunning()) {
+                    managed.launch();
+                    down.add(managed);
                 }
-            } else if (node instanceof ZooKeeperNode && !node.isRunning()) {
-                node.restart();
             }
         }
-        for (ProcessNode p : down) {
-            p.awaitReady();
+        for (ManagedNode node : down) {
+            node.awaitReady();
         }
     }
 

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
@@ -105,7 +106,7 @@ public final class ZooKeeperEnsemble extends StoreFixture {
 
     @Override
     void startNodes() {
-        java.util.Optional<String> external = locator.variable(CONNECT_VARIABLE);
+        Optional<String> external = locator.variable(CONNECT_VARIABLE);
         if (external.isPresent()) {
             useExternal(external.get());
         } else if (count == 1) {

@@ -6,7 +6,7 @@ import org.apache.curator.test.InstanceSpec;
  * A ZooKeeper server inside the test JVM (Curator's testing servers): stop, kill and restart work; pause and resume
  * do not, since one JVM cannot freeze a part of itself.
  */
-final class ZooKeeperNode implements ServerNode {
+final class ZooKeeperNode implements ManagedNode {
 
     /** The in-process server operations; Curator's TestingServer and TestingCluster differ in how they offer them. */
     interface Control {
@@ -79,10 +79,25 @@ final class ZooKeeperNode implements ServerNode {
     }
 
     @Override
-    public synchronized void restart() {
+    public void restart() {
+        launch();
+        awaitReady();
+    }
+
+    @Override
+    public synchronized void launch() {
         run("restart", control::restart);
         running = true;
+    }
+
+    @Override
+    public void awaitReady() {
         awaitServing.run();
+    }
+
+    @Override
+    public boolean isPaused() {
+        return false;
     }
 
     @Override

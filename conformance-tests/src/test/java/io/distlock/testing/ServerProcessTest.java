@@ -3,10 +3,13 @@ package io.distlock.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,10 +21,14 @@ class ServerProcessTest {
         return ServerProcess.builder(name, List.of("sleep", "600")).build();
     }
 
-    private static String state(long pid) throws Exception {
+    private static String state(long pid) {
         // Third field of /proc/<pid>/stat: R, S, T (stopped), Z ...
-        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        return stat.substring(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test
@@ -42,14 +49,16 @@ class ServerProcessTest {
     }
 
     @Test
-    void pause_stopsScheduling_andResumeContinues() throws Exception {
+    void pause_stopsScheduling_andResumeContinues() {
         try (ServerProcess p = sleeper("pausable")) {
             p.start();
+            long pid = p.pid();
             p.pause();
-            assertThat(state(p.pid())).isEqualTo("T");
+            // The signal is delivered asynchronously: the state changes shortly after kill returns.
+            Deadlines.await(() -> state(pid).equals("T"), Duration.ofSeconds(5), () -> "not stopped: " + state(pid));
             assertThat(p.isPaused()).isTrue();
             p.resume();
-            assertThat(state(p.pid())).isNotEqualTo("T");
+            Deadlines.await(() -> !state(pid).equals("T"), Duration.ofSeconds(5), () -> "not resumed");
             assertThat(p.isPaused()).isFalse();
         }
     }
@@ -92,8 +101,37 @@ class ServerProcessTest {
 
         p.stop();
 
-        child.onExit().orTimeout(5, java.util.concurrent.TimeUnit.SECONDS).join();
+        child.onExit().orTimeout(5, TimeUnit.SECONDS).join();
         assertThat(child.isAlive()).isFalse();
+    }
+
+    /** Run in a child JVM by {@link #jvmExit_killsServersStillRunning}: starts a server and exits without stopping it. */
+    static final class ExitWithoutStop {
+        public static void main(String[] args) {
+            ServerProcess p = ServerProcess.builder("orphan-candidate", List.of("sleep", "600"))
+                    .build();
+            p.start();
+            System.out.println(p.pid());
+            System.out.flush();
+            System.exit(0);
+        }
+    }
+
+    @Test
+    void jvmExit_killsServersStillRunning() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process jvm = new ProcessBuilder(
+                        java, "-cp", System.getProperty("java.class.path"), ExitWithoutStop.class.getName())
+                .redirectErrorStream(true)
+                .start();
+        String output = new String(jvm.getInputStream().readAllBytes()).trim();
+        assertThat(jvm.waitFor()).as(output).isZero();
+        long pid = Long.parseLong(output.substring(output.lastIndexOf('\n') + 1).trim());
+
+        Deadlines.await(
+                () -> ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true),
+                Duration.ofSeconds(10),
+                () -> "server pid " + pid + " outlived its JVM");
     }
 
     @Test

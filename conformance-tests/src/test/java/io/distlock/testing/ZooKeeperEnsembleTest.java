@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -38,7 +39,7 @@ class ZooKeeperEnsembleTest {
                 .build();
         client.getConnectionStateListenable().addListener((c, state) -> lastState.set(state));
         client.start();
-        assertThat(client.blockUntilConnected((int) LONG.toSeconds(), java.util.concurrent.TimeUnit.SECONDS))
+        assertThat(client.blockUntilConnected((int) LONG.toSeconds(), TimeUnit.SECONDS))
                 .isTrue();
     }
 
@@ -104,6 +105,19 @@ class ZooKeeperEnsembleTest {
                 LONG,
                 () -> "client did not reconnect after heal (last state " + lastState.get() + ")");
         assertThat(read("/before-partition")).isEqualTo("p");
+    }
+
+    @Test
+    void resetFaults_restoresQuorum_afterEveryServerWentDown() throws Exception {
+        write("/before-outage", "o");
+        ZK.server(0).stop();
+        ZK.server(1).kill9();
+        ZK.server(2).stop();
+
+        ZK.resetFaults();
+
+        assertThat(ZK.nodes()).allMatch(ServerNode::isRunning);
+        assertThat(read("/before-outage")).isEqualTo("o");
     }
 
     @Test
