@@ -7,10 +7,11 @@ final class KitUris {
 
     private KitUris() {}
 
-    /** {@code uri} as a {@link URI}; a bare {@code memory:} becomes {@code memory:/}. */
+    /** {@code uri} as a {@link URI}; a bare {@code memory:} or {@code memory:?a=b} becomes {@code memory:/...}. */
     static URI parse(String uri) {
         String trimmed = uri.trim();
-        return URI.create(trimmed.matches("[A-Za-z][A-Za-z0-9+.-]*:") ? trimmed + "/" : trimmed);
+        return URI.create(
+                trimmed.matches("[A-Za-z][A-Za-z0-9+.-]*:(\\?.*)?") ? trimmed.replaceFirst(":", ":/") : trimmed);
     }
 
     /** The scheme of {@code uri}, lower case. */

@@ -32,7 +32,8 @@ public abstract class LockerConformanceTests
                 FencingContract,
                 MultiKeyContract,
                 LockHandleContract,
-                BadInputContract {
+                BadInputContract,
+                MultiProcessContract {
 
     /** For subclasses. */
     protected LockerConformanceTests() {}

@@ -4,6 +4,7 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
 import io.distlock.Ticker;
+import io.distlock.internal.Durations;
 import io.distlock.internal.LockerFactory;
 import io.distlock.internal.ProviderRegistry;
 import io.distlock.spi.BackendConfig;
@@ -83,9 +84,7 @@ public interface LockerFixture {
                 bare,
                 options,
                 leaseTime,
-                connect == null
-                        ? Duration.ofSeconds(10)
-                        : io.distlock.internal.Durations.parseOption("connectTimeout", connect),
+                connect == null ? Duration.ofSeconds(10) : Durations.parseOption("connectTimeout", connect),
                 Ticker.system(),
                 Clock.systemUTC());
         return provider().open(config);

@@ -84,8 +84,10 @@ public interface ProgressContract extends LockerFixture {
             try {
                 for (int i = 0; i < FIFO_WAITERS; i++) {
                     int arrival = i;
+                    java.util.concurrent.CountDownLatch asking = new java.util.concurrent.CountDownLatch(1);
                     Thread waiter = new Thread(
                             () -> {
+                                asking.countDown();
                                 try (RemoteLock lock = lockers.get(arrival).lock(key, maxWait())) {
                                     served.add(arrival);
                                 } catch (Throwable e) {
@@ -96,7 +98,10 @@ public interface ProgressContract extends LockerFixture {
                     waiter.setDaemon(true);
                     waiter.start();
                     waiters.add(waiter);
-                    Thread.sleep(arrivalGap.toMillis()); // the next one arrives clearly later
+                    // Arrival i is the moment waiter i calls lock: wait until it is about to, then give the call time
+                    // to reach the store before the next waiter arrives.
+                    assertTrue(asking.await(maxWait().toMillis(), TimeUnit.MILLISECONDS), "waiter " + i + " started");
+                    Thread.sleep(arrivalGap.toMillis());
                 }
             } finally {
                 holder.close();

@@ -29,7 +29,8 @@ public final class LockerFactory {
     static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
     static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
-    private static final Pattern BARE_SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*:");
+    /** A scheme alone, possibly with options: {@code memory:} or {@code memory:?ttl=5s}. */
+    private static final Pattern BARE_SCHEME = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*:)(\\?.*)?");
 
     private LockerFactory() {}
 
@@ -76,8 +77,10 @@ public final class LockerFactory {
             throw new LockConfigurationException(
                     "Lock URI must not be blank; expected e.g. memory: or zk://host:2181/locks");
         }
-        // "memory:" alone is a complete URI to us; java.net.URI wants something after the colon.
-        String text = BARE_SCHEME.matcher(trimmed).matches() ? trimmed + "/" : trimmed;
+        // "memory:" alone is a complete URI to us; java.net.URI wants something after the colon, and would take
+        // "memory:?ttl=5s" as opaque, dropping its query: both become "memory:/...".
+        java.util.regex.Matcher bare = BARE_SCHEME.matcher(trimmed);
+        String text = bare.matches() ? bare.group(1) + "/" + (bare.group(2) == null ? "" : bare.group(2)) : trimmed;
         URI uri;
         try {
             uri = new URI(text);

@@ -77,6 +77,71 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class RacyFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-racy");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-racy://" + DIR;
+        }
+    }
+
+    static class FallingTokensFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-fallingtokens");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-fallingtokens://" + DIR;
+        }
+    }
+
+    static class ContendedFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-contended");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-contended://" + DIR;
+        }
+    }
+
+    static class NeverExpiringFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-neverexpires");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-neverexpires://" + DIR;
+        }
+    }
+
+    @Test
+    void neverExpiringFileStore_failsKilledHolder() {
+        assertFails(
+                NeverExpiringFileLock.class,
+                "killedHolder_lockFreedWithinLeaseTimePlusSlack",
+                "the lock of a killed holder was not freed");
+    }
+
+    @Test
+    void contendedTryLockFileStore_failsTheorem4AcrossProcesses() {
+        assertFails(
+                ContendedFileLock.class,
+                "tryLock_simultaneousAcrossProcesses_atLeastOneWinsEveryRound_theorem4",
+                "simultaneous tryLocks across");
+    }
+
+    @Test
+    void racyFileStore_failsMutualExclusionAcrossProcesses() {
+        assertFails(RacyFileLock.class, "lock_isExclusive_acrossProcesses_theorem1", "at once across processes");
+    }
+
+    @Test
+    void fallingTokensFileStore_failsFencedResourceAcrossProcesses() {
+        assertFails(
+                FallingTokensFileLock.class,
+                "fencedResource_rejectsFrozenHoldersWrites_afterNextHolderWrote",
+                "the fenced resource accepted");
+    }
+
     @Test
     void noExclusion_failsMutualExclusion() {
         assertFails(NoExclusion.class, "lock_isExclusive_manyThreadsOneKey_theorem1", "at once");

@@ -1,0 +1,369 @@
+package io.distlock.kit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.distlock.LeaseModel;
+import io.distlock.LockTimeoutException;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.kit.history.HistoryChecker;
+import io.distlock.testing.TestTimeouts;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The same promises across processes: worker JVMs started from the test classpath open the store by the URI of
+ * {@link #multiProcessSupport()} and run scripted workloads; the kit reads what they report, checks their merged
+ * history, and freezes ({@code SIGSTOP}), thaws and kills ({@code SIGKILL}) the one that holds the lock at that
+ * moment. Skipped, with the reason, for a store other processes cannot reach.
+ */
+public interface MultiProcessContract extends LockerFixture {
+
+    /** Worker processes of the exclusion and starvation tests. */
+    int PROCESSES = 3;
+
+    /** Threads in each worker of the exclusion tests. */
+    int THREADS_PER_PROCESS = 2;
+
+    /** How long a worker JVM may take to start and connect. */
+    private static Duration startup() {
+        return TestTimeouts.scaled(Duration.ofSeconds(30));
+    }
+
+    private String workerUri() {
+        MultiProcessSupport support = multiProcessSupport();
+        assumeTrue(support.workerUri().isPresent(), () -> "multi-process tests skipped: " + support.reason());
+        return support.workerUri().orElseThrow();
+    }
+
+    /** How long the store may take to free the lock of a dead or frozen holder. */
+    private Duration freedWithin(LeaseModel model) {
+        return (model == LeaseModel.SESSION ? sessionTimeout() : shortLeaseTime()).plus(expirySlack());
+    }
+
+    /**
+     * Theorem 1 across processes: {@value #PROCESSES} worker JVMs x {@value #THREADS_PER_PROCESS} threads take one key
+     * with {@code lock}; inside, each creates an exclusive marker file and runs an unguarded read-modify-write of a
+     * shared counter file and seed 000's ATM balance file. No marker collision, no lost update, no overdraft, and the
+     * merged history shows no overlap and increasing fencing tokens.
+     */
+    @Test
+    default void lock_isExclusive_acrossProcesses_theorem1() throws Exception {
+        exclusionAcrossProcesses("lock");
+    }
+
+    /** Theorem 3 across processes: the same with {@code tryLock}, retried until each critical section ran. */
+    @Test
+    default void tryLock_isExclusive_acrossProcesses_theorem3() throws Exception {
+        exclusionAcrossProcesses("trylock");
+    }
+
+    private void exclusionAcrossProcesses(String mode) throws Exception {
+        String uri = workerUri();
+        String key = TestKeys.unique("processes-" + mode);
+        int perThread = acquisitionsPerThread();
+        try (Workers workers = Workers.create(uri, leaseTime(), maxWait())) {
+            for (int p = 0; p < PROCESSES; p++) {
+                workers.start(mode, key, THREADS_PER_PROCESS, perThread, 0);
+            }
+            awaitExits(workers, maxWait().multipliedBy(3).plus(startup()));
+            List<String> overlaps = new ArrayList<>();
+            workers.all().forEach(w -> overlaps.addAll(w.lines("OVERLAP")));
+            assertTrue(
+                    overlaps.isEmpty(),
+                    () -> "two holders were inside the critical section at once across processes (" + overlaps.size()
+                            + " times): " + overlaps.subList(0, Math.min(5, overlaps.size())));
+            Map<String, Long> totals = awaitDone(workers, startup());
+            long expected = (long) PROCESSES * THREADS_PER_PROCESS * perThread;
+            assertEquals(expected, totals.get("sections"), "critical sections run");
+            assertEquals(expected, readLong(workers.dir().resolve("counter")), "shared counter file (lost updates)");
+            assertTrue(totals.get("lowest") >= 0, "the ATM balance went negative: " + totals.get("lowest"));
+            assertEquals(
+                    UnguardedAccount.START_BALANCE
+                            - UnguardedAccount.AMOUNT * totals.get("withdrawals")
+                            + UnguardedAccount.AMOUNT * totals.get("deposits"),
+                    readLong(workers.dir().resolve("balance")),
+                    "ATM balance file after " + totals.get("withdrawals") + " withdrawals and " + totals.get("deposits")
+                            + " deposits");
+            HistoryChecker.assertConsistent(HistoryChecker.read(workers.dir().resolve("history")));
+        }
+    }
+
+    /**
+     * Theorem 2 across processes: {@value #PROCESSES} single-threaded worker JVMs keep taking the same key; every
+     * process finishes all its acquisitions and none waited longer than {@link #maxWait()} for any of them.
+     */
+    @Test
+    default void lock_everyProcessIsServed_acrossProcesses_theorem2() throws Exception {
+        String uri = workerUri();
+        String key = TestKeys.unique("processes-progress");
+        try (Workers workers = Workers.create(uri, leaseTime(), maxWait())) {
+            for (int p = 0; p < PROCESSES; p++) {
+                workers.start("lock", key, 1, acquisitionsPerThread(), 0);
+            }
+            awaitDone(workers, maxWait().multipliedBy(3).plus(startup()));
+            for (Worker worker : workers.all()) {
+                long longest = field(worker.lines("DONE").get(0), "maxWaitNanos");
+                assertTrue(
+                        longest <= maxWait().toNanos(),
+                        worker.name() + " waited " + Duration.ofNanos(longest) + " for one acquisition");
+            }
+        }
+    }
+
+    /**
+     * Theorem 4 across processes: {@value #PROCESSES} worker JVMs x {@value #THREADS_PER_PROCESS} threads call {@code
+     * tryLock} on a free key at the same instants (round starts on the host's monotonic clock, which all processes
+     * share); in every round where several attempts were made, at least one succeeded. The winner holds for half a
+     * round, so each round starts free.
+     */
+    @Test
+    default void tryLock_simultaneousAcrossProcesses_atLeastOneWinsEveryRound_theorem4() throws Exception {
+        String uri = workerUri();
+        String key = TestKeys.unique("processes-rounds");
+        int rounds = 15;
+        Duration period = TestTimeouts.scaled(Duration.ofMillis(300));
+        try (Workers workers = Workers.create(uri, leaseTime(), maxWait())) {
+            for (int p = 0; p < PROCESSES; p++) {
+                workers.start("rounds", key, THREADS_PER_PROCESS, rounds, period.toMillis());
+            }
+            for (Worker worker : workers.all()) {
+                awaitLine(worker, "OPEN", startup());
+            }
+            Path go = workers.dir().resolve("go");
+            Path ready = workers.dir().resolve("go.tmp");
+            Files.writeString(ready, Long.toString(System.nanoTime() + period.toNanos()));
+            Files.move(ready, go, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            awaitDone(workers, maxWait().plus(period.multipliedBy(rounds + 1L)).plus(startup()));
+            long[] wins = new long[rounds];
+            long[] late = new long[rounds];
+            for (Worker worker : workers.all()) {
+                add(wins, worker.lines("ROUNDS").get(0));
+                add(late, worker.lines("LATE").get(0));
+            }
+            int contended = 0;
+            for (int r = 0; r < rounds; r++) {
+                long attempts = (long) PROCESSES * THREADS_PER_PROCESS - late[r];
+                if (attempts >= 2) {
+                    contended++;
+                    int round = r;
+                    assertTrue(
+                            wins[r] >= 1,
+                            () -> "round " + round + " of " + rounds + ": none of " + attempts
+                                    + " simultaneous tryLocks" + " across " + PROCESSES + " processes succeeded");
+                }
+            }
+            int contendedRounds = contended;
+            assertTrue(
+                    contendedRounds >= rounds / 2,
+                    () -> "only " + contendedRounds + " of " + rounds + " rounds had simultaneous attempts; the workers"
+                            + " were too late to test anything (raise the timeout factor)");
+            HistoryChecker.assertConsistent(HistoryChecker.read(workers.dir().resolve("history")));
+        }
+    }
+
+    private static void add(long[] sums, String line) {
+        String[] f = line.split(" ");
+        for (int i = 1; i < f.length; i++) {
+            sums[i - 1] += Long.parseLong(f[i]);
+        }
+    }
+
+    /**
+     * A holder killed with {@code SIGKILL} (no release, no clean-up) loses the lock to the store: another locker gets
+     * it within the lease time plus slack ({@code RENEWED_TTL}) or the session timeout plus slack ({@code SESSION}).
+     */
+    @Test
+    default void killedHolder_lockFreedWithinLeaseTimePlusSlack() throws Exception {
+        String uri = workerUri();
+        String key = TestKeys.unique("killed");
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        try (Workers workers = Workers.create(uri, shortLeaseTime(), maxWait());
+                RemoteLocker kit = openLocker(leaseTime())) {
+            Worker holder =
+                    workers.start("hold", key, 1, 1, Duration.ofMinutes(10).toMillis());
+            awaitLine(holder, "ACQUIRED", startup().plus(maxWait()));
+            Optional<RemoteLock> whileAlive = kit.tryLock(key);
+            whileAlive.ifPresent(RemoteLock::close);
+            assertFalse(whileAlive.isPresent(), "the kit took '" + key + "' while the worker held it");
+            holder.kill();
+            Duration bound = freedWithin(model);
+            long killed = System.nanoTime();
+            try (RemoteLock next = kit.lock(key, bound)) {
+                assertTrue(next.isHeld());
+            } catch (LockTimeoutException e) {
+                throw new AssertionError(
+                        "the lock of a killed holder was not freed within " + bound + " (" + model + ")", e);
+            }
+            assertTrue(System.nanoTime() - killed <= bound.toNanos());
+        }
+    }
+
+    /**
+     * A holder frozen with {@code SIGSTOP} past its lease loses the lock: another process takes it, and when the
+     * frozen one is thawed it sees {@code isHeld()} false, {@code onLost} fired exactly once, and its release reports
+     * the loss. The merged history (with the frozen hold ended by its loss) stays consistent.
+     */
+    @Test
+    default void frozenHolder_losesLease_andIsToldWhenThawed() throws Exception {
+        try (Workers workers = Workers.create(workerUri(), shortLeaseTime(), maxWait())) {
+            Freeze freeze = freezeTheHolder(workers);
+            List<String> held = freeze.victim().lines("HELD");
+            assertEquals(
+                    1,
+                    held.size(),
+                    () -> "the thawed holder did not report; " + freeze.victim().describe());
+            assertTrue(
+                    held.get(0).endsWith("held=false lost=1"),
+                    () -> "after its lease passed to " + freeze.next().name() + ", the thawed holder reported '"
+                            + held.get(0) + "' (want held=false lost=1); "
+                            + freeze.victim().describe());
+            assertEquals(1, freeze.victim().lines("LOST").size(), "onLost calls in the thawed holder");
+            assertTrue(
+                    freeze.victim().lines("RELEASED").get(0).endsWith("ALREADY_LOST"),
+                    () -> "release of the lost lock: " + freeze.victim().lines("RELEASED"));
+            HistoryChecker.assertConsistent(HistoryChecker.read(workers.dir().resolve("history")));
+        }
+    }
+
+    /**
+     * For backends that declare fencing: a fenced resource (it accepts a write only with a token at least the last
+     * one it accepted) shared by the processes accepts none of a frozen holder's writes once the next holder has
+     * written. The frozen holder always tries one more write after it is thawed.
+     */
+    @Test
+    default void fencedResource_rejectsFrozenHoldersWrites_afterNextHolderWrote() throws Exception {
+        assumeTrue(Lockers.capabilities(this).fencing(), "backend declares no fencing (Capabilities.fencing is false)");
+        try (Workers workers = Workers.create(workerUri(), shortLeaseTime(), maxWait())) {
+            Freeze freeze = freezeTheHolder(workers);
+            List<FencedResource.Write> writes = new FencedResource(workers.dir()).writes();
+            int firstOfNext = -1;
+            for (int i = 0; i < writes.size(); i++) {
+                if (writes.get(i).holder().equals(freeze.nextOwner())
+                        && writes.get(i).accepted()) {
+                    firstOfNext = i;
+                    break;
+                }
+            }
+            int from = firstOfNext;
+            assertTrue(
+                    from >= 0,
+                    () -> "the fenced resource accepted no write of the next holder " + freeze.nextOwner()
+                            + " (its token below the frozen holder's?); writes received: " + writes);
+            List<FencedResource.Write> late = writes.subList(from, writes.size()).stream()
+                    .filter(w -> w.holder().equals(freeze.victimOwner()))
+                    .toList();
+            assertFalse(
+                    late.isEmpty(),
+                    () -> "the thawed holder sent no write after the next holder's; writes received: " + writes);
+            List<FencedResource.Write> stale =
+                    late.stream().filter(FencedResource.Write::accepted).toList();
+            assertTrue(
+                    stale.isEmpty(),
+                    () -> "the fenced resource accepted " + stale.size() + " write(s) of the frozen holder after the"
+                            + " next holder wrote: " + stale + "; writes received: " + writes);
+        }
+    }
+
+    /**
+     * Two workers each hold the key once; the kit freezes whichever reports the lock first, waits until the other
+     * takes it and writes, thaws the frozen one, and waits for both to finish.
+     */
+    private Freeze freezeTheHolder(Workers workers) throws Exception {
+        String key = TestKeys.unique("frozen");
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        long holdMillis = shortLeaseTime().toMillis();
+        Worker a = workers.start("hold", key, 1, 1, holdMillis);
+        Worker b = workers.start("hold", key, 1, 1, holdMillis);
+        Duration firstGrant = startup().plus(maxWait());
+        long end = System.nanoTime() + firstGrant.toNanos();
+        Optional<Worker> holder = Optional.empty();
+        while (holder.isEmpty()) {
+            holder = List.of(a, b).stream()
+                    .filter(w -> !w.lines("ACQUIRED").isEmpty())
+                    .findFirst();
+            if (holder.isEmpty()) {
+                assertTrue(
+                        System.nanoTime() < end,
+                        () -> "no worker acquired within " + firstGrant + "; " + a.describe() + "; " + b.describe());
+                Thread.sleep(1);
+            }
+        }
+        Worker victim = holder.get();
+        victim.freeze(); // the holder at this moment: its hold lasts a lease time, the kit reacts in milliseconds
+        Worker next = victim == a ? b : a;
+        String victimOwner = victim.lines("ACQUIRED").get(0).split(" ")[1];
+        String nextOwner;
+        try {
+            Duration bound = freedWithin(model).plus(startup());
+            String acquired = awaitLine(next, "ACQUIRED", bound);
+            nextOwner = acquired.split(" ")[1];
+            if (Lockers.capabilities(this).fencing()) {
+                awaitLine(next, "WRITE " + nextOwner, bound);
+            }
+        } finally {
+            victim.thaw();
+        }
+        Duration finish = maxWait().plus(startup());
+        assertEquals(0, victim.awaitExit(finish), victim::describe);
+        assertEquals(0, next.awaitExit(finish), next::describe);
+        return new Freeze(victim, victimOwner, next, nextOwner);
+    }
+
+    private static String awaitLine(Worker worker, String prefix, Duration timeout) throws InterruptedException {
+        return worker.await(l -> l.startsWith(prefix + " "), timeout)
+                .orElseThrow(() -> new AssertionError(
+                        "no '" + prefix + "' from " + worker.name() + " within " + timeout + "; " + worker.describe()));
+    }
+
+    /** Waits for every worker to exit, whatever its exit code. */
+    private static void awaitExits(Workers workers, Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        for (Worker worker : workers.all()) {
+            worker.awaitExit(Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+        }
+    }
+
+    /** Waits for every worker to exit with DONE; returns the sums of their DONE fields (lowest: the minimum). */
+    private static Map<String, Long> awaitDone(Workers workers, Duration timeout) throws InterruptedException {
+        Map<String, Long> totals = new HashMap<>();
+        long end = System.nanoTime() + timeout.toNanos();
+        for (Worker worker : workers.all()) {
+            int exit = worker.awaitExit(Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+            List<String> done = worker.lines("DONE");
+            assertTrue(
+                    exit == 0 && done.size() == 1,
+                    () -> worker.name() + " failed (exit " + exit + "); " + worker.describe());
+            for (String part : done.get(0).substring("DONE ".length()).split(" ")) {
+                String[] kv = part.split("=");
+                long value = Long.parseLong(kv[1]);
+                totals.merge(kv[0], value, kv[0].equals("lowest") ? Math::min : Long::sum);
+            }
+        }
+        return totals;
+    }
+
+    private static long field(String line, String name) {
+        for (String part : line.split(" ")) {
+            if (part.startsWith(name + "=")) {
+                return Long.parseLong(part.substring(name.length() + 1));
+            }
+        }
+        throw new IllegalArgumentException("no " + name + " in '" + line + "'");
+    }
+
+    private static long readLong(Path file) throws IOException {
+        return Files.exists(file) ? Long.parseLong(Files.readString(file).trim()) : 0;
+    }
+}

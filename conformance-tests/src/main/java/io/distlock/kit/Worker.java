@@ -1,0 +1,183 @@
+package io.distlock.kit;
+
+import io.distlock.testing.Signals;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * A worker JVM started by the kit ({@link WorkerMain}), with the lines it reported so far. The kit can freeze, thaw
+ * and kill it; {@link #close()} always leaves it dead. Thread-safe.
+ */
+final class Worker implements AutoCloseable {
+
+    private final String name;
+    private final Process process;
+    private final Path stderr;
+    private final List<String> lines = new ArrayList<>();
+    private final Thread reader;
+
+    private Worker(String name, Process process, Path stderr) {
+        this.name = name;
+        this.process = process;
+        this.stderr = stderr;
+        this.reader = new Thread(this::readLines, "kit-" + name + "-stdout");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /**
+     * Starts a worker JVM from this JVM's classpath (also when it is surefire's manifest-only booter jar, whose
+     * manifest lists the real classpath) with {@code args} as {@code name=value} arguments.
+     */
+    static Worker start(String name, Path dir, Map<String, String> args) throws IOException {
+        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        List<String> command = new ArrayList<>(List.of(
+                java.toString(),
+                "-Xmx128m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
+                "-D" + io.distlock.testing.TestTimeouts.FACTOR + "=" + io.distlock.testing.TestTimeouts.factor(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                WorkerMain.class.getName()));
+        args.forEach((k, v) -> command.add(k + "=" + v));
+        Files.createDirectories(dir);
+        Path stderr = dir.resolve(name + ".stderr");
+        Process process =
+                new ProcessBuilder(command).redirectError(stderr.toFile()).start();
+        return new Worker(name, process, stderr);
+    }
+
+    private void readLines() {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                synchronized (lines) {
+                    lines.add(line);
+                    lines.notifyAll();
+                }
+            }
+        } catch (IOException ignored) {
+            // the process died; what was read stays
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** Every line reported so far. */
+    List<String> lines() {
+        synchronized (lines) {
+            return List.copyOf(lines);
+        }
+    }
+
+    /** The lines reported so far that start with {@code prefix + " "}. */
+    List<String> lines(String prefix) {
+        return lines().stream().filter(l -> l.startsWith(prefix + " ")).toList();
+    }
+
+    /** The first line reported that matches {@code wanted}, waiting for it up to {@code timeout}. */
+    Optional<String> await(Predicate<String> wanted, Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        synchronized (lines) {
+            while (true) {
+                Optional<String> found = lines.stream().filter(wanted).findFirst();
+                if (found.isPresent()) {
+                    return found;
+                }
+                long left = end - System.nanoTime();
+                if (left <= 0 || (!process.isAlive() && !reader.isAlive())) {
+                    return Optional.empty();
+                }
+                TimeUnit.NANOSECONDS.timedWait(lines, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+            }
+        }
+    }
+
+    /** Freezes the worker (SIGSTOP). */
+    void freeze() {
+        Signals.pause(pid());
+    }
+
+    /** Thaws a frozen worker (SIGCONT). */
+    void thaw() {
+        Signals.resume(pid());
+    }
+
+    /** Kills the worker at once (SIGKILL): no release, no shutdown hook. */
+    void kill() throws InterruptedException {
+        Signals.kill(pid());
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Waits for the worker to finish and returns its exit code.
+     *
+     * @throws AssertionError if it did not finish within {@code timeout}, with what it reported
+     */
+    int awaitExit(Duration timeout) throws InterruptedException {
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new AssertionError("worker " + name + " did not finish within " + timeout + "; " + describe());
+        }
+        reader.join(TimeUnit.SECONDS.toMillis(5));
+        return process.exitValue();
+    }
+
+    /** What the worker reported and logged, for failure messages. */
+    String describe() {
+        String err;
+        try {
+            err = Files.exists(stderr) ? Files.readString(stderr) : "";
+        } catch (IOException e) {
+            err = "(stderr unreadable: " + e + ")";
+        }
+        if (err.length() > 4000) {
+            err = "..." + err.substring(err.length() - 4000);
+        }
+        return "worker " + name + " (pid " + pid() + ") reported " + lines()
+                + (err.isBlank() ? "" : "; stderr:\n" + err);
+    }
+
+    /** Kills the worker if it still runs (thawing it first), and waits until it is gone. */
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            try {
+                Signals.resume(pid());
+            } catch (RuntimeException alreadyGone) {
+                // it exited meanwhile
+            }
+            process.destroyForcibly();
+        }
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Worker[" + name + ", pid " + pid() + "]";
+    }
+}

@@ -1,0 +1,273 @@
+package io.distlock.kit.selftest;
+
+import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+/** The {@code lockfile:} store: see {@link FileLockBackendProvider}. Polls; not fair; fencing from a counter file. */
+final class FileLockBackend implements LockBackend {
+
+    enum Defect {
+        NONE,
+        RACY,
+        FALLING_TOKENS,
+        CONTENDED_TRYLOCK,
+        NEVER_EXPIRES
+    }
+
+    private static final long A_DAY_NANOS = java.time.Duration.ofDays(1).toNanos();
+
+    private static final Capabilities CAPABILITIES = new Capabilities(true, false, false, LeaseModel.RENEWED_TTL);
+    private static final ReentrantLock JVM_MUTEX = new ReentrantLock(); // OS file locks exclude processes, not threads
+    private static final long POLL_NANOS = 5_000_000;
+
+    private final Path dir;
+    private final Ticker ticker;
+    private final Defect defect;
+
+    /** What a lock file holds. */
+    private record Entry(String owner, long expiresNanos, long token) {}
+
+    private static final class FileLease implements Lease {
+        private final String key;
+        private final String owner;
+        private final long token;
+        private final long leaseNanos;
+        private volatile long validUntil;
+
+        FileLease(String key, String owner, long token, long leaseNanos, long grantedAt) {
+            this.key = key;
+            this.owner = owner;
+            this.token = token;
+            this.leaseNanos = leaseNanos;
+            this.validUntil = grantedAt + leaseNanos;
+        }
+
+        @Override
+        public String key() {
+            return key;
+        }
+
+        @Override
+        public String ownerId() {
+            return owner;
+        }
+
+        @Override
+        public OptionalLong fencingToken() {
+            return OptionalLong.of(token);
+        }
+
+        @Override
+        public long validUntilNanos() {
+            return validUntil;
+        }
+    }
+
+    FileLockBackend(Path dir, Ticker ticker, Defect defect) {
+        this.dir = dir;
+        this.ticker = ticker;
+        this.defect = defect;
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new LockBackendException("Cannot create the lock directory " + dir, e);
+        }
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(LockRequest request) {
+        if (defect == Defect.CONTENDED_TRYLOCK) {
+            return contended(request);
+        }
+        return attempt(request);
+    }
+
+    /** Announces the attempt, waits a round trip, and gives up if any other attempt was announced meanwhile. */
+    private Optional<Lease> contended(LockRequest request) {
+        String prefix = fileOf(request.key()).getFileName() + ".attempt.";
+        Path mine = dir.resolve(prefix + request.ownerId());
+        try {
+            Files.createFile(mine);
+            try {
+                pause();
+                pause();
+                try (java.util.stream.Stream<Path> all = Files.list(dir)) {
+                    if (all.filter(p -> p.getFileName().toString().startsWith(prefix))
+                                    .count()
+                            > 1) {
+                        return Optional.empty();
+                    }
+                }
+                return attempt(request);
+            } finally {
+                Files.deleteIfExists(mine);
+            }
+        } catch (IOException e) {
+            throw new LockBackendException("lock directory " + dir + ": " + e, e);
+        }
+    }
+
+    private Optional<Lease> attempt(LockRequest request) {
+        long now = ticker.read();
+        long leaseNanos = request.leaseTime().toNanos();
+        return atomically(() -> {
+            Path file = fileOf(request.key());
+            Optional<Entry> current = read(file);
+            if (current.isPresent() && current.get().expiresNanos() - now > 0) {
+                return Optional.empty();
+            }
+            if (defect == Defect.RACY) {
+                pause(); // a store round trip between the check and the write, with nothing to make them atomic
+            }
+            long token = nextToken();
+            write(file, new Entry(request.ownerId(), now + stored(leaseNanos), token));
+            return Optional.of(new FileLease(request.key(), request.ownerId(), token, leaseNanos, now));
+        });
+    }
+
+    @Override
+    public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
+        while (true) {
+            Optional<Lease> lease = tryAcquire(request);
+            if (lease.isPresent() || deadline.hasPassed()) {
+                return lease;
+            }
+            Thread.sleep(Math.max(1, deadline.remainingNanos(POLL_NANOS) / 1_000_000));
+        }
+    }
+
+    @Override
+    public boolean renew(Lease lease) {
+        FileLease ours = (FileLease) lease;
+        long now = ticker.read();
+        return atomically(() -> {
+            Path file = fileOf(ours.key);
+            Optional<Entry> current = read(file);
+            if (current.isEmpty()
+                    || !current.get().owner().equals(ours.owner)
+                    || current.get().expiresNanos() - now <= 0) {
+                return false;
+            }
+            write(file, new Entry(ours.owner, now + stored(ours.leaseNanos), ours.token));
+            ours.validUntil = now + ours.leaseNanos;
+            return true;
+        });
+    }
+
+    @Override
+    public void release(Lease lease) {
+        FileLease ours = (FileLease) lease;
+        atomically(() -> {
+            Path file = fileOf(ours.key);
+            Optional<Entry> current = read(file);
+            if (current.isPresent() && current.get().owner().equals(ours.owner)) {
+                Files.deleteIfExists(file);
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public void close() {
+        // nothing held open between operations
+    }
+
+    /** How long the store keeps an entry of a lease of {@code leaseNanos}. */
+    private long stored(long leaseNanos) {
+        return defect == Defect.NEVER_EXPIRES ? A_DAY_NANOS : leaseNanos;
+    }
+
+    private interface Step<T> {
+        T run() throws IOException;
+    }
+
+    private <T> T atomically(Step<T> step) {
+        try {
+            if (defect == Defect.RACY) {
+                return step.run();
+            }
+            JVM_MUTEX.lock();
+            try (FileChannel channel = FileChannel.open(
+                            dir.resolve(".mutex"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                    FileLock ignored = channel.lock()) {
+                return step.run();
+            } finally {
+                JVM_MUTEX.unlock();
+            }
+        } catch (IOException e) {
+            throw new LockBackendException("lock directory " + dir + ": " + e, e);
+        }
+    }
+
+    private long nextToken() throws IOException {
+        Path counter = dir.resolve(".fence");
+        long next = read(counter).map(Entry::token).orElse(0L) + 1;
+        write(counter, new Entry("-", 0, next));
+        return defect == Defect.FALLING_TOKENS ? 1_000_000_000L - next : next;
+    }
+
+    private Path fileOf(String key) {
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return dir.resolve(HexFormat.of().formatHex(hash) + ".lock");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Optional<Entry> read(Path file) throws IOException {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8).trim();
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+        String[] f = text.split(" ");
+        if (f.length != 3) {
+            return Optional.empty(); // only the racy variant ever sees a half-written file
+        }
+        try {
+            return Optional.of(new Entry(f[0], Long.parseLong(f[1]), Long.parseLong(f[2])));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static void write(Path file, Entry entry) throws IOException {
+        Files.writeString(
+                file, entry.owner() + " " + entry.expiresNanos() + " " + entry.token(), StandardCharsets.UTF_8);
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(2);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.distlock.kit.selftest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+
+import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.MultiProcessSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
+
+/**
+ * Tests a backend cannot pass by design are skipped with the reason in the report, never dropped or emptied: the
+ * fencing and fairness tests for a backend that declares neither, the multi-process tests for an in-JVM store. The
+ * other tests of such a backend still run and pass.
+ */
+class SkipsAreReportedTest {
+
+    /** An honest backend without fencing or fairness; run only through the engine test kit. */
+    static class NoFencingKit extends LockerConformanceTests {
+        @Override
+        public String lockerUri() {
+            return "nofencing-memory:";
+        }
+
+        @Override
+        public MultiProcessSupport multiProcessSupport() {
+            return MultiProcessSupport.unsupported("nofencing-memory: locks live inside one JVM");
+        }
+    }
+
+    @Test
+    void undeclaredCapabilities_skipWithReason_othersPass() {
+        Events events = EngineTestKit.engine("junit-jupiter")
+                .selectors(selectClass(NoFencingKit.class))
+                .execute()
+                .testEvents();
+        assertEquals(
+                0, events.failed().count(), () -> "failures: " + events.failed().list());
+        assertSkipped(events, "fencingTokens_increaseStrictly_inAcquisitionOrder", "declares no fencing");
+        assertSkipped(events, "fencedResource_rejectsFrozenHoldersWrites_afterNextHolderWrote", "declares no fencing");
+        assertSkipped(events, "lock_servesWaitersInArrivalOrder_fairBackends_theorem2", "declares no fairness");
+        assertSkipped(events, "lock_isExclusive_acrossProcesses_theorem1", "locks live inside one JVM");
+        events.aborted().stream().forEach(e -> {
+            String reason = e.getPayload(TestExecutionResult.class)
+                    .flatMap(TestExecutionResult::getThrowable)
+                    .map(Throwable::getMessage)
+                    .orElse("");
+            assertTrue(
+                    reason.contains("declares no fencing")
+                            || reason.contains("declares no fairness")
+                            || reason.contains("locks live inside one JVM"),
+                    () -> e.getTestDescriptor().getDisplayName() + " skipped for an unexpected reason: " + reason);
+        });
+        assertTrue(
+                events.succeeded().count() >= 25,
+                () -> "passed: " + events.succeeded().count());
+    }
+
+    @Test
+    void fencingTokenPresence_mustMatchDeclaration() {
+        Events events = EngineTestKit.engine("junit-jupiter")
+                .selectors(selectMethod(NoFencingKit.class, "fencingToken_isPresent_exactlyWhenDeclared"))
+                .execute()
+                .testEvents();
+        assertEquals(1, events.succeeded().count(), "a backend without fencing gives no token, as it declares");
+    }
+
+    private static void assertSkipped(Events events, String test, String reason) {
+        String message = events.aborted().stream()
+                .filter(e -> e.getTestDescriptor().getDisplayName().startsWith(test + "("))
+                .findFirst()
+                .flatMap(e -> e.getPayload(TestExecutionResult.class))
+                .flatMap(TestExecutionResult::getThrowable)
+                .map(Throwable::getMessage)
+                .orElseThrow(() -> new AssertionError(test + " was not reported as skipped"));
+        assertTrue(message.contains(reason), () -> test + " skipped with '" + message + "', want '" + reason + "'");
+    }
+}
