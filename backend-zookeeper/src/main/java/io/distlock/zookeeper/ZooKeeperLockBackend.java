@@ -12,9 +12,12 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.CloseableUtils;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -45,6 +48,26 @@ final class ZooKeeperLockBackend implements LockBackend {
         this.sessions = new SessionWatch(client, location.connectString(), requestedSessionTimeout.toNanos(), ticker);
         this.calls = new ZkCalls(client, sessions, ticker);
         sessions.start();
+        preload();
+    }
+
+    /**
+     * Loads and initialises the classes of the lock path now, without sending anything: in a fresh JVM the first lock
+     * would otherwise pay for it (hundreds of milliseconds on a busy machine), long enough for a {@code tryLock} to
+     * still hold its queue node when a later attempt looks.
+     */
+    private void preload() {
+        KeyCodec.decode(KeyCodec.encode("preload"));
+        ZkCalls.nodePrefix(ZkCalls.protectionId());
+        StandardLockInternalsDriver.standardFixForSorting(ZkCalls.LOCK_NAME + "0", ZkCalls.LOCK_NAME);
+        client.create()
+                .storingStatIn(new Stat())
+                .creatingParentContainersIfNeeded()
+                .withMode(CreateMode.EPHEMERAL);
+        client.getChildren();
+        client.getData().usingWatcher((Watcher) event -> {});
+        client.checkExists();
+        client.delete().guaranteed();
     }
 
     /** The Curator client, for tests that need to reach the session (expire it, find its server). */
