@@ -94,7 +94,7 @@ class SessionLossTest {
     }
 
     @Test
-    void sessionExpiry_firesOnLostOnce_freesTheLock_andReleaseIsSilent() throws Exception {
+    void sessionExpiry_firesOnLostOnce_freesTheLock_andStaleReleaseKeepsNewHolder() throws Exception {
         CapturingProvider provider = new CapturingProvider();
         try (RemoteLocker locker = open("sessionTimeout=4s", provider);
                 RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=4s"))) {
@@ -106,10 +106,14 @@ class SessionLossTest {
 
             Conditions.await("onLost", WAIT, () -> lost.get() == 1);
             assertThat(lock.isHeld()).isFalse();
-            assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
             try (RemoteLock next = other.lock("expire", WAIT)) {
                 assertThat(next.fencingToken().orElseThrow())
                         .isGreaterThan(lock.fencingToken().orElseThrow());
+                // the stale handle's release neither throws nor frees the new holder
+                assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+                assertThat(next.isHeld()).isTrue();
+                assertThat(nodes("expire")).isEqualTo(1);
+                assertThat(locker.tryLock("expire")).isEmpty();
             }
             assertThat(lost.get()).isEqualTo(1);
             // the locker goes on in a new session
