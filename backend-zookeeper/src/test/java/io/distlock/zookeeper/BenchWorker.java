@@ -3,8 +3,17 @@ package io.distlock.zookeeper;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.Ticker;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
 import java.io.PrintStream;
+import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -15,7 +24,7 @@ import org.apache.curator.retry.RetryOneTime;
  * One worker process of {@link ZooKeeperBenchmark}'s contended run: takes one lock {@code n} times with an empty
  * critical section, starting at an agreed wall-clock instant, and prints one {@code RESULT} line for the parent.
  *
- * <p>Arguments: {@code distlock|curator connectString path n startEpochMillis}.
+ * <p>Arguments: {@code distlock|spi|curator connectString path n startEpochMillis}.
  */
 final class BenchWorker {
 
@@ -44,6 +53,29 @@ final class BenchWorker {
                     RemoteLock lock = locker.lock(key, Duration.ofMinutes(2));
                     waits[i] = System.nanoTime() - t0;
                     lock.close();
+                }
+                last = System.nanoTime();
+            }
+        } else if (impl.equals("spi")) {
+            String base = path.substring(0, path.lastIndexOf('/'));
+            String key = KeyCodec.decode(path.substring(path.lastIndexOf('/') + 1));
+            try (LockBackend backend = new ZooKeeperLockBackendProvider()
+                    .open(new BackendConfig(
+                            URI.create("zk://" + connect + base),
+                            Map.of("sessionTimeout", "30s"),
+                            Duration.ofSeconds(30),
+                            Duration.ofSeconds(10),
+                            Ticker.system(),
+                            Clock.systemUTC()))) {
+                sleepUntil(startAt);
+                first = System.nanoTime();
+                for (int i = 0; i < n; i++) {
+                    long t0 = System.nanoTime();
+                    LockRequest request = new LockRequest(key, "bench-" + i, Duration.ofSeconds(30), reason -> {});
+                    Lease lease = backend.acquire(request, Deadline.after(Duration.ofMinutes(2), Ticker.system()))
+                            .orElseThrow();
+                    waits[i] = System.nanoTime() - t0;
+                    backend.release(lease);
                 }
                 last = System.nanoTime();
             }

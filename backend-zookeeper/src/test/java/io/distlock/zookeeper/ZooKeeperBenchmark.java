@@ -190,29 +190,36 @@ class ZooKeeperBenchmark {
 
     private void contended(String connect) throws Exception {
         line("## Contended: " + PROCESSES + " processes x " + PER_PROCESS + " acquisitions of one key, hold 0 ("
-                + CONTENDED_ROUNDS + " pairs of runs, order alternating)");
+                + CONTENDED_ROUNDS + " rounds of one run per variant, order rotating)");
         line("");
         line("| run | acquisitions/s | mean wait | max wait | Jain (throughput) | Jain (mean wait) |");
         line("|---|---|---|---|---|---|");
         List<Contended> ours = new ArrayList<>();
         List<Contended> theirs = new ArrayList<>();
         double[] pairRatios = new double[CONTENDED_ROUNDS];
+        List<Contended> spi = new ArrayList<>();
         for (int run = 0; run < CONTENDED_ROUNDS; run++) {
             String distlockPath = "/bench-distlock/" + KeyCodec.encode("contended-" + run);
+            String spiPath = "/bench-spi/" + KeyCodec.encode("contended-" + run);
             String curatorPath = "/bench-curator/contended-" + run;
-            Contended d;
-            Contended c;
-            if (run % 2 == 0) {
-                d = runWorkers("distlock", connect, distlockPath);
-                c = runWorkers("curator", connect, curatorPath);
-            } else {
-                c = runWorkers("curator", connect, curatorPath);
-                d = runWorkers("distlock", connect, distlockPath);
+            Contended[] results = new Contended[3];
+            // rotate the order, so that no variant always runs first or last
+            for (int slot = 0; slot < 3; slot++) {
+                int variant = (run + slot) % 3;
+                results[variant] = switch (variant) {
+                    case 0 -> runWorkers("distlock", connect, distlockPath);
+                    case 1 -> runWorkers("spi", connect, spiPath);
+                    default -> runWorkers("curator", connect, curatorPath);
+                };
             }
+            Contended d = results[0];
+            Contended c = results[2];
             pairRatios[run] = d.rate / c.rate;
             ours.add(d);
+            spi.add(results[1]);
             theirs.add(c);
             line(d.row("distlock #" + (run + 1)));
+            line(results[1].row("backend alone (SPI) #" + (run + 1)));
             line(c.row("Curator #" + (run + 1)));
         }
         double dRate = ours.stream().mapToDouble(x -> x.rate).average().orElseThrow();
@@ -227,9 +234,10 @@ class ZooKeeperBenchmark {
                 pairRatios[CONTENDED_ROUNDS - 1]));
         line(String.format(
                 Locale.ROOT,
-                "Mean rate: distlock %.0f/s, Curator %.0f/s, ratio %.3f. Mean Jain (throughput): distlock %.4f,"
-                        + " Curator %.4f.",
+                "Mean rate: distlock %.0f/s, backend alone %.0f/s, Curator %.0f/s, ratio distlock / Curator %.3f."
+                        + " Mean Jain (throughput): distlock %.4f, Curator %.4f.",
                 dRate,
+                spi.stream().mapToDouble(x -> x.rate).average().orElseThrow(),
                 cRate,
                 dRate / cRate,
                 ours.stream().mapToDouble(x -> x.jainThroughput).average().orElseThrow(),
