@@ -1,0 +1,296 @@
+package io.distlock.zookeeper;
+
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition of one key, in Curator's lock layout so that it excludes Curator's {@code InterProcessMutex} on the
+ * same path and is excluded by it: the attempt creates an ephemeral sequential node {@code
+ * <lockPath>/_c_<uuid>-lock-<seq>}; the node with the lowest sequence number owns the lock; every other node watches
+ * only its predecessor (no thundering herd, no polling), so waiters are served in the order they arrived. The attempt
+ * object lives on the acquiring thread only; its node is deleted on every way out but the grant.
+ */
+final class LockAttempt {
+
+    private static final Logger log = LoggerFactory.getLogger(LockAttempt.class);
+
+    private static final Comparator<String> BY_SEQUENCE = Comparator.comparing(
+            (String name) -> StandardLockInternalsDriver.standardFixForSorting(name, ZkCalls.LOCK_NAME));
+
+    private final ZkCalls calls;
+    private final SessionWatch sessions;
+    private final Ticker ticker;
+    private final Duration operationTimeout;
+    private final LockRequest request;
+    private final String lockPath;
+    private final Runnable wakeUp = this::wake;
+    private boolean woken; // guarded by this
+
+    /** The protection id of the node being created or held; null when we have no node (nothing to clean up). */
+    private String protectionId;
+
+    private ZkCalls.Created node;
+
+    LockAttempt(
+            ZkCalls calls,
+            SessionWatch sessions,
+            Ticker ticker,
+            Duration operationTimeout,
+            LockRequest request,
+            String lockPath) {
+        this.calls = calls;
+        this.sessions = sessions;
+        this.ticker = ticker;
+        this.operationTimeout = operationTimeout;
+        this.request = request;
+        this.lockPath = lockPath;
+    }
+
+    /** Seed 000 Listing 7 over a queue: join it, and leave again at once unless first. */
+    Optional<Lease> tryOnce() {
+        Deadline deadline = Deadline.after(operationTimeout, ticker);
+        Optional<Lease> lease = Optional.empty();
+        try {
+            enqueue(deadline);
+            List<String> queue = queue(deadline);
+            int index = queue.indexOf(ourName());
+            if (index < 0) {
+                throw new LockBackendException("The lock node " + node.path() + " of '" + request.key()
+                        + "' vanished right after it was created: the ZooKeeper session at "
+                        + sessions.connectString() + " ended; nothing is left held");
+            }
+            if (index > 0) {
+                return Optional.empty();
+            }
+            lease = grant();
+            if (lease.isEmpty()) {
+                throw new LockBackendException("The ZooKeeper session at " + sessions.connectString()
+                        + " ended during tryLock('" + request.key() + "'); nothing is left held");
+            }
+            return lease;
+        } catch (TimeoutException e) {
+            throw new LockBackendException("No answer from ZooKeeper at " + sessions.connectString() + " within "
+                    + operationTimeout + " (option connectTimeout) during tryLock('" + request.key() + "')"
+                    + (sessions.isConnected() ? "" : ": not connected") + "; nothing is left held");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("Interrupted during tryLock('" + request.key() + "')", e);
+        } catch (KeeperException e) {
+            throw failure("tryLock", e);
+        } finally {
+            if (lease.isEmpty()) {
+                leave();
+            }
+        }
+    }
+
+    /** Seed 000 Listing 6 over a queue: join it once, wait for the predecessor to go, until {@code deadline}. */
+    Optional<Lease> await(Deadline deadline) throws InterruptedException {
+        Optional<Lease> lease = Optional.empty();
+        sessions.addWakeUp(wakeUp);
+        try {
+            while (lease.isEmpty()) {
+                try {
+                    lease = step(deadline);
+                } catch (KeeperException e) {
+                    if (!deadline.isBounded() || !isConnectionTrouble(e)) {
+                        throw e;
+                    }
+                    // A bounded wait rides out connection trouble until its deadline.
+                    log.debug("Waiting for lock '{}' through a ZooKeeper connection problem: {}", request.key(), e);
+                    pause(deadline);
+                }
+            }
+            return lease;
+        } catch (TimeoutException e) {
+            if (!sessions.isConnected()) {
+                throw new LockBackendException("Gave up waiting for lock '" + request.key() + "' at its deadline ("
+                        + deadline.maxWait().orElseThrow() + ") while not connected to ZooKeeper at "
+                        + sessions.connectString() + "; a queue node of ours is deleted when the connection returns"
+                        + " or the session expires");
+            }
+            return Optional.empty();
+        } catch (KeeperException e) {
+            throw failure("lock", e);
+        } finally {
+            sessions.removeWakeUp(wakeUp);
+            if (lease.isEmpty()) {
+                leave();
+            }
+        }
+    }
+
+    /** One look at the queue: the lease once we are first; empty to look again. */
+    private Optional<Lease> step(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        if (node == null) {
+            enqueue(deadline);
+        }
+        List<String> queue = queue(deadline);
+        int index = queue.indexOf(ourName());
+        if (index < 0) {
+            // The session that held our node ended (or someone deleted it): queue again, at the back.
+            log.warn(
+                    "Lock node {} of '{}' vanished while waiting (ZooKeeper session ended?); queueing again",
+                    node.path(),
+                    request.key());
+            forgetNode();
+            return Optional.empty();
+        }
+        if (index == 0) {
+            Optional<Lease> granted = grant();
+            if (granted.isEmpty()) {
+                forgetNode(); // our session ended just now: queue again
+            }
+            return granted;
+        }
+        String predecessor = ZKPaths.makePath(lockPath, queue.get(index - 1));
+        synchronized (this) {
+            woken = false;
+        }
+        Watcher watcher = event -> wake();
+        if (calls.watch(predecessor, watcher, deadline)) {
+            sleep(deadline, Long.MAX_VALUE);
+        }
+        return Optional.empty();
+    }
+
+    private void enqueue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        protectionId = ZkCalls.protectionId();
+        node = calls.createLockNode(
+                lockPath, protectionId, request.ownerId().getBytes(StandardCharsets.UTF_8), deadline);
+    }
+
+    private void forgetNode() {
+        node = null;
+        protectionId = null;
+    }
+
+    private String ourName() {
+        return ZKPaths.getNodeFromPath(node.path());
+    }
+
+    private List<String> queue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        List<String> children = new ArrayList<>(calls.children(lockPath, deadline));
+        children.sort(BY_SEQUENCE);
+        return children;
+    }
+
+    /** Turns our first-in-queue node into a lease of the session that owns it; empty if that session is gone. */
+    private Optional<Lease> grant() {
+        ZkSession session = sessions.owning(node.stat().getEphemeralOwner());
+        if (session == null) {
+            return Optional.empty();
+        }
+        ZkLease lease = new ZkLease(
+                request.key(),
+                request.ownerId(),
+                node.path(),
+                node.stat().getCzxid(),
+                session,
+                node.sentNanos(),
+                request.lossListener());
+        if (!session.adopt(lease)) {
+            lease.lose(ticker.read(), "the ZooKeeper " + session + " was lost while the lock was being granted");
+        }
+        return Optional.of(lease);
+    }
+
+    private static boolean isConnectionTrouble(KeeperException e) {
+        return switch (e.code()) {
+            case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONMOVED, SESSIONEXPIRED -> true;
+            default -> false;
+        };
+    }
+
+    /** Waits for a change of connection state, at most a second and at most until the deadline. */
+    private void pause(Deadline deadline) throws InterruptedException, TimeoutException {
+        synchronized (this) {
+            woken = false;
+        }
+        sleep(deadline, TimeUnit.SECONDS.toNanos(1));
+    }
+
+    /** Sleeps until woken, or {@code capNanos} passed (then returns), or the deadline passed (then throws). */
+    private void sleep(Deadline deadline, long capNanos) throws InterruptedException, TimeoutException {
+        long start = System.nanoTime();
+        synchronized (this) {
+            while (!woken) {
+                long left = deadline.remainingNanos();
+                if (left <= 0) {
+                    throw new TimeoutException();
+                }
+                long capLeft = capNanos - (System.nanoTime() - start);
+                if (capLeft <= 0) {
+                    return;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, capLeft));
+            }
+        }
+    }
+
+    private synchronized void wake() {
+        woken = true;
+        notifyAll();
+    }
+
+    /**
+     * Deletes our node, if we may have one (also one whose creation was cut short: it is found by its protection id).
+     * Waits for the answer up to the operation timeout, never interruptibly; if the store cannot be reached, the
+     * deletion is handed to the session watch, which does it once the connection is back.
+     */
+    private void leave() {
+        if (protectionId == null) {
+            return;
+        }
+        String id = protectionId;
+        ZkCalls.Created ours = node;
+        forgetNode();
+        boolean interrupted = Thread.interrupted();
+        try {
+            Deadline deadline = Deadline.after(operationTimeout, ticker);
+            if (ours != null) {
+                calls.delete(ours.path(), deadline);
+            } else {
+                calls.deleteProtected(lockPath, id, deadline);
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+            sessions.deleteLater(lockPath, id);
+        } catch (TimeoutException | KeeperException | RuntimeException e) {
+            log.warn(
+                    "Could not delete the queue node of '{}' now ({}); it is deleted when the connection returns or"
+                            + " the session expires",
+                    request.key(),
+                    e.toString());
+            sessions.deleteLater(lockPath, id);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private LockBackendException failure(String operation, KeeperException e) {
+        return new LockBackendException(
+                "ZooKeeper at " + sessions.connectString() + " failed during " + operation + "('" + request.key()
+                        + "'): " + e.getMessage() + "; nothing is left held",
+                e);
+    }
+}

@@ -1,0 +1,309 @@
+package io.distlock.zookeeper;
+
+import io.distlock.Ticker;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows the client's ZooKeeper session and tells the held locks what happens to it.
+ *
+ * <ul>
+ *   <li>A heartbeat (a cheap {@code exists} every third of the session timeout) records the send time of requests the
+ *       server answered, which moves each lock's validity on (see {@link ZkSession}).
+ *   <li>{@code SUSPENDED}: the locks are uncertain; nothing moves their validity on, so they turn not-held when the
+ *       session may have expired on the server, even if {@code LOST} never comes.
+ *   <li>{@code LOST} (the session expired, or Curator gave up after a session timeout without connection): every lock
+ *       of the session is lost and its owner told once.
+ *   <li>{@code RECONNECTED} with the same session: the locks are checked to still exist; with a new session: the old
+ *       one's locks are lost.
+ * </ul>
+ *
+ * Waiting acquisitions register a wake-up here, so that a change of state makes them look at the queue again.
+ */
+final class SessionWatch implements ConnectionStateListener, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(SessionWatch.class);
+    private static final long MIN_HEARTBEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final CuratorFramework client;
+    private final String connectString;
+    private final long requestedTimeoutNanos;
+    private final Ticker ticker;
+    private final AtomicReference<ZkSession> current = new AtomicReference<>();
+    private final Set<Runnable> wakeUps = ConcurrentHashMap.newKeySet();
+    private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
+    private volatile boolean lostState;
+    private final ScheduledExecutorService heartbeat;
+    private volatile boolean closed;
+
+    SessionWatch(CuratorFramework client, String connectString, long requestedTimeoutNanos, Ticker ticker) {
+        this.client = client;
+        this.connectString = connectString;
+        this.requestedTimeoutNanos = requestedTimeoutNanos;
+        this.ticker = ticker;
+        this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "distlock-zookeeper-heartbeat");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts following the session; call once connected. */
+    void start() {
+        client.getConnectionStateListenable().addListener(this);
+        observe();
+        beat();
+    }
+
+    /**
+     * The session that owns a node whose {@code ephemeralOwner} is {@code sessionId}, if it is this client's live
+     * session; null if that session is gone.
+     */
+    ZkSession owning(long sessionId) {
+        ZkSession s = observe();
+        if (s != null && s.id() == sessionId && !s.isLost()) {
+            return s;
+        }
+        return null;
+    }
+
+    /** Whether the client is connected now. */
+    boolean isConnected() {
+        return client.getZookeeperClient().isConnected();
+    }
+
+    String connectString() {
+        return connectString;
+    }
+
+    /** Whether Curator reported the session lost and no connection has come back since. */
+    boolean isLost() {
+        return lostState;
+    }
+
+    /** A queue node that could not be deleted when its attempt ended. */
+    private record PendingDelete(String lockPath, String protectionId) {}
+
+    /**
+     * Deletes the node of the attempt with {@code protectionId} under {@code lockPath} once the connection is back in
+     * the same session (in a new session the node is gone with the old one).
+     */
+    void deleteLater(String lockPath, String protectionId) {
+        pendingDeletes.add(new PendingDelete(lockPath, protectionId));
+        if (isConnected()) {
+            deletePending();
+        }
+    }
+
+    private void deletePending() {
+        for (PendingDelete pending : pendingDeletes) {
+            try {
+                client.getChildren()
+                        .inBackground((c, event) -> {
+                            if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                                pendingDeletes.remove(pending);
+                                return;
+                            }
+                            if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
+                                return; // tried again at the next reconnection
+                            }
+                            pendingDeletes.remove(pending);
+                            ZkCalls.findProtected(event.getChildren(), pending.protectionId())
+                                    .ifPresent(name -> deleteInBackground(ZKPaths.makePath(pending.lockPath(), name)));
+                        })
+                        .forPath(pending.lockPath());
+            } catch (Exception e) {
+                log.debug("Could not list {} to delete a left-over queue node: {}", pending.lockPath(), e.toString());
+            }
+        }
+    }
+
+    /** Deletes {@code path} without waiting; Curator's guaranteed delete retries it after a reconnection. */
+    void deleteInBackground(String path) {
+        try {
+            client.delete().guaranteed().inBackground().forPath(path);
+        } catch (Exception e) {
+            log.debug("Could not delete {}: {}", path, e.toString());
+        }
+    }
+
+    void addWakeUp(Runnable wakeUp) {
+        wakeUps.add(wakeUp);
+    }
+
+    void removeWakeUp(Runnable wakeUp) {
+        wakeUps.remove(wakeUp);
+    }
+
+    @Override
+    public void stateChanged(CuratorFramework c, ConnectionState state) {
+        switch (state) {
+            case SUSPENDED, READ_ONLY -> {
+                ZkSession s = current.get();
+                int held = s == null ? 0 : s.leases().size();
+                log.warn(
+                        "Connection to ZooKeeper at {} suspended; {} held lock(s) are uncertain until it returns",
+                        connectString,
+                        held);
+            }
+            case LOST -> {
+                lostState = true;
+                ZkSession s = current.get();
+                ZooKeeper zk = handleOrNull();
+                boolean stale = s != null && zk != null && zk.getState().isConnected() && zk.getSessionId() == s.id();
+                if (s != null && !stale) {
+                    lose(s, "the ZooKeeper " + s + " was lost (expired, or no connection for its timeout)");
+                }
+            }
+            case CONNECTED, RECONNECTED -> {
+                lostState = false;
+                ZkSession before = current.get();
+                ZkSession now = observe();
+                if (now != null && before == now) {
+                    verifyNodes(now);
+                    deletePending();
+                } else {
+                    pendingDeletes.clear(); // a new session: the old session's nodes are gone with it
+                }
+                heartbeat.execute(this::beatOnce);
+            }
+        }
+        wakeAll();
+    }
+
+    /** Reads the live handle's session; a new session id replaces (and loses) the previous session. */
+    private ZkSession observe() {
+        ZooKeeper zk = handleOrNull();
+        if (zk == null || !zk.getState().isConnected()) {
+            return current.get();
+        }
+        long id = zk.getSessionId();
+        int timeoutMs = zk.getSessionTimeout();
+        if (id == 0 || timeoutMs <= 0) {
+            return current.get();
+        }
+        while (true) {
+            ZkSession known = current.get();
+            if (known != null && known.id() == id) {
+                return known;
+            }
+            ZkSession fresh = new ZkSession(id, TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+            if (current.compareAndSet(known, fresh)) {
+                if (known != null) {
+                    lose(known, "the ZooKeeper " + known + " ended; the client is now in " + fresh);
+                }
+                long requestedMs = TimeUnit.NANOSECONDS.toMillis(requestedTimeoutNanos);
+                if (Math.abs(timeoutMs - requestedMs) > 1) {
+                    log.warn(
+                            "ZooKeeper at {} granted a session timeout of {} ms instead of the {} ms asked for (the"
+                                    + " server bounds it by its minSessionTimeout/maxSessionTimeout); locks of a"
+                                    + " crashed holder are freed after {} ms",
+                            connectString,
+                            timeoutMs,
+                            requestedMs,
+                            timeoutMs);
+                }
+                log.debug("ZooKeeper {} established with {} (timeout {} ms)", fresh, connectString, timeoutMs);
+                return fresh;
+            }
+        }
+    }
+
+    private void lose(ZkSession s, String reason) {
+        int held = s.leases().size();
+        s.markLost(ticker.read(), reason);
+        if (held > 0) {
+            log.warn("{}: {} held lock(s) lost", reason, held);
+        }
+    }
+
+    /** After a reconnection in the same session: a lock whose node is gone (deleted by hand) is lost. */
+    private void verifyNodes(ZkSession s) {
+        for (ZkLease lease : s.leases()) {
+            try {
+                client.checkExists()
+                        .inBackground((c, event) -> {
+                            if (event.getResultCode() == KeeperException.Code.OK.intValue()
+                                    && event.getStat() == null) {
+                                s.forget(lease);
+                                lease.lose(ticker.read(), "its lock node " + lease.nodePath() + " no longer exists");
+                            }
+                        })
+                        .forPath(lease.nodePath());
+            } catch (Exception e) {
+                log.debug("Could not check lock node {}: {}", lease.nodePath(), e.toString());
+            }
+        }
+    }
+
+    private void beat() {
+        beatOnce();
+        if (closed) {
+            return;
+        }
+        ZkSession s = current.get();
+        long period = Math.max(MIN_HEARTBEAT_NANOS, (s == null ? requestedTimeoutNanos : s.timeoutNanos()) / 3);
+        try {
+            heartbeat.schedule(this::beat, period, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+            // closed meanwhile
+        }
+    }
+
+    /** Sends one request and, when the server answers, credits its send time to the session it was sent in. */
+    private void beatOnce() {
+        ZooKeeper zk = handleOrNull();
+        if (zk == null || !zk.getState().isConnected()) {
+            return;
+        }
+        ZkSession s = observe();
+        if (s == null || s.id() != zk.getSessionId()) {
+            return;
+        }
+        long sent = ticker.read();
+        // The raw handle, not Curator's: an answer on this handle is an answer in this session, never a later one.
+        zk.exists(
+                "/",
+                false,
+                (rc, path, ctx, stat) -> {
+                    if (rc == KeeperException.Code.OK.intValue()) {
+                        s.answered(sent);
+                    }
+                },
+                null);
+    }
+
+    private void wakeAll() {
+        for (Runnable wakeUp : wakeUps) {
+            wakeUp.run();
+        }
+    }
+
+    private ZooKeeper handleOrNull() {
+        try {
+            return client.getZookeeperClient().getZooKeeper();
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        client.getConnectionStateListenable().removeListener(this);
+        heartbeat.shutdownNow();
+    }
+}

@@ -1,0 +1,237 @@
+package io.distlock.zookeeper;
+
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.spi.Deadline;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * The few ZooKeeper operations the lock needs, each bounded by a {@link Deadline}.
+ *
+ * <p>Calls are synchronous (the answer wakes the caller straight from ZooKeeper's I/O thread, as with Curator's own
+ * recipes), and made only while connected: while the connection is down a call waits for it to come back, until its
+ * deadline, instead of queueing. The client runs without Curator's retries ({@code RetryNTimes(0)}); a call that loses
+ * its connection is repeated here after the reconnection. A call already on the wire when the connection silently
+ * dies can outlive its deadline until the client notices (at most two thirds of the session timeout).
+ *
+ * <p>Lock nodes are named as Curator's protected mode names them, {@code _c_<uuid>-lock-<sequence>}, with the UUID
+ * chosen here, so that the "created, but the reply was lost" case is recognised: after a lost reply the node is looked
+ * for by its UUID before creating another, and a node left by an abandoned attempt is found and deleted the same way.
+ */
+final class ZkCalls {
+
+    /** Curator's lock node name ({@code InterProcessMutex}'s {@code LOCK_NAME}); the sequence number follows it. */
+    static final String LOCK_NAME = "lock-";
+
+    /** Curator's protected-mode prefix ({@code ProtectedUtils.PROTECTED_PREFIX}). */
+    static final String PROTECTED_PREFIX = "_c_";
+
+    private final CuratorFramework client;
+    private final SessionWatch sessions;
+    private final Ticker ticker;
+
+    ZkCalls(CuratorFramework client, SessionWatch sessions, Ticker ticker) {
+        this.client = client;
+        this.sessions = sessions;
+        this.ticker = ticker;
+    }
+
+    /** A fresh protection id. Only uniqueness matters (it is no secret), so a fast generator will do. */
+    static String protectionId() {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        long high = (random.nextLong() & ~0xF000L) | 0x4000L; // version 4
+        long low = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L; // IETF variant
+        return new UUID(high, low).toString();
+    }
+
+    /** The node name prefix of an attempt with {@code protectionId}, before the sequence number. */
+    static String nodePrefix(String protectionId) {
+        return PROTECTED_PREFIX + protectionId + "-" + LOCK_NAME;
+    }
+
+    /** A created lock node, with the ticker reading taken before the first request to create it was sent. */
+    record Created(String path, Stat stat, long sentNanos) {}
+
+    /**
+     * Creates the ephemeral sequential node {@code lockPath/_c_<protectionId>-lock-<seq>}, creating missing parents as
+     * container nodes (which the server deletes once empty).
+     */
+    Created createLockNode(String lockPath, String protectionId, byte[] data, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        long sent = ticker.read();
+        boolean mayExist = false;
+        while (true) {
+            awaitConnected(deadline);
+            try {
+                if (mayExist) {
+                    Optional<Created> found = findCreated(lockPath, protectionId, sent);
+                    if (found.isPresent()) {
+                        return found.get();
+                    }
+                }
+                Stat stat = new Stat();
+                String path = client.create()
+                        .storingStatIn(stat)
+                        .creatingParentContainersIfNeeded()
+                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                        .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId)), data);
+                return new Created(path, stat, sent);
+            } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException e) {
+                mayExist = true; // the server may have created it: look for it before creating another
+                checkDeadline(deadline);
+            } catch (KeeperException | InterruptedException | RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw unexpected(e);
+            }
+        }
+    }
+
+    private Optional<Created> findCreated(String lockPath, String protectionId, long sentNanos) throws Exception {
+        Optional<String> name = findProtected(children(lockPath), protectionId);
+        if (name.isEmpty()) {
+            return Optional.empty();
+        }
+        String path = ZKPaths.makePath(lockPath, name.get());
+        Stat stat = client.checkExists().forPath(path);
+        return stat == null ? Optional.empty() : Optional.of(new Created(path, stat, sentNanos));
+    }
+
+    private List<String> children(String lockPath) throws Exception {
+        try {
+            return client.getChildren().forPath(lockPath);
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
+    static Optional<String> findProtected(List<String> children, String protectionId) {
+        String prefix = nodePrefix(protectionId);
+        return children.stream().filter(c -> c.startsWith(prefix)).findFirst();
+    }
+
+    /** The children of {@code path}; empty if it does not exist. */
+    List<String> children(String path, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        return idempotent(deadline, () -> children(path));
+    }
+
+    /**
+     * Reads {@code path} and leaves {@code watcher} on it; {@code getData} rather than {@code exists}, as Curator does,
+     * so that no watch is left on a node that is already gone.
+     *
+     * @return false if the node does not exist (no watch is left)
+     */
+    boolean watch(String path, Watcher watcher, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        return idempotent(deadline, () -> {
+            try {
+                client.getData().usingWatcher(watcher).forPath(path);
+                return true;
+            } catch (KeeperException.NoNodeException e) {
+                return false;
+            }
+        });
+    }
+
+    /** The node's stat, or null if it does not exist. */
+    Stat exists(String path, Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        return idempotent(deadline, () -> client.checkExists().forPath(path));
+    }
+
+    /** Deletes {@code path}; false if it was already gone. */
+    boolean delete(String path, Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        return idempotent(deadline, () -> {
+            try {
+                client.delete().forPath(path);
+                return true;
+            } catch (KeeperException.NoNodeException e) {
+                return false;
+            }
+        });
+    }
+
+    /** Deletes the node of the attempt with {@code protectionId} under {@code lockPath}, if there is one. */
+    void deleteProtected(String lockPath, String protectionId, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        Optional<String> name = findProtected(children(lockPath, deadline), protectionId);
+        if (name.isPresent()) {
+            delete(ZKPaths.makePath(lockPath, name.get()), deadline);
+        }
+    }
+
+    private interface Call<T> {
+        T call() throws Exception;
+    }
+
+    /** Runs a call that may be repeated, repeating it after a connection loss until the deadline. */
+    private <T> T idempotent(Deadline deadline, Call<T> call)
+            throws InterruptedException, TimeoutException, KeeperException {
+        while (true) {
+            awaitConnected(deadline);
+            try {
+                return call.call();
+            } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException e) {
+                checkDeadline(deadline);
+            } catch (KeeperException | InterruptedException | RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw unexpected(e);
+            }
+        }
+    }
+
+    /** Waits until the client is connected; the deadline passing first throws. */
+    private void awaitConnected(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        if (client.getZookeeperClient().isConnected()) {
+            return;
+        }
+        if (sessions.isLost()) {
+            // Curator gave the session up (no connection for a whole session timeout): fail rather than hang.
+            throw new KeeperException.ConnectionLossException();
+        }
+        Object monitor = new Object();
+        Runnable wake = () -> {
+            synchronized (monitor) {
+                monitor.notifyAll();
+            }
+        };
+        sessions.addWakeUp(wake);
+        try {
+            synchronized (monitor) {
+                while (!client.getZookeeperClient().isConnected()) {
+                    checkDeadline(deadline);
+                    if (sessions.isLost()) {
+                        throw new KeeperException.ConnectionLossException();
+                    }
+                    // woken by a change of connection state; re-checks at least every 100 ms
+                    TimeUnit.NANOSECONDS.timedWait(
+                            monitor, deadline.remainingNanos(TimeUnit.MILLISECONDS.toNanos(100)));
+                }
+            }
+        } finally {
+            sessions.removeWakeUp(wake);
+        }
+    }
+
+    private static void checkDeadline(Deadline deadline) throws TimeoutException {
+        if (deadline.hasPassed()) {
+            throw new TimeoutException();
+        }
+    }
+
+    private LockBackendException unexpected(Exception e) {
+        return new LockBackendException("ZooKeeper at " + sessions.connectString() + " failed: " + e, e);
+    }
+}

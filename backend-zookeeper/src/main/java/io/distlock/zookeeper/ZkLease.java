@@ -1,0 +1,92 @@
+package io.distlock.zookeeper;
+
+import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLossListener;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One granted lock: its node, the session holding it, and its fencing token (the node's {@code czxid}, the zxid of the
+ * transaction that created it; zxids grow with every write to the ensemble, so later holders of a key always have
+ * larger ones, even after the key's parent node was reaped and created again).
+ */
+final class ZkLease implements Lease {
+
+    private final String key;
+    private final String ownerId;
+    private final String nodePath;
+    private final long czxid;
+    private final ZkSession session;
+    private final long createSentNanos;
+    private final LeaseLossListener lossListener;
+    private final AtomicBoolean lost = new AtomicBoolean();
+    private volatile long lostAtNanos;
+
+    ZkLease(
+            String key,
+            String ownerId,
+            String nodePath,
+            long czxid,
+            ZkSession session,
+            long createSentNanos,
+            LeaseLossListener lossListener) {
+        this.key = key;
+        this.ownerId = ownerId;
+        this.nodePath = nodePath;
+        this.czxid = czxid;
+        this.session = session;
+        this.createSentNanos = createSentNanos;
+        this.lossListener = lossListener;
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+
+    @Override
+    public String ownerId() {
+        return ownerId;
+    }
+
+    @Override
+    public OptionalLong fencingToken() {
+        return OptionalLong.of(czxid);
+    }
+
+    /** See {@link ZkSession} for why this is a safe bound while connected, suspended, or after a freeze. */
+    @Override
+    public long validUntilNanos() {
+        if (lost.get()) {
+            return lostAtNanos;
+        }
+        return session.guaranteedUntil(createSentNanos);
+    }
+
+    String nodePath() {
+        return nodePath;
+    }
+
+    ZkSession session() {
+        return session;
+    }
+
+    boolean isLost() {
+        return lost.get() || session.isLost();
+    }
+
+    /** Marks the lease lost and tells the locker, once. */
+    void lose(long nowNanos, String reason) {
+        if (!lost.get()) {
+            lostAtNanos = nowNanos;
+        }
+        if (lost.compareAndSet(false, true)) {
+            lossListener.leaseLost(reason);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ZkLease[" + key + ", " + nodePath + ", token=" + czxid + ", " + session + "]";
+    }
+}

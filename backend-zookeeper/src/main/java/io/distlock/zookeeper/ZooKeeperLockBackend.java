@@ -1,0 +1,175 @@
+package io.distlock.zookeeper;
+
+import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeoutException;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+import org.apache.curator.utils.CloseableUtils;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * Locks as ephemeral sequential nodes under {@code <basePath>/<encoded key>}, in the layout of Curator's {@code
+ * InterProcessMutex}; the ZooKeeper session is the lease (see {@link ZkSession}). One Curator client per backend.
+ */
+final class ZooKeeperLockBackend implements LockBackend {
+
+    private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.SESSION);
+
+    private final CuratorFramework client;
+    private final ZkCalls calls;
+    private final SessionWatch sessions;
+    private final ZkLocation location;
+    private final Ticker ticker;
+    private final Duration operationTimeout;
+
+    ZooKeeperLockBackend(
+            CuratorFramework client,
+            ZkLocation location,
+            Duration requestedSessionTimeout,
+            Duration operationTimeout,
+            Ticker ticker) {
+        this.client = client;
+        this.location = location;
+        this.ticker = ticker;
+        this.operationTimeout = operationTimeout;
+        this.sessions = new SessionWatch(client, location.connectString(), requestedSessionTimeout.toNanos(), ticker);
+        this.calls = new ZkCalls(client, sessions, ticker);
+        sessions.start();
+        preload();
+    }
+
+    /**
+     * Loads and initialises the classes of the lock path now, without sending anything: in a fresh JVM the first lock
+     * would otherwise pay for it (hundreds of milliseconds on a busy machine), long enough for a {@code tryLock} to
+     * still hold its queue node when a later attempt looks.
+     */
+    private void preload() {
+        KeyCodec.decode(KeyCodec.encode("preload"));
+        ZkCalls.nodePrefix(ZkCalls.protectionId());
+        StandardLockInternalsDriver.standardFixForSorting(ZkCalls.LOCK_NAME + "0", ZkCalls.LOCK_NAME);
+        client.create()
+                .storingStatIn(new Stat())
+                .creatingParentContainersIfNeeded()
+                .withMode(CreateMode.EPHEMERAL);
+        client.getChildren();
+        client.getData().usingWatcher((Watcher) event -> {});
+        client.checkExists();
+        client.delete().guaranteed();
+    }
+
+    /** The Curator client, for tests that need to reach the session (expire it, find its server). */
+    CuratorFramework client() {
+        return client;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(LockRequest request) {
+        return attempt(request).tryOnce();
+    }
+
+    @Override
+    public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
+        return attempt(request).await(deadline);
+    }
+
+    private LockAttempt attempt(LockRequest request) {
+        return new LockAttempt(calls, sessions, ticker, operationTimeout, request, lockPath(request.key()));
+    }
+
+    /** The parent of a key's lock nodes; give this path to Curator's {@code InterProcessMutex} to share the lock. */
+    String lockPath(String key) {
+        return ZKPaths.makePath(location.basePath(), KeyCodec.encode(key));
+    }
+
+    /**
+     * The node is ours for as long as it exists in the session that created it (a session lease has nothing to
+     * extend; the locker does not call this for {@link LeaseModel#SESSION}, but it is an honest check).
+     */
+    @Override
+    public boolean renew(Lease lease) {
+        ZkLease zk = (ZkLease) lease;
+        if (zk.isLost()) {
+            return false;
+        }
+        try {
+            Stat stat = calls.exists(zk.nodePath(), Deadline.after(operationTimeout, ticker));
+            return stat != null && stat.getEphemeralOwner() == zk.session().id();
+        } catch (TimeoutException e) {
+            throw new LockBackendException("No answer from ZooKeeper at " + location.connectString() + " within "
+                    + operationTimeout + " checking lock '" + lease.key() + "'");
+        } catch (KeeperException e) {
+            throw new LockBackendException(
+                    "ZooKeeper at " + location.connectString() + " failed checking lock '" + lease.key() + "': " + e,
+                    e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("Interrupted checking lock '" + lease.key() + "'", e);
+        }
+    }
+
+    /**
+     * Deletes the lease's node. A lease whose session is lost has no node left: silently nothing. A lease whose
+     * validity ran out (the locker cleaning up after a suspension) is deleted without waiting. Otherwise waits for the
+     * server's answer up to the operation timeout; the deletion is guaranteed (Curator retries it after a
+     * reconnection), so a timeout here still ends with the node deleted or its session expired.
+     */
+    @Override
+    public void release(Lease lease) {
+        ZkLease zk = (ZkLease) lease;
+        zk.session().forget(zk);
+        if (zk.isLost()) {
+            return;
+        }
+        if (zk.validUntilNanos() - ticker.read() <= 0) {
+            sessions.deleteInBackground(zk.nodePath());
+            return;
+        }
+        try {
+            calls.delete(zk.nodePath(), Deadline.after(operationTimeout, ticker));
+        } catch (TimeoutException e) {
+            sessions.deleteInBackground(zk.nodePath());
+            throw new LockBackendException("Could not confirm the release of lock '" + lease.key() + "' within "
+                    + operationTimeout + ": no answer from ZooKeeper at " + location.connectString()
+                    + "; its node is deleted as soon as the connection returns, or by the session's expiry");
+        } catch (KeeperException e) {
+            throw new LockBackendException(
+                    "ZooKeeper at " + location.connectString() + " failed releasing lock '" + lease.key() + "': " + e
+                            + "; its node goes with the session",
+                    e);
+        } catch (InterruptedException e) {
+            sessions.deleteInBackground(zk.nodePath());
+            Thread.currentThread().interrupt();
+            throw new LockBackendException(
+                    "Interrupted releasing lock '" + lease.key() + "'; its node is deleted in the background", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        sessions.close();
+        CloseableUtils.closeQuietly(client);
+    }
+
+    @Override
+    public String toString() {
+        return "ZooKeeperLockBackend[" + location.connectString() + location.basePath() + "]";
+    }
+}

@@ -1,0 +1,244 @@
+package io.distlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.LockBackendException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.testing.TestTimeouts;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.KillSession;
+import org.apache.curator.test.TestingServer;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The session is the lease: expiry, suspension and server restarts, against a real server this class stops. */
+@Timeout(180)
+class SessionLossTest {
+
+    private static final String BASE = "/session-test";
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    private static TestingServer server;
+    private static CuratorFramework raw;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = ZkTestServers.server();
+        raw = CuratorFrameworkFactory.newClient(server.getConnectString(), 10_000, 5_000, new RetryOneTime(100));
+        raw.start();
+        raw.blockUntilConnected();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (raw != null) {
+            raw.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static String uri(String options) {
+        return "zk://" + server.getConnectString() + BASE + "?" + options;
+    }
+
+    private static RemoteLocker open(String options, CapturingProvider provider) {
+        return RemoteLockers.builder().uri(uri(options)).provider(provider).build();
+    }
+
+    private static int nodes(String key) {
+        try {
+            String path = ZKPaths.makePath(BASE, KeyCodec.encode(key));
+            return raw.checkExists().forPath(path) == null
+                    ? 0
+                    : raw.getChildren().forPath(path).size();
+        } catch (Exception e) {
+            return -1; // not connected right now
+        }
+    }
+
+    /** Ends the session on the server, as an expiry does: a second handle with the same id and password closes it. */
+    private static void expireOnServer(ZooKeeper zk) throws Exception {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper clone = new ZooKeeper(
+                server.getConnectString(),
+                5_000,
+                event -> {
+                    if (event.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+                        connected.countDown();
+                    }
+                },
+                zk.getSessionId(),
+                zk.getSessionPasswd());
+        assertThat(connected.await(10, TimeUnit.SECONDS)).isTrue();
+        clone.close();
+    }
+
+    @Test
+    void sessionExpiry_firesOnLostOnce_freesTheLock_andStaleReleaseKeepsNewHolder() throws Exception {
+        CapturingProvider provider = new CapturingProvider();
+        try (RemoteLocker locker = open("sessionTimeout=4s", provider);
+                RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=4s"))) {
+            RemoteLock lock = locker.lock("expire", WAIT);
+            AtomicInteger lost = new AtomicInteger();
+            lock.onLost(l -> lost.incrementAndGet());
+
+            expireOnServer(provider.opened().client().getZookeeperClient().getZooKeeper());
+
+            Conditions.await("onLost", WAIT, () -> lost.get() == 1);
+            assertThat(lock.isHeld()).isFalse();
+            try (RemoteLock next = other.lock("expire", WAIT)) {
+                assertThat(next.fencingToken().orElseThrow())
+                        .isGreaterThan(lock.fencingToken().orElseThrow());
+                // the stale handle's release neither throws nor frees the new holder
+                assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+                assertThat(next.isHeld()).isTrue();
+                assertThat(nodes("expire")).isEqualTo(1);
+                assertThat(locker.tryLock("expire")).isEmpty();
+            }
+            assertThat(lost.get()).isEqualTo(1);
+            // the locker goes on in a new session
+            try (RemoteLock again = locker.lock("expire", WAIT)) {
+                assertThat(again.isHeld()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void curatorKillSession_firesOnLost() throws Exception {
+        CapturingProvider provider = new CapturingProvider();
+        try (RemoteLocker locker = open("sessionTimeout=2s", provider)) {
+            RemoteLock lock = locker.lock("kill-session", WAIT);
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.onLost(l -> lost.countDown());
+            KillSession.kill(provider.opened().client().getZookeeperClient().getZooKeeper());
+            assertThat(lost.await(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
+            assertThat(lock.isHeld()).isFalse();
+            assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+        }
+        // the killed session's node goes when the server expires it
+        Conditions.await("the killed session's node to go", WAIT, () -> nodes("kill-session") == 0);
+    }
+
+    @Test
+    void serverDown_heldLockTurnsNotHeld_withinTheSessionTimeout_andRecovers() throws Exception {
+        Duration session = Duration.ofSeconds(2);
+        try (RemoteLocker locker = RemoteLockers.open(uri("sessionTimeout=2s&connectTimeout=2s"))) {
+            RemoteLock lock = locker.lock("suspend", WAIT);
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.onLost(l -> lost.countDown());
+            long stopped = System.nanoTime();
+            server.stop();
+            try {
+                Conditions.await("isHeld() to turn false", session.multipliedBy(3), () -> !lock.isHeld());
+                long notHeldAfter = System.nanoTime() - stopped;
+                // never later than the session timeout after the last answer, which came before the stop
+                assertThat(Duration.ofNanos(notHeldAfter)).isLessThanOrEqualTo(TestTimeouts.scaled(session));
+                assertThat(lost.await(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                        .isTrue();
+                assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+            } finally {
+                server.restart();
+            }
+            try (RemoteLock again = locker.lock("suspend", WAIT)) {
+                assertThat(again.isHeld()).isTrue();
+            }
+        }
+        Conditions.await("the old session's node to go", WAIT, () -> nodes("suspend") == 0);
+    }
+
+    @Test
+    void waiter_blockedDuringServerRestart_getsTheLockAfterRecovery() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (RemoteLocker holder = RemoteLockers.open(uri("sessionTimeout=20s"));
+                RemoteLocker waiter = RemoteLockers.open(uri("sessionTimeout=20s"))) {
+            RemoteLock held = holder.lock("restart", WAIT);
+            Future<RemoteLock> waiting = pool.submit(() -> waiter.lock("restart", Duration.ofSeconds(60)));
+            Conditions.await("the waiter queued", WAIT, () -> nodes("restart") == 2);
+            server.stop();
+            server.restart();
+            Conditions.await("the holder still holding", WAIT, held::isHeld);
+            assertThat(waiting.isDone()).isFalse();
+            assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+            try (RemoteLock got = waiting.get(30, TimeUnit.SECONDS)) {
+                assertThat(got.isHeld()).isTrue();
+                assertThat(got.fencingToken().orElseThrow())
+                        .isGreaterThan(held.fencingToken().orElseThrow());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(nodes("restart")).isZero();
+    }
+
+    @Test
+    void operations_whileServerDown_failAtTheirDeadline_withAClearException() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open(uri("sessionTimeout=20s&connectTimeout=2s"))) {
+            server.stop();
+            try {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> locker.lock("down", Duration.ofSeconds(1)))
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining(server.getConnectString())
+                        .hasMessageContaining("not connected");
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(5)));
+
+                start = System.nanoTime();
+                assertThatThrownBy(() -> locker.tryLock("down"))
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining(server.getConnectString());
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(6)));
+            } finally {
+                server.restart();
+            }
+            // creations abandoned at the deadline are deleted once they land
+            try (RemoteLock lock = locker.lock("down", WAIT)) {
+                Conditions.await("only our node", WAIT, () -> nodes("down") == 1);
+            }
+            Conditions.await("no node left", WAIT, () -> nodes("down") == 0);
+            assertThat(List.of(nodes("down"))).containsExactly(0);
+        }
+    }
+
+    @Test
+    void lock_withoutDeadline_whileServerStaysDown_failsOnceTheSessionIsGivenUp() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open(uri("sessionTimeout=2s&connectTimeout=2s"))) {
+            server.stop();
+            try {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> locker.lock("down-forever"))
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining(server.getConnectString());
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(15)));
+            } finally {
+                server.restart();
+            }
+            try (RemoteLock lock = locker.lock("down-forever", WAIT)) {
+                assertThat(lock.isHeld()).isTrue();
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+package io.distlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
+import io.distlock.LockConfigurationException;
+import io.distlock.LockTimeoutException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.apache.curator.utils.ZKPaths;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The backend against one real in-process ZooKeeper server: exclusion, order, tokens, clean-up, keys, options. */
+@Timeout(120)
+class ZooKeeperLockTest {
+
+    private static final String BASE = "/locks-test";
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    private static TestingServer server;
+    private static CuratorFramework raw;
+    private static RemoteLocker a;
+    private static RemoteLocker b;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = ZkTestServers.server();
+        raw = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
+        raw.start();
+        raw.blockUntilConnected();
+        a = RemoteLockers.open(uri());
+        b = RemoteLockers.open(uri());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (a != null) {
+            a.close();
+        }
+        if (b != null) {
+            b.close();
+        }
+        if (raw != null) {
+            raw.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static String uri() {
+        return "zk://" + server.getConnectString() + BASE;
+    }
+
+    private static String lockPath(String key) {
+        return ZKPaths.makePath(BASE, KeyCodec.encode(key));
+    }
+
+    /** The lock nodes of {@code key} now in the store. */
+    private static List<String> nodes(String key) throws Exception {
+        if (raw.checkExists().forPath(lockPath(key)) == null) {
+            return List.of();
+        }
+        return raw.getChildren().forPath(lockPath(key));
+    }
+
+    @Test
+    void capabilities_declareFencingFairPushAndSession() {
+        assertThat(a.capabilities()).isEqualTo(new Capabilities(true, true, true, LeaseModel.SESSION));
+    }
+
+    @Test
+    void lock_isExclusive_acrossLockers() throws Exception {
+        try (RemoteLock held = a.lock("exclusive", WAIT)) {
+            assertThat(held.isHeld()).isTrue();
+            assertThat(b.tryLock("exclusive")).isEmpty();
+            assertThatThrownBy(() -> b.lock("exclusive", Duration.ofMillis(300)))
+                    .isInstanceOf(LockTimeoutException.class);
+        }
+        try (RemoteLock again = b.lock("exclusive", WAIT)) {
+            assertThat(again.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void lockNode_followsCuratorLayout_andStoresOwnerId() throws Exception {
+        try (RemoteLock held = a.lock("layout", WAIT)) {
+            List<String> nodes = nodes("layout");
+            assertThat(nodes).hasSize(1);
+            assertThat(nodes.get(0)).matches("_c_[0-9a-f-]{36}-lock-\\d{10}");
+            byte[] data = raw.getData().forPath(lockPath("layout") + "/" + nodes.get(0));
+            assertThat(new String(data, java.nio.charset.StandardCharsets.UTF_8))
+                    .isEqualTo(held.ownerId());
+        }
+    }
+
+    @Test
+    void release_leavesNoNodeBehind() throws Exception {
+        RemoteLock held = a.lock("release-clean", WAIT);
+        assertThat(nodes("release-clean")).hasSize(1);
+        assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(nodes("release-clean")).isEmpty();
+        assertThat(held.release()).isEqualTo(ReleaseResult.ALREADY_RELEASED);
+    }
+
+    @Test
+    void tryLock_whenHeld_failsAndLeavesNoNodeBehind() throws Exception {
+        try (RemoteLock held = a.lock("try-clean", WAIT)) {
+            for (int i = 0; i < 5; i++) {
+                assertThat(b.tryLock("try-clean")).isEmpty();
+            }
+            assertThat(nodes("try-clean")).hasSize(1);
+        }
+        assertThat(nodes("try-clean")).isEmpty();
+    }
+
+    @Test
+    void lock_timedOut_leavesNoNodeBehind() throws Exception {
+        try (RemoteLock held = a.lock("timeout-clean", WAIT)) {
+            assertThatThrownBy(() -> b.lock("timeout-clean", Duration.ofMillis(200)))
+                    .isInstanceOf(LockTimeoutException.class);
+            assertThat(nodes("timeout-clean")).hasSize(1);
+        }
+        assertThat(nodes("timeout-clean")).isEmpty();
+    }
+
+    @Test
+    void lock_interrupted_throwsAndLeavesNoNodeBehind() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (RemoteLock held = a.lock("interrupt-clean", WAIT)) {
+            Future<RemoteLock> waiter = pool.submit(() -> b.lock("interrupt-clean"));
+            Conditions.await("the waiter's node", WAIT, () -> count("interrupt-clean") == 2);
+            waiter.cancel(true);
+            Conditions.await("the waiter's node to go", WAIT, () -> count("interrupt-clean") == 1);
+        } finally {
+            pool.shutdownNow();
+            assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(nodes("interrupt-clean")).isEmpty();
+    }
+
+    private static int count(String key) {
+        try {
+            return nodes(key).size();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void waiters_areServedInArrivalOrder() throws Exception {
+        int waiters = 4;
+        List<RemoteLocker> lockers = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(waiters);
+        List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+        try {
+            for (int i = 0; i < waiters; i++) {
+                lockers.add(RemoteLockers.open(uri()));
+            }
+            List<Future<?>> futures = new ArrayList<>();
+            try (RemoteLock held = a.lock("fifo", WAIT)) {
+                for (int i = 0; i < waiters; i++) {
+                    int id = i;
+                    RemoteLocker locker = lockers.get(i);
+                    futures.add(pool.submit(() -> {
+                        try (RemoteLock lock = locker.lock("fifo", WAIT)) {
+                            order.add(id);
+                        }
+                        return null;
+                    }));
+                    // the next waiter arrives only once this one is queued
+                    Conditions.await("waiter " + i + " queued", WAIT, () -> count("fifo") == id + 2);
+                }
+            }
+            for (Future<?> f : futures) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            assertThat(order).containsExactly(0, 1, 2, 3);
+        } finally {
+            pool.shutdownNow();
+            for (RemoteLocker locker : lockers) {
+                locker.close();
+            }
+        }
+    }
+
+    @Test
+    void fencingTokens_strictlyIncrease_perKey_evenAfterParentIsReaped() throws Exception {
+        long last = Long.MIN_VALUE;
+        for (int i = 0; i < 6; i++) {
+            RemoteLocker locker = i % 2 == 0 ? a : b;
+            try (RemoteLock lock = locker.lock("fencing", WAIT)) {
+                long token = lock.fencingToken().orElseThrow();
+                assertThat(token).isGreaterThan(last);
+                last = token;
+            }
+            if (i == 2) {
+                // empty container nodes are reaped by the server; tokens must keep growing afterwards
+                Conditions.await("the empty lock parent to be reaped", WAIT, () -> !exists(lockPath("fencing")));
+            }
+        }
+    }
+
+    private static boolean exists(String path) {
+        try {
+            return raw.checkExists().forPath(path) != null;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void lock_takenOnOneThread_isReleasedFromAnother() throws Exception {
+        RemoteLock held = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return a.lock("cross-thread", WAIT);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .get(20, TimeUnit.SECONDS);
+        assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(nodes("cross-thread")).isEmpty();
+        assertThat(b.tryLock("cross-thread")).hasValueSatisfying(RemoteLock::close);
+    }
+
+    @Test
+    void oddKeys_lockIndependently_underTheirEncodedNames() throws Exception {
+        List<String> keys = List.of(
+                "a/b/c", "/", "zookeeper", ".", "..", "ключ-€-🔒", "sp ace%25", "x".repeat(RemoteLocker.MAX_KEY_BYTES));
+        List<RemoteLock> held = new ArrayList<>();
+        try {
+            for (String key : keys) {
+                RemoteLock lock = a.lock(key, WAIT);
+                held.add(lock);
+                assertThat(b.tryLock(key)).as(key).isEmpty();
+                assertThat(nodes(key)).as(key).hasSize(1);
+            }
+            List<String> names = raw.getChildren().forPath(BASE);
+            for (String key : keys) {
+                assertThat(names).contains(KeyCodec.encode(key));
+            }
+        } finally {
+            held.forEach(RemoteLock::close);
+        }
+        for (String key : keys) {
+            assertThat(nodes(key)).as(key).isEmpty();
+        }
+    }
+
+    @Test
+    void lockAll_sortedKeys_allOrNothing() throws Exception {
+        try (var group = a.lockAll(List.of("multi-2", "multi-1"), WAIT)) {
+            assertThat(b.tryLock("multi-1")).isEmpty();
+            assertThat(b.tryLock("multi-2")).isEmpty();
+        }
+        try (RemoteLock other = b.lock("multi-2", WAIT)) {
+            assertThatThrownBy(() -> a.lockAll(List.of("multi-1", "multi-2"), Duration.ofMillis(300)))
+                    .isInstanceOf(LockTimeoutException.class);
+            assertThat(nodes("multi-1")).isEmpty();
+            assertThat(nodes("multi-2")).hasSize(1);
+        }
+    }
+
+    @Test
+    void validUntil_isAboutASessionTimeoutAhead_whileConnected() throws Exception {
+        try (RemoteLocker shortSession = RemoteLockers.open(uri() + "?sessionTimeout=3s");
+                RemoteLock lock = shortSession.lock("valid-until", WAIT)) {
+            Duration left = Duration.between(java.time.Instant.now(), lock.validUntil());
+            assertThat(left).isBetween(Duration.ofMillis(1500), Duration.ofSeconds(3));
+        }
+    }
+
+    @Test
+    void unknownOption_isRejected_namingIt() {
+        assertThatThrownBy(() -> RemoteLockers.open(uri() + "?sessionTimout=5s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("sessionTimout")
+                .hasMessageContaining("sessionTimeout");
+    }
+
+    @Test
+    void malformedSessionTimeout_isRejected() {
+        assertThatThrownBy(() -> RemoteLockers.open(uri() + "?sessionTimeout=soon"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("sessionTimeout");
+    }
+
+    @Test
+    void zookeeperScheme_andBuilderOption_work() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.builder()
+                        .uri("zookeeper://" + server.getConnectString() + BASE)
+                        .option(ZooKeeperLockBackendProvider.SESSION_TIMEOUT, "4s")
+                        .build();
+                RemoteLock lock = locker.lock("scheme", WAIT)) {
+            assertThat(a.tryLock("scheme")).isEmpty();
+        }
+    }
+
+    @Test
+    void tryLock_onFreeLock_someoneAlwaysWins() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 20; round++) {
+                CountDownLatch go = new CountDownLatch(1);
+                Future<Optional<RemoteLock>> x = pool.submit(() -> {
+                    go.await();
+                    return a.tryLock("try-race");
+                });
+                Future<Optional<RemoteLock>> y = pool.submit(() -> {
+                    go.await();
+                    return b.tryLock("try-race");
+                });
+                go.countDown();
+                Optional<RemoteLock> rx = x.get(20, TimeUnit.SECONDS);
+                Optional<RemoteLock> ry = y.get(20, TimeUnit.SECONDS);
+                assertThat(rx.isPresent() || ry.isPresent())
+                        .as("round " + round)
+                        .isTrue();
+                assertThat(rx.isPresent() && ry.isPresent())
+                        .as("round " + round)
+                        .isFalse();
+                rx.ifPresent(RemoteLock::close);
+                ry.ifPresent(RemoteLock::close);
+                assertThat(nodes("try-race")).isEmpty();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
