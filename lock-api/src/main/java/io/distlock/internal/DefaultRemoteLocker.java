@@ -27,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -67,8 +68,11 @@ final class DefaultRemoteLocker implements RemoteLocker {
         this.ticker = ticker;
         this.clock = clock;
         int n = LOCKERS.incrementAndGet();
-        this.scheduler =
-                Executors.newSingleThreadScheduledExecutor(daemon("distlock-" + backendName + "-" + n + "-lease"));
+        ScheduledThreadPoolExecutor leases =
+                new ScheduledThreadPoolExecutor(1, daemon("distlock-" + backendName + "-" + n + "-lease"));
+        // Every release cancels its lock's renewal and watchdog: drop them from the queue at once.
+        leases.setRemoveOnCancelPolicy(true);
+        this.scheduler = leases;
         this.asyncExecutor = Executors.newCachedThreadPool(daemon("distlock-" + backendName + "-" + n + "-async"));
         this.keeper = new LeaseKeeper(backend, capabilities.leaseModel(), leaseTime, ticker, scheduler);
     }
