@@ -11,7 +11,9 @@ import io.distlock.spi.LockRequest;
 import java.net.URI;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * A deliberately broken backend for the kit's self-test: the in-memory backend (each broken scheme in its own lock
@@ -86,6 +88,65 @@ abstract class BrokenProvider implements LockBackendProvider {
         @Override
         public void close() {
             correct.close();
+        }
+    }
+
+    /** A lease around the correct backend's one; subclasses change what they break. */
+    abstract static class WrappedLease implements Lease {
+        final Lease inner;
+
+        WrappedLease(Lease inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public String key() {
+            return inner.key();
+        }
+
+        @Override
+        public String ownerId() {
+            return inner.ownerId();
+        }
+
+        @Override
+        public OptionalLong fencingToken() {
+            return inner.fencingToken();
+        }
+
+        @Override
+        public long validUntilNanos() {
+            return inner.validUntilNanos();
+        }
+    }
+
+    /** Hands out every granted lease wrapped, and gives the correct backend back its own lease to renew or release. */
+    static class Rewrapping extends Forwarding {
+        private final Function<Lease, WrappedLease> wrap;
+
+        Rewrapping(LockBackend correct, Function<Lease, WrappedLease> wrap) {
+            super(correct);
+            this.wrap = wrap;
+        }
+
+        @Override
+        public Optional<Lease> tryAcquire(LockRequest request) {
+            return correct.tryAcquire(request).map(wrap);
+        }
+
+        @Override
+        public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
+            return correct.acquire(request, deadline).map(wrap);
+        }
+
+        @Override
+        public boolean renew(Lease lease) {
+            return correct.renew(((WrappedLease) lease).inner);
+        }
+
+        @Override
+        public void release(Lease lease) {
+            correct.release(((WrappedLease) lease).inner);
         }
     }
 }
