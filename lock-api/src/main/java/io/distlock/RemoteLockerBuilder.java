@@ -70,7 +70,11 @@ public final class RemoteLockerBuilder {
         return this;
     }
 
-    /** The monotonic time source for deadlines and lease validity (default: {@link System#nanoTime()}). */
+    /**
+     * The monotonic time source for deadlines and lease validity (default: {@link System#nanoTime()}). With a ticker
+     * that moves only when told (tests), a {@code maxWait} passes only when the ticker is moved past it, and a waiter
+     * of the {@code memory:} backend is woken by the next release on its key, not by moving the ticker.
+     */
     public RemoteLockerBuilder ticker(Ticker ticker) {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         return this;
