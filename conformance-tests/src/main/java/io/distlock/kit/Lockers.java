@@ -34,6 +34,16 @@ final class Lockers implements AutoCloseable {
         }
     }
 
+    /** Whether {@code locker} can take {@code key} at once; a lock so taken is released before returning. */
+    static boolean isFree(RemoteLocker locker, String key) {
+        return locker.tryLock(key)
+                .map(lock -> {
+                    lock.close();
+                    return true;
+                })
+                .orElse(false);
+    }
+
     /** The locker number {@code index}, modulo the number opened: threads share lockers round-robin. */
     RemoteLocker get(int index) {
         return lockers.get(index % lockers.size());

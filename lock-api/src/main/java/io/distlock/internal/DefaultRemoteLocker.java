@@ -121,7 +121,12 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     private Optional<RemoteLock> attempt(String key, long thread) {
         DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
-        Optional<Lease> lease = callBackend(key, "tryLock", () -> backend.tryAcquire(request(lock)));
+        Optional<Lease> lease;
+        try {
+            lease = backend.tryAcquire(request(lock));
+        } catch (RuntimeException e) {
+            throw backendFailure(key, "tryLock", e);
+        }
         return lease.map(l -> adopt(lock, l, thread));
     }
 
@@ -391,18 +396,6 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private IllegalStateException closedException() {
         return new IllegalStateException(
                 "This " + backendName + " locker is closed; open a new one with RemoteLockers.open(...)");
-    }
-
-    private interface BackendCall<T> {
-        T call();
-    }
-
-    private <T> T callBackend(String key, String operation, BackendCall<T> call) {
-        try {
-            return call.call();
-        } catch (RuntimeException e) {
-            throw backendFailure(key, operation, e);
-        }
     }
 
     private RuntimeException backendFailure(String key, String operation, RuntimeException e) {
