@@ -10,6 +10,7 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
@@ -104,14 +105,16 @@ final class ZooKeeperLockBackend implements LockBackend {
      * extend; the locker does not call this for {@link LeaseModel#SESSION}, but it is an honest check).
      */
     @Override
-    public boolean renew(Lease lease) {
+    public OptionalLong renew(Lease lease) {
         ZkLease zk = (ZkLease) lease;
         if (zk.isLost()) {
-            return false;
+            return OptionalLong.empty();
         }
         try {
             Stat stat = calls.exists(zk.nodePath(), Deadline.after(operationTimeout, ticker));
-            return stat != null && stat.getEphemeralOwner() == zk.session().id();
+            return stat != null && stat.getEphemeralOwner() == zk.session().id()
+                    ? OptionalLong.of(zk.validUntilNanos())
+                    : OptionalLong.empty();
         } catch (TimeoutException e) {
             throw new LockBackendException("No answer from ZooKeeper at " + location.connectString() + " within "
                     + operationTimeout + " checking lock '" + lease.key() + "'");
@@ -132,18 +135,18 @@ final class ZooKeeperLockBackend implements LockBackend {
      * reconnection), so a timeout here still ends with the node deleted or its session expired.
      */
     @Override
-    public void release(Lease lease) {
+    public boolean release(Lease lease) {
         ZkLease zk = (ZkLease) lease;
         zk.session().forget(zk);
         if (zk.isLost()) {
-            return;
+            return false;
         }
         if (zk.validUntilNanos() - ticker.read() <= 0) {
             sessions.deleteInBackground(zk.nodePath());
-            return;
+            return false;
         }
         try {
-            calls.delete(zk.nodePath(), Deadline.after(operationTimeout, ticker));
+            return calls.delete(zk.nodePath(), Deadline.after(operationTimeout, ticker));
         } catch (TimeoutException e) {
             sessions.deleteInBackground(zk.nodePath());
             throw new LockBackendException("Could not confirm the release of lock '" + lease.key() + "' within "

@@ -10,6 +10,7 @@ import io.distlock.spi.LockBackendProvider;
 import io.distlock.spi.LockRequest;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -83,7 +84,7 @@ final class InterceptingProvider implements LockBackendProvider {
             }
 
             @Override
-            public boolean renew(Lease lease) {
+            public OptionalLong renew(Lease lease) {
                 if (renewalsFail.get()) {
                     throw new LockBackendException("staged by the conformance kit: the store is unreachable");
                 }
@@ -91,8 +92,8 @@ final class InterceptingProvider implements LockBackendProvider {
             }
 
             @Override
-            public void release(Lease lease) {
-                backend.release(lease);
+            public boolean release(Lease lease) {
+                return backend.release(lease);
             }
 
             @Override

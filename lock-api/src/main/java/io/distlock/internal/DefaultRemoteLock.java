@@ -36,6 +36,10 @@ final class DefaultRemoteLock implements RemoteLock {
     private final List<Consumer<? super RemoteLock>> listeners = new ArrayList<>();
     private State state = State.PENDING;
     private Lease lease;
+    /** The validity renewal last reported; for session leases the lease's own moving value is read instead. */
+    private long renewedUntilNanos;
+
+    private boolean renewedOnce;
     private String lossReason;
 
     DefaultRemoteLock(DefaultRemoteLocker locker, String key, String ownerId) {
@@ -56,6 +60,20 @@ final class DefaultRemoteLock implements RemoteLock {
 
     synchronized Lease lease() {
         return lease;
+    }
+
+    /** Records a renewal's new validity (a ticker reading); validity never moves back. */
+    synchronized void renewed(long validUntilNanos) {
+        if (!renewedOnce || validUntilNanos - renewedUntilNanos > 0) {
+            renewedUntilNanos = validUntilNanos;
+            renewedOnce = true;
+        }
+    }
+
+    /** Until when the store guarantees this lock, as of the grant or the last renewal. */
+    synchronized long validUntilNanos() {
+        long granted = lease.validUntilNanos();
+        return renewedOnce && renewedUntilNanos - granted > 0 ? renewedUntilNanos : granted;
     }
 
     @Override
@@ -80,7 +98,7 @@ final class DefaultRemoteLock implements RemoteLock {
             if (state != State.HELD) {
                 return false;
             }
-            if (locker.ticker().read() < lease.validUntilNanos()) {
+            if (locker.ticker().read() - validUntilNanos() < 0) {
                 return true;
             }
         }
@@ -90,11 +108,13 @@ final class DefaultRemoteLock implements RemoteLock {
 
     @Override
     public Instant validUntil() {
-        Lease l = lease();
-        if (l == null) {
-            return locker.clock().instant();
+        long left;
+        synchronized (this) {
+            if (lease == null) {
+                return locker.clock().instant();
+            }
+            left = validUntilNanos() - locker.ticker().read();
         }
-        long left = l.validUntilNanos() - locker.ticker().read();
         return locker.clock().instant().plus(Duration.ofNanos(Math.max(0, left)));
     }
 
@@ -158,8 +178,9 @@ final class DefaultRemoteLock implements RemoteLock {
             }
         }
         locker.forget(this, false);
+        boolean freed;
         try {
-            locker.backend().release(lease);
+            freed = locker.backend().release(lease);
         } catch (LockBackendException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -167,6 +188,10 @@ final class DefaultRemoteLock implements RemoteLock {
                     "Could not release lock '" + key + "' (owner " + ownerId
                             + "); the store frees it when its lease runs out: " + e,
                     e);
+        }
+        if (!freed) {
+            log.warn("Lock '{}' of owner {} was no longer held by the store when released", key, ownerId);
+            return ReleaseResult.ALREADY_LOST;
         }
         return ReleaseResult.RELEASED;
     }

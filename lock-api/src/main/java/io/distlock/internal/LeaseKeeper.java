@@ -4,6 +4,7 @@ import io.distlock.LeaseModel;
 import io.distlock.Ticker;
 import io.distlock.spi.LockBackend;
 import java.time.Duration;
+import java.util.OptionalLong;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -80,10 +81,12 @@ final class LeaseKeeper {
                 return; // isHeld() marked it lost if its validity ran out
             }
             try {
-                if (!backend.renew(lock.lease())) {
+                OptionalLong validUntil = backend.renew(lock.lease());
+                if (validUntil.isEmpty()) {
                     lock.markLost("the store no longer holds it for this owner (renewal refused)");
                     return;
                 }
+                lock.renewed(validUntil.getAsLong());
                 scheduleWatchdog();
             } catch (RuntimeException e) {
                 log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
@@ -94,7 +97,7 @@ final class LeaseKeeper {
             if (stopped) {
                 return;
             }
-            long left = lock.lease().validUntilNanos() - ticker.read();
+            long left = lock.validUntilNanos() - ticker.read();
             ScheduledFuture<?> previous = watchdog;
             watchdog = scheduler.schedule(this::checkValidity, Math.max(0, left), TimeUnit.NANOSECONDS);
             if (previous != null) {

@@ -102,15 +102,21 @@ final class LockSpace {
         }
     }
 
-    void release(MemoryLease lease) {
+    boolean release(MemoryLease lease) {
         mutex.lock();
         try {
             KeyState state = keys.get(lease.key());
-            if (state != null && state.holder == lease) { // compare-and-delete: only our own grant
-                state.holder = null;
-                signalNext(state);
+            boolean ours = false;
+            if (state != null) {
+                expire(state);
+                if (state.holder == lease) { // compare-and-delete: only our own grant
+                    state.holder = null;
+                    signalNext(state);
+                    ours = true;
+                }
             }
             forgetIfIdle(lease.key());
+            return ours;
         } finally {
             mutex.unlock();
         }

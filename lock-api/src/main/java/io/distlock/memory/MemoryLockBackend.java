@@ -8,6 +8,7 @@ import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /** A locker's view of one {@link LockSpace}; stateless besides its ticker. */
 final class MemoryLockBackend implements LockBackend {
@@ -38,13 +39,14 @@ final class MemoryLockBackend implements LockBackend {
     }
 
     @Override
-    public boolean renew(Lease lease) {
-        return space.renew((MemoryLease) lease, ticker);
+    public OptionalLong renew(Lease lease) {
+        MemoryLease ours = (MemoryLease) lease;
+        return space.renew(ours, ticker) ? OptionalLong.of(ours.validUntilNanos()) : OptionalLong.empty();
     }
 
     @Override
-    public void release(Lease lease) {
-        space.release((MemoryLease) lease);
+    public boolean release(Lease lease) {
+        return space.release((MemoryLease) lease);
     }
 
     @Override

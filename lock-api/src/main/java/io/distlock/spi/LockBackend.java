@@ -2,6 +2,9 @@ package io.distlock.spi;
 
 import io.distlock.Capabilities;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * What a store adapter implements: the store-specific half of a lock. Everything common (argument checks, owner ids,
@@ -11,7 +14,7 @@ import java.util.Optional;
  * <p>Implementations are thread-safe and keep per-acquisition state in their {@link Lease} objects, never in shared
  * mutable fields. Every method may block for the store's round trips but must give up within the backend's
  * configured operation timeout with a {@link io.distlock.LockBackendException}. No method may leave a lock entry of a
- * failed, timed-out or interrupted attempt behind in the store.
+ * failed, timed-out, interrupted or cancelled attempt behind in the store.
  */
 public interface LockBackend extends AutoCloseable {
 
@@ -27,7 +30,8 @@ public interface LockBackend extends AutoCloseable {
 
     /**
      * Takes the lock, waiting for it until {@code deadline} (seed 000 Listing 6). Fair backends enqueue once and
-     * wait for their turn; they must not retry {@link #tryAcquire} in a loop.
+     * wait for their turn; they must not retry {@link #tryAcquire} in a loop. Must not return empty before the
+     * deadline has passed.
      *
      * @return the lease, or empty if the deadline passed first (nothing is left in the store)
      * @throws InterruptedException if the thread is interrupted while waiting (nothing is left in the store)
@@ -35,21 +39,54 @@ public interface LockBackend extends AutoCloseable {
     Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException;
 
     /**
-     * Extends the lease by {@link LockRequest#leaseTime()} if it is still ours. Called by the locker every third of
-     * the lease time for {@link io.distlock.LeaseModel#RENEWED_TTL} backends; on success the backend updates {@link
-     * Lease#validUntilNanos()}.
+     * Takes the lock without holding a thread while waiting: the asynchronous form of {@link #acquire}. Backends whose
+     * client is asynchronous implement it natively (watches, callbacks, scheduled polls); the default runs the
+     * blocking {@link #acquire} on {@code blockingExecutor}, one thread per pending call.
      *
-     * @return true if the lease is still ours and was extended, false if it is gone
+     * <p>The future completes with the lease, with empty once the deadline has passed (nothing left in the store), or
+     * exceptionally with a {@link io.distlock.LockBackendException}. Cancelling it withdraws the attempt: the backend
+     * removes the waiter's entry from the store, and releases a grant that arrives after the cancellation. If the grant
+     * won the race, the future is already complete with the lease and {@code cancel} returns false: the caller owns it.
+     *
+     * @param blockingExecutor where a backend without a native asynchronous path may block; native implementations
+     *     ignore it (the locker supplies one)
+     */
+    default CompletableFuture<Optional<Lease>> acquireAsync(
+            LockRequest request, Deadline deadline, Executor blockingExecutor) {
+        return BlockingAcquisition.start(this, request, deadline, blockingExecutor);
+    }
+
+    /**
+     * Extends the lease by {@link LockRequest#leaseTime()} if it is still ours. Called by the locker every third of
+     * the lease time for {@link io.distlock.LeaseModel#RENEWED_TTL} backends (never for {@code SESSION} ones).
+     *
+     * @return the new validity, a {@link io.distlock.Ticker} reading measured from before the renewing request was
+     *     sent (as {@link Lease#validUntilNanos()} is for the grant); empty if the store no longer holds the lease
+     *     for this owner (it expired, was deleted, or another owner holds the key) — the lock is then lost
      * @throws io.distlock.LockBackendException if the store could not be asked; the locker retries until the lease's
      *     validity runs out
      */
-    boolean renew(Lease lease);
+    OptionalLong renew(Lease lease);
 
     /**
      * Frees the lock if, and only if, the store still holds it for this lease's owner (compare-and-delete). A lease
-     * that is no longer ours is left alone, silently. Also stops any keep-alive of this lease.
+     * that is no longer ours is left alone. Also stops any keep-alive of this lease. Safe to call again for the same
+     * lease (a retry after a lost reply).
+     *
+     * @return true if the store still held the entry for this owner and it is now deleted; false if it was already
+     *     gone (expired, deleted out of band, its session lost) — the locker then reports the lock as lost
+     * @throws io.distlock.LockBackendException if the store could not be asked; the entry then runs out with its lease
      */
-    void release(Lease lease);
+    boolean release(Lease lease);
+
+    /**
+     * How many requests this backend has sent to its store since it was opened (round trips, counting each
+     * instance of a multi-instance store), for the benchmark's "store requests per acquisition". Empty when the
+     * backend does not count them.
+     */
+    default OptionalLong storeRequests() {
+        return OptionalLong.empty();
+    }
 
     /** Disconnects from the store. Locks still held are not released here; the locker releases them first. */
     @Override

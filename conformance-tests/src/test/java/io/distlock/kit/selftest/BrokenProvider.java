@@ -76,13 +76,13 @@ abstract class BrokenProvider implements LockBackendProvider {
         }
 
         @Override
-        public boolean renew(Lease lease) {
+        public OptionalLong renew(Lease lease) {
             return correct.renew(lease);
         }
 
         @Override
-        public void release(Lease lease) {
-            correct.release(lease);
+        public boolean release(Lease lease) {
+            return correct.release(lease);
         }
 
         @Override
@@ -140,13 +140,13 @@ abstract class BrokenProvider implements LockBackendProvider {
         }
 
         @Override
-        public boolean renew(Lease lease) {
+        public OptionalLong renew(Lease lease) {
             return correct.renew(((WrappedLease) lease).inner);
         }
 
         @Override
-        public void release(Lease lease) {
-            correct.release(((WrappedLease) lease).inner);
+        public boolean release(Lease lease) {
+            return correct.release(((WrappedLease) lease).inner);
         }
     }
 }

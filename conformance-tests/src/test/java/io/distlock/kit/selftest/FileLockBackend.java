@@ -162,10 +162,10 @@ final class FileLockBackend implements LockBackend {
     }
 
     @Override
-    public boolean renew(Lease lease) {
+    public OptionalLong renew(Lease lease) {
         FileLease ours = (FileLease) lease;
         long now = ticker.read();
-        return atomically(() -> {
+        boolean renewed = atomically(() -> {
             Path file = fileOf(ours.key);
             Optional<Entry> current = read(file);
             if (current.isEmpty()
@@ -177,18 +177,20 @@ final class FileLockBackend implements LockBackend {
             ours.validUntil = now + ours.leaseNanos;
             return true;
         });
+        return renewed ? OptionalLong.of(ours.validUntil) : OptionalLong.empty();
     }
 
     @Override
-    public void release(Lease lease) {
+    public boolean release(Lease lease) {
         FileLease ours = (FileLease) lease;
-        atomically(() -> {
+        return atomically(() -> {
             Path file = fileOf(ours.key);
             Optional<Entry> current = read(file);
             if (current.isPresent() && current.get().owner().equals(ours.owner)) {
                 Files.deleteIfExists(file);
+                return true;
             }
-            return null;
+            return false;
         });
     }
 

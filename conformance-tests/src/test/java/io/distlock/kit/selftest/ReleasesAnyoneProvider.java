@@ -33,9 +33,9 @@ public final class ReleasesAnyoneProvider extends BrokenProvider {
             }
 
             @Override
-            public void release(Lease lease) {
+            public boolean release(Lease lease) {
                 Lease holder = CURRENT.getOrDefault(lease.key(), lease);
-                correct.release(holder);
+                return correct.release(holder);
             }
         };
     }

@@ -3,6 +3,7 @@ package io.distlock.kit.selftest;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
+import java.util.OptionalLong;
 
 /**
  * Broken: a lost lease is never reported. Renewal asks the store but ignores its answer: it always says yes and
@@ -20,11 +21,11 @@ public final class UnreportedLossProvider extends BrokenProvider {
         long leaseNanos = config.leaseTime().toNanos();
         return new Rewrapping(correct, Optimistic::new) {
             @Override
-            public boolean renew(Lease lease) {
+            public OptionalLong renew(Lease lease) {
                 Optimistic o = (Optimistic) lease;
                 correct.renew(o.inner); // the answer is ignored: the defect
                 o.validUntil = config.ticker().read() + leaseNanos;
-                return true;
+                return OptionalLong.of(o.validUntil);
             }
         };
     }
