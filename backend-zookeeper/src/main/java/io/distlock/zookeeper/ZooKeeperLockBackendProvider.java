@@ -73,6 +73,7 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
         Duration connectTimeout = config.connectTimeout();
         int sessionMs = millis(SESSION_TIMEOUT, sessionTimeout);
         int connectMs = millis("connectTimeout", connectTimeout);
+        config.rejectUnknownOptions(name());
 
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(location.connectString())

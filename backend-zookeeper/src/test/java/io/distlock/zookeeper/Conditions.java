@@ -1,6 +1,6 @@
 package io.distlock.zookeeper;
 
-import io.distlock.testing.TestTimeouts;
+import io.distlock.kit.TestTimeouts;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 

@@ -8,7 +8,7 @@ import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
-import io.distlock.testing.TestTimeouts;
+import io.distlock.kit.TestTimeouts;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;

@@ -14,7 +14,6 @@ import io.distlock.internal.OwnerIds;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
-import io.distlock.testing.Deadlines;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;

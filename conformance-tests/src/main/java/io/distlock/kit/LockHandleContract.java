@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
-import io.distlock.testing.Deadlines;
-import io.distlock.testing.TestTimeouts;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

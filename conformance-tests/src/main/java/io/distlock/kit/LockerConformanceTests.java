@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Timeout;
  * report. The hooks with defaults are in {@link LockerFixture}.
  *
  * <p>Every test has a five-minute ceiling; the waits inside are bounded far more tightly by the fixture's durations,
- * all scaled by {@link io.distlock.testing.TestTimeouts}.
+ * all scaled by {@link io.distlock.kit.TestTimeouts}.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 public abstract class LockerConformanceTests

@@ -10,7 +10,6 @@ import io.distlock.internal.ProviderRegistry;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
-import io.distlock.testing.TestTimeouts;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;

@@ -9,7 +9,6 @@ import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
 import io.distlock.kit.history.HistoryChecker;
 import io.distlock.kit.history.HistoryRecorder;
-import io.distlock.testing.TestTimeouts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -10,7 +10,6 @@ import io.distlock.LockTimeoutException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.kit.history.HistoryChecker;
-import io.distlock.testing.TestTimeouts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

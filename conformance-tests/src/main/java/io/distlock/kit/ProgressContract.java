@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
-import io.distlock.testing.TestTimeouts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

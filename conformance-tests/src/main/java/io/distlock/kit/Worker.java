@@ -1,6 +1,5 @@
 package io.distlock.kit;
 
-import io.distlock.testing.Signals;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -49,7 +48,7 @@ final class Worker implements AutoCloseable {
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-                "-D" + io.distlock.testing.TestTimeouts.FACTOR + "=" + io.distlock.testing.TestTimeouts.factor(),
+                "-D" + io.distlock.kit.TestTimeouts.FACTOR + "=" + io.distlock.kit.TestTimeouts.factor(),
                 "-cp",
                 System.getProperty("java.class.path"),
                 WorkerMain.class.getName()));

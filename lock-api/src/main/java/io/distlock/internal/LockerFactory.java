@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /** Turns a URI and builder settings into an open {@link RemoteLocker}: parsing, discovery, option checks. */
@@ -59,14 +58,11 @@ public final class LockerFactory {
                 explicitProvider.orElseGet(() -> ProviderRegistry.forScheme(uri.getScheme(), classLoader()));
         BackendConfig config = new BackendConfig(withoutQuery(uri), options, ttl, connect, ticker, clock);
         LockBackend backend = provider.open(config);
-        Set<String> unknown = config.unreadOptions();
-        if (!unknown.isEmpty()) {
+        try {
+            config.rejectUnknownOptions(provider.name());
+        } catch (LockConfigurationException e) {
             backend.close();
-            Set<String> known = config.readOptions();
-            known.add(TTL);
-            known.add(CONNECT_TIMEOUT);
-            throw new LockConfigurationException("Unknown option" + (unknown.size() > 1 ? "s " : " ") + unknown
-                    + " for the " + provider.name() + " backend in '" + rawUri + "'; known options: " + known);
+            throw e;
         }
         return new DefaultRemoteLocker(provider.name(), backend, ttl, ticker, clock);
     }

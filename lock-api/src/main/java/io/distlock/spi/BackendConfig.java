@@ -142,6 +142,26 @@ public final class BackendConfig {
         };
     }
 
+    /**
+     * Fails if an option was given that has not been read. Providers read all their options first and call this
+     * before connecting, so a typo is reported at once rather than after a connect timeout; the locker calls it again
+     * after {@link LockBackendProvider#open} returns.
+     *
+     * @param backendName the provider's name, for the message
+     * @throws LockConfigurationException naming the unknown options and listing the known ones
+     */
+    public void rejectUnknownOptions(String backendName) {
+        Set<String> unknown = unreadOptions();
+        if (unknown.isEmpty()) {
+            return;
+        }
+        Set<String> known = readOptions();
+        known.add("ttl");
+        known.add("connectTimeout");
+        throw new LockConfigurationException("Unknown option" + (unknown.size() > 1 ? "s " : " ") + unknown
+                + " for the " + backendName + " backend in '" + uri + "'; known options: " + known);
+    }
+
     /** The options given but never read, sorted: what the locker reports as unknown. */
     public Set<String> unreadOptions() {
         Set<String> unread = new TreeSet<>(options.keySet());

@@ -19,8 +19,9 @@ public interface LockBackendProvider {
      * Connects to the store described by {@code config}. Blocks until connected, at most for {@link
      * BackendConfig#connectTimeout()}.
      *
-     * <p>Read every option through {@code config}: options the provider did not read are reported to the user as
-     * unknown and the backend is closed.
+     * <p>Read every option through {@code config}, then call {@link BackendConfig#rejectUnknownOptions} before
+     * connecting, so that a misspelt option fails at once instead of after a connect timeout. Options the provider did
+     * not read are reported to the user as unknown (and the backend closed) in any case.
      *
      * @throws io.distlock.LockConfigurationException if the URI or an option is malformed
      * @throws io.distlock.LockBackendException if the store cannot be reached in time

@@ -6,6 +6,7 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.config.ProgrammaticDriverConfigLoaderBuilder;
 import com.datastax.oss.driver.api.core.loadbalancing.NodeDistance;
+import io.distlock.kit.TestTimeouts;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;

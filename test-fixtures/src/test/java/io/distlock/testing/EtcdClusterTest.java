@@ -3,6 +3,7 @@ package io.distlock.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.kit.Deadlines;
 import java.io.IOException;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;

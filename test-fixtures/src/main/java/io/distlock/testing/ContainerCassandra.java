@@ -1,6 +1,7 @@
 package io.distlock.testing;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import io.distlock.kit.TestTimeouts;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.distlock.testing;
 
+import io.distlock.kit.Deadlines;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

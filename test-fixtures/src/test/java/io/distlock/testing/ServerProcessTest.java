@@ -3,6 +3,7 @@ package io.distlock.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.kit.Deadlines;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package io.distlock.testing;
+package io.distlock.kit;
 
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;

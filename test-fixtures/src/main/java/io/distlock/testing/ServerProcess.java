@@ -1,5 +1,7 @@
 package io.distlock.testing;
 
+import io.distlock.kit.Signals;
+import io.distlock.kit.TestTimeouts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package io.distlock.testing;
+package io.distlock.kit;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;

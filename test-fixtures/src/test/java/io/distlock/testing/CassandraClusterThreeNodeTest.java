@@ -10,6 +10,7 @@ import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.metadata.Node;
+import io.distlock.kit.TestTimeouts;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Set;

@@ -1,5 +1,6 @@
 package io.distlock.testing;
 
+import io.distlock.kit.Deadlines;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
