@@ -44,6 +44,8 @@ final class CassandraConnection {
                 .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
                 .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(2))
                 .withBoolean(DefaultDriverOption.REQUEST_WARN_IF_SET_KEYSPACE, false)
+                // Only our keyspace's schema is fetched: opening a locker stays quick on a cluster with many tables.
+                .withStringList(DefaultDriverOption.METADATA_SCHEMA_REFRESHED_KEYSPACES, List.of(location.keyspace()))
                 .build();
         CompletableFuture<CqlSession> opening = CqlSession.builder()
                 .addContactPoints(location.contactPoints())

@@ -5,7 +5,11 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import io.distlock.LockBackendException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * Every CQL statement of the backend, in one place: the schema and the prepared statements of the lock path, the
@@ -141,18 +145,36 @@ final class CassandraStatements {
                 "UPDATE " + FENCE_TABLE + " SET last_token = ? WHERE lock_id = ? IF last_token = ?",
                 consistency,
                 serial);
+        awaitPrepared();
     }
 
-    private static Cql prepare(CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial) {
-        return new Cql(session.prepare(SimpleStatement.newInstance(cql)), consistency, serial);
+    private final List<Cql> all = new ArrayList<>();
+
+    /** Sends one statement to be prepared; every statement is prepared in parallel, then awaited together. */
+    private Cql prepare(CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial) {
+        Cql statement = new Cql(
+                session.prepareAsync(SimpleStatement.newInstance(cql)).toCompletableFuture(), consistency, serial);
+        all.add(statement);
+        return statement;
+    }
+
+    private void awaitPrepared() {
+        for (Cql statement : all) {
+            try {
+                statement.prepared().join();
+            } catch (CompletionException e) {
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                throw new LockBackendException("Cassandra could not prepare the lock statements: " + cause, cause);
+            }
+        }
     }
 
     /** A prepared statement with the consistency levels its executions use. */
-    record Cql(PreparedStatement prepared, ConsistencyLevel consistency, ConsistencyLevel serial) {
+    record Cql(CompletableFuture<PreparedStatement> prepared, ConsistencyLevel consistency, ConsistencyLevel serial) {
 
         /** Binds the values and sets the consistency levels. */
         BoundStatement bind(Object... values) {
-            return prepared.bind(values).setConsistencyLevel(consistency).setSerialConsistencyLevel(serial);
+            return prepared.join().bind(values).setConsistencyLevel(consistency).setSerialConsistencyLevel(serial);
         }
     }
 }

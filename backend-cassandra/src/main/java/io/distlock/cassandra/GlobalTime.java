@@ -140,7 +140,7 @@ final class GlobalTime implements AutoCloseable {
 
     /** The cell's value at the read consistency; 0 while it was never written. */
     long readCell() {
-        Row row = calls.execute(statements.readGlobalTime.bind(row), "reading GlobalTime")
+        Row row = calls.execute(statements.readGlobalTime.bind(this.row), "reading GlobalTime")
                 .one();
         return row == null || row.isNull(0) ? 0L : row.getLong(0);
     }

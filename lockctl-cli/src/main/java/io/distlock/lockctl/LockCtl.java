@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = LockCtl.Version.class,
         description = "Distributed locks from the command line.",
-        subcommands = {DemoCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, TimeServiceCommand.class, CommandLine.HelpCommand.class})
 public final class LockCtl {
 
     LockCtl() {}
