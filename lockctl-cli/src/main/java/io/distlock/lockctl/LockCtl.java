@@ -16,7 +16,7 @@ import picocli.CommandLine.ScopeType;
                 + " check a store with the conformance kit.",
         footerHeading = "%nExamples:%n",
         footer = {
-            "  lockctl bench                                   # seed 000's experiment on an embedded ZooKeeper",
+            "  lockctl bench          # seed 000's experiment on an embedded ZooKeeper",
             "  lockctl bench --store zk://127.0.0.1:2181/locks --store memory: --rounds 5",
             "  lockctl run --store zk://127.0.0.1:2181/locks --key backup -- ./backup.sh",
             "  lockctl conformance --store zk://127.0.0.1:2181/kit",
@@ -51,6 +51,7 @@ public final class LockCtl {
         CommandLine cli = new CommandLine(root);
         cli.setOut(out);
         cli.setErr(err);
+        cli.setUsageHelpWidth(110);
         cli.setParameterExceptionHandler((e, args) -> {
             CommandLine failed = e.getCommandLine();
             failed.getErr().println("lockctl: " + e.getMessage().replaceAll("\\s*\\R\\s*", " "));
