@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.cql.Row;
 import io.distlock.LockBackendException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -70,8 +69,7 @@ class CassandraQueueTest {
     }
 
     static String uri(String options) {
-        return "cassandra://" + CASSANDRA.contactPointsString() + "/" + CASSANDRA.keyspace() + "?localDatacenter="
-                + CASSANDRA.localDatacenter() + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
+        return CassandraKitHooks.uri(CASSANDRA, options);
     }
 
     static CassandraLockBackend open(String options, Duration lease) {
@@ -95,17 +93,7 @@ class CassandraQueueTest {
 
     /** The cells of {@code key} left in every lock table. */
     static List<String> cellsOf(String key) {
-        List<String> cells = new ArrayList<>();
-        for (String table : List.of(
-                CassandraStatements.QUEUE_TABLE,
-                CassandraStatements.OWNER_TABLE,
-                CassandraStatements.LEGACY_MAIN_TABLE,
-                CassandraStatements.LEGACY_SHADOW_TABLE)) {
-            for (Row row : session.execute("SELECT * FROM " + table + " WHERE lock_id = '" + key + "'")) {
-                cells.add(table + ":" + row.getFormattedContents());
-            }
-        }
-        return cells;
+        return CassandraKitHooks.entries(session, key);
     }
 
     static String key(String name) {

@@ -3,9 +3,7 @@ package io.distlock.cassandra;
 import io.distlock.kit.FencingContract;
 import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MutualExclusionContract;
-import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.CassandraCluster;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Timeout;
@@ -23,26 +21,16 @@ class CassandraSingleNodeTest {
     static final CassandraCluster CASSANDRA =
             CassandraCluster.builder().withNodes(1).build();
 
-    static String uri(String options) {
-        return "cassandra://" + CASSANDRA.contactPointsString() + "/" + CASSANDRA.keyspace() + "?localDatacenter="
-                + CASSANDRA.localDatacenter() + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
-    }
-
-    /** Cassandra TTLs count whole seconds: the expiry tests use 2 s leases (written with a 3 s TTL). */
-    static Duration shortLease() {
-        return TestTimeouts.scaled(Duration.ofSeconds(2));
-    }
-
     @Nested
-    class QueueKit extends LockerConformanceTests {
+    class QueueKit extends LockerConformanceTests implements CassandraKitHooks {
         @Override
-        public String lockerUri() {
-            return uri("");
+        public CassandraCluster cluster() {
+            return CASSANDRA;
         }
 
         @Override
-        public Duration shortLeaseTime() {
-            return shortLease();
+        public String options() {
+            return "";
         }
     }
 
@@ -51,28 +39,34 @@ class CassandraSingleNodeTest {
      * nodes ({@link CassandraThreeNodeTest}), which keeps this class within the build's time budget.
      */
     @Nested
-    class FencedQueueKit implements FencingContract, MutualExclusionContract {
+    class FencedQueueKit implements FencingContract, MutualExclusionContract, CassandraKitHooks {
         @Override
-        public String lockerUri() {
-            return uri("fencing=true");
+        public CassandraCluster cluster() {
+            return CASSANDRA;
         }
 
         @Override
-        public Duration shortLeaseTime() {
-            return shortLease();
+        public String options() {
+            return "fencing=true";
         }
     }
 
     @Nested
-    class LegacyKit implements MutualExclusionContract {
+    class LegacyKit implements MutualExclusionContract, CassandraKitHooks {
         @Override
-        public String lockerUri() {
-            return uri("algorithm=legacy");
+        public CassandraCluster cluster() {
+            return CASSANDRA;
         }
 
         @Override
-        public Duration shortLeaseTime() {
-            return shortLease();
+        public String options() {
+            return "algorithm=legacy";
+        }
+
+        /** Listing 4's back-off (up to a second per try) makes every contended acquisition slow. */
+        @Override
+        public int acquisitionsPerThread() {
+            return 10;
         }
     }
 }

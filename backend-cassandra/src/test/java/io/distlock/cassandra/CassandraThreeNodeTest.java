@@ -40,20 +40,19 @@ class CassandraThreeNodeTest {
             CassandraCluster.builder().withNodes(3).dedicated().build();
 
     static String uri(String options) {
-        return "cassandra://" + CASSANDRA.contactPointsString() + "/" + CASSANDRA.keyspace() + "?localDatacenter="
-                + CASSANDRA.localDatacenter() + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
+        return CassandraKitHooks.uri(CASSANDRA, options);
     }
 
     @Nested
-    class FencedQueueKit extends LockerConformanceTests {
+    class FencedQueueKit extends LockerConformanceTests implements CassandraKitHooks {
         @Override
-        public String lockerUri() {
-            return uri("fencing=true");
+        public CassandraCluster cluster() {
+            return CASSANDRA;
         }
 
         @Override
-        public Duration shortLeaseTime() {
-            return TestTimeouts.scaled(Duration.ofSeconds(2));
+        public String options() {
+            return "fencing=true";
         }
 
         @Override
