@@ -114,7 +114,9 @@ final class Master implements AutoCloseable {
     /** {@code SET key value NX PX ttl}: YES if set, NO if the key exists. */
     CompletableFuture<Vote> setIfAbsent(String key, String value, long ttlMillis) {
         return send(
-                c -> c.set(key, value, SetArgs.Builder.nx().px(ttlMillis)), reply -> reply != null, instanceTimeout);
+                c -> command(c.set(key, value, SetArgs.Builder.nx().px(ttlMillis)), instanceTimeout),
+                reply -> reply != null,
+                instanceTimeout);
     }
 
     /**
@@ -123,33 +125,49 @@ final class Master implements AutoCloseable {
      */
     CompletableFuture<Vote> run(Duration timeout, LuaScript script, String key, String... args) {
         String[] keys = {key};
-        RedisAsyncCommands<String, String> commands = commands();
-        if (commands == null) {
-            return CompletableFuture.completedFuture(Vote.FAILED);
-        }
-        requests.increment();
-        CompletableFuture<Long> first =
-                bounded(commands.<Long>evalsha(script.sha(), ScriptOutputType.INTEGER, keys, args), timeout);
-        return first.handle((reply, error) -> {
-                    if (error == null || !(unwrap(error) instanceof RedisNoScriptException)) {
-                        return error == null ? CompletableFuture.completedFuture(reply) : first;
-                    }
-                    log.debug("Script {} not loaded on {} (restarted?); sending it by EVAL", script, endpoint);
-                    requests.increment();
-                    return bounded(commands.<Long>eval(script.body(), ScriptOutputType.INTEGER, keys, args), timeout);
-                })
-                .thenCompose(f -> f)
-                .handle((reply, error) -> vote(reply, error, r -> r != null && r == 1L, timeout));
+        return send(
+                c -> command(c.<Long>evalsha(script.sha(), ScriptOutputType.INTEGER, keys, args), timeout)
+                        .handle((reply, error) -> {
+                            if (error == null) {
+                                return CompletableFuture.completedFuture(reply);
+                            }
+                            if (!(unwrap(error) instanceof RedisNoScriptException)) {
+                                return CompletableFuture.<Long>failedFuture(error);
+                            }
+                            log.debug("Script {} not loaded on {} (restarted?); sending it by EVAL", script, endpoint);
+                            return command(c.<Long>eval(script.body(), ScriptOutputType.INTEGER, keys, args), timeout);
+                        })
+                        .thenCompose(f -> f),
+                reply -> reply != null && reply == 1L,
+                timeout);
     }
 
+    /**
+     * Sends on the connection, or first connects (a master unreachable so far) within {@code timeout}, and turns the
+     * reply into a vote. Never completes exceptionally.
+     */
     private <T> CompletableFuture<Vote> send(
-            Function<RedisAsyncCommands<String, String>, RedisFuture<T>> command, Predicate<T> yes, Duration timeout) {
-        RedisAsyncCommands<String, String> commands = commands();
-        if (commands == null) {
-            return CompletableFuture.completedFuture(Vote.FAILED);
+            Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> command,
+            Predicate<T> yes,
+            Duration timeout) {
+        StatefulRedisConnection<String, String> c = connection;
+        CompletableFuture<T> reply;
+        if (c != null) {
+            reply = command.apply(c.async());
+        } else if (closed) {
+            reply = CompletableFuture.failedFuture(new IllegalStateException("backend closed"));
+        } else {
+            reply = connect()
+                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                    .thenCompose(connected -> command.apply(connected.async()));
         }
+        return reply.handle((r, error) -> vote(r, error, yes, timeout));
+    }
+
+    /** Counts one round trip and bounds it by {@code timeout}. */
+    private <T> CompletableFuture<T> command(RedisFuture<T> sent, Duration timeout) {
         requests.increment();
-        return bounded(command.apply(commands), timeout).handle((reply, error) -> vote(reply, error, yes, timeout));
+        return bounded(sent, timeout);
     }
 
     private <T> Vote vote(T reply, Throwable error, Predicate<T> yes, Duration timeout) {
@@ -174,18 +192,6 @@ final class Master implements AutoCloseable {
             }
         });
         return copy.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    }
-
-    private RedisAsyncCommands<String, String> commands() {
-        StatefulRedisConnection<String, String> c = connection;
-        if (c == null) {
-            if (!closed) {
-                connect();
-            }
-            lastError = "not connected (reconnecting)";
-            return null;
-        }
-        return c.async();
     }
 
     /**

@@ -7,6 +7,8 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -26,8 +28,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <ul>
  *   <li>{@code ttl} (common, default 30s): the keys' time to live, renewed by the locker every third of it.
- *   <li>{@value #INSTANCE_TIMEOUT} (default 50ms): how long one master may take to answer before it counts as a
- *       "no"; small against the ttl so a dead or frozen master costs little. The ttl must be at least 10 times it.
+ *   <li>{@value #INSTANCE_TIMEOUT} (default 100ms, or ttl/10 if that is shorter): how long one master may take to
+ *       answer an acquisition before it counts as a "no"; small against the ttl so that a dead or frozen master costs
+ *       little (a granted attempt does not wait for it at all). The ttl must be at least 10 times it.
  *   <li>{@value #RETRY_COUNT} (default 3) and {@value #RETRY_DELAY} (default 10ms): after a split vote or unanswered
  *       masters, {@code tryLock} tries again up to this many times, each after a random delay of at most this long;
  *       a waiting {@code lock} retries after such a delay until its deadline.
@@ -53,7 +56,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class RedisLockBackendProvider implements LockBackendProvider {
 
-    /** Option: how long one master may take to answer; default 50ms. */
+    /** Option: how long one master may take to answer an acquisition; default 100ms, or ttl/10 if shorter. */
     public static final String INSTANCE_TIMEOUT = "instanceTimeout";
     /** Option: extra attempts of {@code tryLock} after a split vote; default 3. */
     public static final String RETRY_COUNT = "retryCount";
@@ -100,6 +103,9 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
         ClientResources resources = DefaultClientResources.builder()
                 .ioThreadPoolSize(2)
                 .computationThreadPoolSize(1)
+                // A restarted master is back within a second, not after Lettuce's default backoff of up to 30s.
+                .reconnectDelay(
+                        Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
                 .build();
         LongAdder requests = new LongAdder();
         List<Master> masters = new ArrayList<>();

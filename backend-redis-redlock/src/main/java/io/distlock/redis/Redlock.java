@@ -20,9 +20,9 @@ final class Redlock {
     enum Outcome {
         /** A majority set the key in time: the lock is ours. */
         GRANTED,
-        /** A majority already had the key: another owner holds the lock (or several are splitting it). */
+        /** No master set it: another owner holds the lock, or contenders that each hold a part (they clean up). */
         HELD,
-        /** Neither: votes split between contenders, or a majority came too late. Retry after a random delay. */
+        /** Some masters set it, too few or too late: votes split between contenders. Retry after a random delay. */
         SPLIT,
         /** Too few masters answered for any majority: the store is unreachable as far as we can tell. */
         UNANSWERED
@@ -74,11 +74,20 @@ final class Redlock {
                 RedlockLease lease = new RedlockLease(request.key(), request.ownerId(), redisKey, value, validUntil);
                 return CompletableFuture.completedFuture(new Attempt(Outcome.GRANTED, lease, tally));
             }
-            Outcome outcome = tally.no() >= majority
-                    ? Outcome.HELD
-                    : tally.yes() + tally.no() < majority ? Outcome.UNANSWERED : Outcome.SPLIT;
-            return cleanUp(redisKey, value, tally).thenApply(done -> new Attempt(outcome, null, tally));
+            return cleanUp(redisKey, value, tally).thenApply(done -> new Attempt(classify(tally), null, tally));
         });
+    }
+
+    /**
+     * Why an attempt that was not granted failed: too few masters answered to tell; we won some masters (a split
+     * vote between simultaneous contenders, or a majority that came too late: retry soon); or we won none (another
+     * owner holds it, or contenders that will retry and publish their clean-up).
+     */
+    private Outcome classify(Tally tally) {
+        if (tally.yes() + tally.no() < majority) {
+            return Outcome.UNANSWERED;
+        }
+        return tally.yes() > 0 ? Outcome.SPLIT : Outcome.HELD;
     }
 
     /**

@@ -35,6 +35,8 @@ final class RedlockBackend implements LockBackend {
      */
     private static final Capabilities CAPABILITIES = new Capabilities(false, false, true, LeaseModel.RENEWED_TTL);
 
+    private static final int MAX_DOUBLINGS = 20;
+
     private final RedisLocation location;
     private final RedlockSettings settings;
     private final Ticker ticker;
@@ -75,7 +77,8 @@ final class RedlockBackend implements LockBackend {
 
     /**
      * One attempt; after a split vote or unanswered masters it tries again, at most {@code retryCount} times, after
-     * a random delay of at most {@code retryDelay}, so that simultaneous contenders do not all lose.
+     * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders do not all
+     * lose (Theorem 4: of simultaneous attempts on a free lock, one wins).
      *
      * @throws LockBackendException if too few masters answered for a majority, every time
      */
@@ -89,7 +92,8 @@ final class RedlockBackend implements LockBackend {
                 case HELD:
                     return Optional.empty();
                 default:
-                    if (tries >= settings.retryCount() || !pause(settings.retryDelay())) {
+                    if (tries >= Math.min(settings.retryCount(), MAX_DOUBLINGS)
+                            || !pause(settings.retryDelay().multipliedBy(1L << tries))) {
                         if (attempt.outcome() == Redlock.Outcome.UNANSWERED) {
                             throw new LockBackendException("Could not try lock '" + request.key()
                                     + "': too few Redis masters answered for a majority of " + redlock.majority()

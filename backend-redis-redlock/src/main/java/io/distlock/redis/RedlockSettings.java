@@ -31,7 +31,9 @@ record RedlockSettings(
         int database,
         Duration connectTimeout) {
 
-    static final Duration DEFAULT_INSTANCE_TIMEOUT = Duration.ofMillis(50);
+    /** The per-instance timeout unless given: 100ms, or a tenth of a shorter ttl's. */
+    static final Duration MAX_DEFAULT_INSTANCE_TIMEOUT = Duration.ofMillis(100);
+
     static final int DEFAULT_RETRY_COUNT = 3;
     static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(10);
     static final Duration MAX_DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
@@ -42,12 +44,12 @@ record RedlockSettings(
     /** The lease time must be at least this many per-instance timeouts. */
     static final int MIN_TTL_PER_INSTANCE_TIMEOUT = 10;
 
-    static final Duration MAX_CONFIRM_TIMEOUT = Duration.ofSeconds(1);
-
     static RedlockSettings read(BackendConfig config) {
         Duration ttl = config.leaseTime();
-        Duration instanceTimeout =
-                config.durationOption(RedisLockBackendProvider.INSTANCE_TIMEOUT, DEFAULT_INSTANCE_TIMEOUT);
+        Duration tenth = ttl.dividedBy(MIN_TTL_PER_INSTANCE_TIMEOUT);
+        Duration instanceTimeout = config.durationOption(
+                RedisLockBackendProvider.INSTANCE_TIMEOUT,
+                tenth.compareTo(MAX_DEFAULT_INSTANCE_TIMEOUT) < 0 ? tenth : MAX_DEFAULT_INSTANCE_TIMEOUT);
         int retryCount = config.intOption(RedisLockBackendProvider.RETRY_COUNT, DEFAULT_RETRY_COUNT, 0, 1000);
         Duration retryDelay = config.durationOption(RedisLockBackendProvider.RETRY_DELAY, DEFAULT_RETRY_DELAY);
         Duration defaultPoll = ttl.dividedBy(4).compareTo(MAX_DEFAULT_POLL_INTERVAL) < 0
@@ -115,13 +117,14 @@ record RedlockSettings(
     }
 
     /**
-     * How long renewal and release wait for each master: the per-instance timeout, or a tenth of the ttl (at most
-     * 1s) if that is longer. Unlike acquisition, nothing is gained by giving up on a slow master quickly there, and a
-     * release must not fail because a loaded machine answered in 60ms.
+     * How long renewal and release wait for each master: a third of the ttl (at most the connect timeout), or the
+     * per-instance timeout if that is longer. Unlike acquisition, nothing is gained by giving up on a slow master
+     * quickly there (both are decided as soon as a majority agrees, so one dead master costs nothing), and a release
+     * must not fail because a loaded machine answered late.
      */
     Duration confirmTimeout() {
-        Duration tenth = leaseTime.dividedBy(10);
-        Duration capped = tenth.compareTo(MAX_CONFIRM_TIMEOUT) > 0 ? MAX_CONFIRM_TIMEOUT : tenth;
+        Duration third = leaseTime.dividedBy(3);
+        Duration capped = third.compareTo(connectTimeout) > 0 ? connectTimeout : third;
         return capped.compareTo(instanceTimeout) > 0 ? capped : instanceTimeout;
     }
 

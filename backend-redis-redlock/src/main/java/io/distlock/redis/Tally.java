@@ -5,8 +5,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The masters' votes on one command sent to all of them, counted as they arrive. With {@code early}, the tally is
- * decided as soon as the outcome is certain (a majority said yes, or too many did not for a majority to remain);
- * the votes still pending then show as {@code null}.
+ * decided as soon as a majority said yes (the votes still pending then show as {@code null}); otherwise, and for
+ * every failure, when all have answered or timed out: a failure's kind depends on every vote.
  */
 final class Tally {
 
@@ -54,7 +54,7 @@ final class Tally {
         if (answered == votes.length) {
             return true;
         }
-        return early && (yes >= majority || no + failed > votes.length - majority);
+        return early && yes >= majority;
     }
 
     private Tally copy() {
