@@ -47,7 +47,10 @@ class RedisUriTest {
 
     @Test
     void open_ttlTooShortForInstanceTimeout_isRejected() {
-        rejected("redis://127.0.0.1:7001?ttl=400ms", "too short for the per-instance timeout", "instanceTimeout");
+        rejected(
+                "redis://127.0.0.1:7001?ttl=400ms&instanceTimeout=50ms",
+                "too short for the per-instance timeout",
+                "instanceTimeout");
         rejected("redis://127.0.0.1:7001?ttl=2s&instanceTimeout=300ms", "raise ttl to PT3S");
     }
 
