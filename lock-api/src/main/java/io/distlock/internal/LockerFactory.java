@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.regex.Pattern;
 
 /** Turns a URI and builder settings into an open {@link RemoteLocker}: parsing, discovery, option checks. */
@@ -42,6 +43,23 @@ public final class LockerFactory {
             Optional<LockBackendProvider> explicitProvider,
             Ticker ticker,
             Clock clock) {
+        return open(
+                rawUri, builderOptions, leaseTime, connectTimeout, explicitProvider, ticker, clock, Optional.empty());
+    }
+
+    /**
+     * Opens a locker whose loss listeners run on {@code listenerExecutor} (empty: a thread of the locker's own); see
+     * {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
+     */
+    public static RemoteLocker open(
+            String rawUri,
+            Map<String, String> builderOptions,
+            Optional<Duration> leaseTime,
+            Optional<Duration> connectTimeout,
+            Optional<LockBackendProvider> explicitProvider,
+            Ticker ticker,
+            Clock clock,
+            Optional<Executor> listenerExecutor) {
         URI uri = parse(rawUri);
         Map<String, String> options = queryOptions(uri, rawUri);
         for (Map.Entry<String, String> e : builderOptions.entrySet()) {
@@ -64,7 +82,7 @@ public final class LockerFactory {
             backend.close();
             throw e;
         }
-        return new DefaultRemoteLocker(provider.name(), backend, ttl, ticker, clock);
+        return new DefaultRemoteLocker(provider.name(), backend, ttl, ticker, clock, listenerExecutor);
     }
 
     static URI parse(String rawUri) {

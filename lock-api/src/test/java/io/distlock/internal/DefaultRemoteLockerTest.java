@@ -252,6 +252,27 @@ class DefaultRemoteLockerTest {
     }
 
     @Test
+    void key_withAnUnpairedSurrogate_isRejected_whilePairedOnesAreFine() {
+        assertThatThrownBy(() -> locker.tryLock("a\uD800b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired surrogate U+D800 at index 1");
+        assertThatThrownBy(() -> locker.tryLock("\uDC00"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired surrogate");
+        assertThat(locker.tryLock("emoji-\uD83D\uDE00")).isPresent();
+    }
+
+    @Test
+    void durations_inMessages_readAsTyped() {
+        assertThat(Durations.format(Duration.ofSeconds(10))).isEqualTo("10s");
+        assertThat(Durations.format(Duration.ofMillis(50))).isEqualTo("50ms");
+        assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
+        assertThat(Durations.format(Duration.ofMinutes(90))).isEqualTo("1h30m");
+        assertThat(Durations.format(Duration.ofSeconds(61))).isEqualTo("1m1s");
+        assertThatThrownBy(() -> locker.lock("k", Duration.ofSeconds(-10))).hasMessageContaining("got -10s");
+    }
+
+    @Test
     void onLost_isNotFiredOnANormalRelease() throws Exception {
         AtomicReference<RemoteLock> lost = new AtomicReference<>();
         RemoteLock lock = locker.lock("k", Duration.ofSeconds(1)).onLost(lost::set);
