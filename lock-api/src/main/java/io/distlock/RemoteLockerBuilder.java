@@ -74,7 +74,7 @@ public final class RemoteLockerBuilder {
 
     /**
      * The monotonic time source for deadlines and lease validity (default: {@link System#nanoTime()}). With a ticker
-     * that moves only when told (tests), a {@code maxWait} passes only when the ticker is moved past it, and a waiter
+     * that moves only when told (for tests: {@link ManualTicker}), a {@code maxWait} passes only when the ticker is moved past it, and a waiter
      * of the {@code memory:} backend is woken by the next release on its key, not by moving the ticker.
      */
     public RemoteLockerBuilder ticker(Ticker ticker) {

@@ -1,6 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.RemoteLocker;
+import io.distlock.spi.DurationText;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,7 +82,7 @@ public final class Checks {
     public static Duration positive(Duration duration, String name) {
         Objects.requireNonNull(duration, () -> name + " must not be null");
         if (duration.isZero() || duration.isNegative()) {
-            throw new IllegalArgumentException(name + " must be positive, got " + Durations.format(duration));
+            throw new IllegalArgumentException(name + " must be positive, got " + DurationText.of(duration));
         }
         return duration;
     }

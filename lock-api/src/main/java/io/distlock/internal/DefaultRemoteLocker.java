@@ -656,10 +656,12 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 "This " + backendName + " locker is closed; open a new one with RemoteLockers.open(...)");
     }
 
+    /**
+     * One error model: distlock's own exceptions pass; anything else a backend let out (a client library's exception,
+     * even one that is an {@link IllegalStateException} such as Curator's) becomes a {@link LockBackendException}.
+     */
     private RuntimeException backendFailure(String key, String operation, RuntimeException e) {
-        if (e instanceof io.distlock.LockException
-                || e instanceof IllegalArgumentException
-                || e instanceof IllegalStateException) {
+        if (e instanceof io.distlock.LockException || e instanceof LockerClosedException) {
             return e;
         }
         return new LockBackendException(

@@ -8,8 +8,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Durations as people type them: parsing of duration options ({@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h},
- * ISO-8601 {@code PT10S}) and the same short form in messages ({@code 10s}, not {@code PT10S}).
+ * Parsing of duration options ({@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, ISO-8601 {@code PT10S}); the same
+ * short form in messages is {@link io.distlock.spi.DurationText}.
  */
 public final class Durations {
 
@@ -46,43 +46,5 @@ public final class Durations {
             throw new LockConfigurationException("Option '" + name + "' must be positive, got '" + value + "'");
         }
         return d;
-    }
-
-    /**
-     * The duration as a person writes it, in the units of the option syntax: {@code 10s}, {@code 500ms}, {@code
-     * 1500ms}, {@code 2m}, {@code 1h30m}; below a millisecond {@code us} or {@code ns}.
-     */
-    public static String format(Duration d) {
-        if (d.isNegative()) {
-            return "-" + format(d.negated());
-        }
-        if (d.isZero()) {
-            return "0s";
-        }
-        long millis = d.toMillis();
-        int nanos = d.toNanosPart();
-        if (millis == 0) {
-            return nanos % 1000 == 0 ? (nanos / 1000) + "us" : nanos + "ns";
-        }
-        if (nanos != 0 && d.getSeconds() < 60) {
-            return millis + "ms";
-        }
-        StringBuilder out = new StringBuilder();
-        if (d.toHours() > 0) {
-            out.append(d.toHours()).append('h');
-        }
-        if (d.toMinutesPart() > 0) {
-            out.append(d.toMinutesPart()).append('m');
-        }
-        if (d.toSecondsPart() > 0 || d.toMillisPart() > 0) {
-            out.append(d.toSecondsPart());
-            if (d.toMillisPart() > 0) {
-                out.append('.')
-                        .append(String.format(java.util.Locale.ROOT, "%03d", d.toMillisPart())
-                                .replaceAll("0+$", ""));
-            }
-            out.append('s');
-        }
-        return out.toString();
     }
 }

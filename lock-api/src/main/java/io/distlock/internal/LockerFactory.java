@@ -1,6 +1,8 @@
 package io.distlock.internal;
 
+import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
+import io.distlock.LockException;
 import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
 import io.distlock.spi.BackendConfig;
@@ -75,7 +77,15 @@ public final class LockerFactory {
         LockBackendProvider provider =
                 explicitProvider.orElseGet(() -> ProviderRegistry.forScheme(uri.getScheme(), classLoader()));
         BackendConfig config = new BackendConfig(withoutQuery(uri), options, ttl, connect, ticker, clock);
-        LockBackend backend = provider.open(config);
+        LockBackend backend;
+        try {
+            backend = provider.open(config);
+        } catch (LockException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new LockBackendException(
+                    "The " + provider.name() + " backend could not open '" + withoutQuery(uri) + "': " + e, e);
+        }
         try {
             config.rejectUnknownOptions(provider.name());
         } catch (LockConfigurationException e) {

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockLostException;
+import io.distlock.ManualTicker;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.spi.DurationText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -264,11 +266,11 @@ class DefaultRemoteLockerTest {
 
     @Test
     void durations_inMessages_readAsTyped() {
-        assertThat(Durations.format(Duration.ofSeconds(10))).isEqualTo("10s");
-        assertThat(Durations.format(Duration.ofMillis(50))).isEqualTo("50ms");
-        assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
-        assertThat(Durations.format(Duration.ofMinutes(90))).isEqualTo("1h30m");
-        assertThat(Durations.format(Duration.ofSeconds(61))).isEqualTo("1m1s");
+        assertThat(DurationText.of(Duration.ofSeconds(10))).isEqualTo("10s");
+        assertThat(DurationText.of(Duration.ofMillis(50))).isEqualTo("50ms");
+        assertThat(DurationText.of(Duration.ofMillis(1500))).isEqualTo("1500ms");
+        assertThat(DurationText.of(Duration.ofMinutes(90))).isEqualTo("1h30m");
+        assertThat(DurationText.of(Duration.ofSeconds(61))).isEqualTo("1m1s");
         assertThatThrownBy(() -> locker.lock("k", Duration.ofSeconds(-10))).hasMessageContaining("got -10s");
     }
 

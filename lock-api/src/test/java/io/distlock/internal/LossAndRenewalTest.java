@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockLostException;
+import io.distlock.ManualTicker;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;

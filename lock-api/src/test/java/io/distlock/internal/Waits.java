@@ -1,5 +1,6 @@
 package io.distlock.internal;
 
+import io.distlock.spi.DurationText;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
@@ -19,7 +20,7 @@ final class Waits {
         long end = System.nanoTime() + scaled(base).toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - end > 0) {
-                throw new AssertionError("Timed out after " + Durations.format(scaled(base)) + " waiting for " + what);
+                throw new AssertionError("Timed out after " + DurationText.of(scaled(base)) + " waiting for " + what);
             }
             Thread.sleep(5);
         }
