@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
@@ -177,11 +176,9 @@ public interface BadInputContract extends LockerFixture {
      * the latest at its first {@code tryLock}: never a hang, never a lock granted.
      */
     @Test
+    @Requires(Need.UNREACHABLE_URI)
     default void open_unreachableStore_failsWithinConnectTimeout() {
         Optional<String> unreachable = unreachableUri();
-        assumeTrue(
-                unreachable.isPresent(),
-                "no unreachable URI given: override LockerFixture.unreachableUri() to run the connect-timeout test");
         Duration connect = TestTimeouts.scaled(Duration.ofSeconds(2));
         Duration bound = connect.plus(expirySlack());
         long start = System.nanoTime();

@@ -3,9 +3,7 @@ package io.distlock.kit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.distlock.LeaseModel;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -29,17 +27,13 @@ import org.junit.jupiter.api.Test;
  */
 public interface LeaseContract extends LockerFixture {
 
-    /** Reason for skipping the tests that stage a lost TTL lease inside one JVM. */
-    String SESSION_SKIP = "backend declares LeaseModel.SESSION: the lock lives with the client's session, which no"
-            + " unrenewed TTL ends; the multi-process tests kill and freeze the holder's process instead";
-
     /**
      * A lease granted through the SPI and never renewed runs out: another locker gets the lock within the lease time
      * plus {@link #expirySlack()}, and not before the lease was granted.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void lease_notRenewed_expiresWithinTtlPlusSlack() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("expiry");
         Duration ttl = shortLeaseTime();
         try (LockBackend raw = openBackend(ttl);
@@ -114,8 +108,8 @@ public interface LeaseContract extends LockerFixture {
      * {@code release(oldLease)} through the SPI must leave the new holder's lock in place.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void release_withStaleHandle_keepsNewHolder() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("stale-release");
         Duration ttl = shortLeaseTime();
         try (LockBackend raw = openBackend(ttl);
@@ -150,8 +144,8 @@ public interface LeaseContract extends LockerFixture {
      * within its lease time plus {@link #expirySlack()} while the stale lease keeps being renewed.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void renew_withStaleHandle_returnsEmpty_keepsNewHoldersExpiry() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("stale-renew");
         Duration ttl = shortLeaseTime();
         Duration bound = ttl.plus(expirySlack());
@@ -206,8 +200,8 @@ public interface LeaseContract extends LockerFixture {
      * onLost} fires exactly once, and the handle's release reports {@link ReleaseResult#ALREADY_LOST}.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void lostLease_whenStoreDropsIt_isReportedOnce() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("dropped");
         Duration ttl = shortLeaseTime();
         InterceptingProvider intercepting = new InterceptingProvider(provider());
@@ -236,8 +230,8 @@ public interface LeaseContract extends LockerFixture {
      * holder's lock in place.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void lostLease_whenRenewalsFail_isReportedAndLockPassesOn() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("unrenewed");
         Duration ttl = shortLeaseTime();
         InterceptingProvider intercepting = new InterceptingProvider(provider());

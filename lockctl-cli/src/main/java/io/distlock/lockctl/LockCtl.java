@@ -23,7 +23,14 @@ import picocli.CommandLine.ScopeType;
             "  lockctl demo",
             "  lockctl time-service --store cassandra://127.0.0.1:9042/locks",
         },
-        subcommands = {BenchCommand.class, DemoCommand.class, TimeServiceCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            BenchCommand.class,
+            RunCommand.class,
+            ConformanceCommand.class,
+            DemoCommand.class,
+            TimeServiceCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class LockCtl {
 
     @Option(
