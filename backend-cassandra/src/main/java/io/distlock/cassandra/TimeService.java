@@ -3,7 +3,6 @@ package io.distlock.cassandra;
 import com.datastax.oss.driver.api.core.CqlSession;
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
-import io.distlock.internal.LockerFactory;
 import io.distlock.spi.BackendConfig;
 import java.net.URI;
 import java.time.Clock;
@@ -59,13 +58,13 @@ public final class TimeService implements AutoCloseable {
                 }
             }
         }
-        String connect = options.remove(LockerFactory.CONNECT_TIMEOUT);
-        options.remove(LockerFactory.TTL);
+        options.remove("ttl"); // a lockers' option, meaningless here
         String text = full.toString();
         URI bare = full.getRawQuery() == null ? full : URI.create(text.substring(0, text.indexOf('?')));
-        Duration connectTimeout = connect == null
-                ? Duration.ofSeconds(10)
-                : io.distlock.internal.Durations.parseOption(LockerFactory.CONNECT_TIMEOUT, connect);
+        BackendConfig probe = new BackendConfig(
+                bare, options, Duration.ofSeconds(30), Duration.ofSeconds(10), Ticker.system(), Clock.systemUTC());
+        Duration connectTimeout = probe.durationOption("connectTimeout", Duration.ofSeconds(10));
+        options.remove("connectTimeout");
         BackendConfig config = new BackendConfig(
                 bare, options, Duration.ofSeconds(30), connectTimeout, Ticker.system(), Clock.systemUTC());
         return start(CassandraSettings.read(config), config.clock(), config.ticker(), connectTimeout);
