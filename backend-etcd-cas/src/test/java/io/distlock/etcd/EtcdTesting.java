@@ -11,6 +11,11 @@ final class EtcdTesting {
 
     private EtcdTesting() {}
 
+    /** A key unique to this call, starting with {@code name}. */
+    static String unique(String name) {
+        return name + "-" + java.util.UUID.randomUUID().toString().substring(0, 12);
+    }
+
     /** {@code etcd://<every member's client endpoint>/<prefix>}. */
     static String uri(EtcdCluster etcd, String prefix) {
         return "etcd://" + etcd.nodes().stream().map(ServerNode::endpoint).collect(Collectors.joining(",")) + prefix;
