@@ -2,8 +2,10 @@ package io.distlock.kit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -15,6 +17,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -165,6 +168,40 @@ public interface BadInputContract extends LockerFixture {
         LockConfigurationException e = assertThrows(
                 LockConfigurationException.class, () -> RemoteLockers.open(uri).close(), uri);
         assertTrue(e.getMessage().contains("noSuchOption"), e.getMessage());
+    }
+
+    /**
+     * A store that cannot be reached ({@link #unreachableUri()}) fails within the connect timeout (plus {@link
+     * #expirySlack()}) with a {@link LockBackendException} that says what went wrong, when the locker is opened or at
+     * the latest at its first {@code tryLock}: never a hang, never a lock granted.
+     */
+    @Test
+    @Requires(Need.UNREACHABLE_URI)
+    default void open_unreachableStore_failsWithinConnectTimeout() {
+        Optional<String> unreachable = unreachableUri();
+        Duration connect = TestTimeouts.scaled(Duration.ofSeconds(2));
+        Duration bound = connect.plus(expirySlack());
+        long start = System.nanoTime();
+        LockBackendException e = assertTimeoutPreemptively(
+                bound,
+                () -> assertThrows(
+                        LockBackendException.class,
+                        () -> {
+                            try (RemoteLocker locker = RemoteLockers.builder()
+                                    .uri(unreachable.get())
+                                    .connectTimeout(connect)
+                                    .leaseTime(leaseTime())
+                                    .build()) {
+                                locker.tryLock(TestKeys.unique("unreachable")).ifPresent(RemoteLock::close);
+                            }
+                        },
+                        "opening " + unreachable.get() + " and a tryLock on it"),
+                () -> "opening " + unreachable.get() + " (connectTimeout " + connect + ") did not fail within "
+                        + bound);
+        assertTrue(
+                e.getMessage() != null && !e.getMessage().isBlank(),
+                () -> "the failure to reach " + unreachable.get() + " has no message: " + e);
+        assertTrue(System.nanoTime() - start <= bound.toNanos(), "failed only after " + bound);
     }
 
     /** Every call on a closed locker throws {@link IllegalStateException}; closing it again is a no-op. */

@@ -2,7 +2,6 @@ package io.distlock.kit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.distlock.RemoteLock;
 import io.distlock.kit.history.HistoryChecker;
@@ -34,8 +33,8 @@ public interface FencingContract extends LockerFixture {
      * threads contending, every hold recorded and checked by {@link HistoryChecker}.
      */
     @Test
+    @Requires(Need.FENCING)
     default void fencingTokens_increaseStrictly_inAcquisitionOrder() throws Exception {
-        assumeTrue(Lockers.capabilities(this).fencing(), "backend declares no fencing (Capabilities.fencing is false)");
         String key = TestKeys.unique("fencing");
         try (Lockers lockers = Lockers.open(this, 3, leaseTime());
                 HistoryRecorder history = HistoryRecorder.inMemory()) {

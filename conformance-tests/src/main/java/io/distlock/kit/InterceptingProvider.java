@@ -1,7 +1,7 @@
 package io.distlock.kit;
 
-import io.distlock.Capabilities;
 import io.distlock.LockBackendException;
+import io.distlock.Ticker;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -12,24 +12,43 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Wraps the provider under test to stage lease loss in one JVM: it can make renewals fail as if the store were
- * unreachable, and it can delete a granted lease behind the locker's back as if the store had dropped it. Everything
- * else goes straight to the real backend.
+ * Wraps the provider under test to watch what the backend promises and to stage lease loss in one JVM. It records the
+ * validity each grant and renewal reports (the {@link Lease#validUntilNanos()} of a grant, the value {@code renew}
+ * returns), it can make renewals fail as if the store were unreachable, and it can delete a granted lease behind the
+ * locker's back as if the store had dropped it. Everything else goes straight to the real backend.
  */
 final class InterceptingProvider implements LockBackendProvider {
 
+    /** Told of every validity a grant or renewal reports. */
+    @FunctionalInterface
+    interface ValidityListener {
+        /** {@code lease} is guaranteed until {@code validUntilNanos}, a reading of the backend's ticker. */
+        void valid(Lease lease, long validUntilNanos);
+    }
+
     private final LockBackendProvider delegate;
+    private final ValidityListener listener;
     private final AtomicBoolean renewalsFail = new AtomicBoolean();
     private final Map<String, Interception> granted = new ConcurrentHashMap<>();
+    private final Map<String, Long> validUntilByOwner = new ConcurrentHashMap<>();
+    private final AtomicReference<Ticker> ticker = new AtomicReference<>();
 
     private record Interception(LockBackend backend, Lease lease) {}
 
     InterceptingProvider(LockBackendProvider delegate) {
+        this(delegate, (lease, validUntil) -> {});
+    }
+
+    InterceptingProvider(LockBackendProvider delegate, ValidityListener listener) {
         this.delegate = delegate;
+        this.listener = listener;
     }
 
     /** From now on every renewal throws {@link LockBackendException}, as if the store could not be reached. */
@@ -49,6 +68,21 @@ final class InterceptingProvider implements LockBackendProvider {
         last.backend().release(last.lease());
     }
 
+    /** The last validity a grant or renewal reported for the acquisition of {@code ownerId}. */
+    OptionalLong lastValidUntil(String ownerId) {
+        Long v = validUntilByOwner.get(ownerId);
+        return v == null ? OptionalLong.empty() : OptionalLong.of(v);
+    }
+
+    /** A reading of the ticker the backend was opened with (validities are readings of it). */
+    long now() {
+        Ticker t = ticker.get();
+        if (t == null) {
+            throw new IllegalStateException("No backend was opened through this provider");
+        }
+        return t.read();
+    }
+
     @Override
     public String name() {
         return delegate.name();
@@ -61,13 +95,8 @@ final class InterceptingProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
-        LockBackend backend = delegate.open(config);
-        return new LockBackend() {
-            @Override
-            public Capabilities capabilities() {
-                return backend.capabilities();
-            }
-
+        ticker.set(config.ticker());
+        return new ForwardingBackend(delegate.open(config)) {
             @Override
             public Optional<Lease> tryAcquire(LockRequest request) {
                 return remember(backend.tryAcquire(request));
@@ -78,8 +107,19 @@ final class InterceptingProvider implements LockBackendProvider {
                 return remember(backend.acquire(request, deadline));
             }
 
+            @Override
+            public CompletableFuture<Optional<Lease>> acquireAsync(
+                    LockRequest request, Deadline deadline, Executor blockingExecutor) {
+                CompletableFuture<Optional<Lease>> attempt = backend.acquireAsync(request, deadline, blockingExecutor);
+                attempt.thenAccept(this::remember);
+                return attempt;
+            }
+
             private Optional<Lease> remember(Optional<Lease> lease) {
-                lease.ifPresent(l -> granted.put(l.key(), new Interception(backend, l)));
+                lease.ifPresent(l -> {
+                    granted.put(l.key(), new Interception(backend, l));
+                    valid(l, l.validUntilNanos());
+                });
                 return lease;
             }
 
@@ -88,18 +128,15 @@ final class InterceptingProvider implements LockBackendProvider {
                 if (renewalsFail.get()) {
                     throw new LockBackendException("staged by the conformance kit: the store is unreachable");
                 }
-                return backend.renew(lease);
-            }
-
-            @Override
-            public boolean release(Lease lease) {
-                return backend.release(lease);
-            }
-
-            @Override
-            public void close() {
-                backend.close();
+                OptionalLong validUntil = backend.renew(lease);
+                validUntil.ifPresent(v -> valid(lease, v));
+                return validUntil;
             }
         };
+    }
+
+    private void valid(Lease lease, long validUntilNanos) {
+        validUntilByOwner.merge(lease.ownerId(), validUntilNanos, Math::max);
+        listener.valid(lease, validUntilNanos);
     }
 }

@@ -3,40 +3,37 @@ package io.distlock.kit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.distlock.LeaseModel;
-import io.distlock.LockTimeoutException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.Ticker;
 import io.distlock.internal.OwnerIds;
+import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
  * Leases (seed 000 section 5.3): a lease nobody renews runs out in the store; a renewed lease keeps the lock past
- * many lease times; a stale handle cannot free the next holder's lock; and a lease the holder lost is reported to it
- * ({@code isHeld()} false, {@code onLost} fired once).
+ * many lease times; a stale handle can neither free nor extend the next holder's lock; and a lease the holder lost is
+ * reported to it ({@code isHeld()} false, {@code onLost} fired once) and was never reported valid past the next
+ * holder's grant.
  */
 public interface LeaseContract extends LockerFixture {
-
-    /** Reason for skipping the tests that stage a lost TTL lease inside one JVM. */
-    String SESSION_SKIP = "backend declares LeaseModel.SESSION: the lock lives with the client's session, which no"
-            + " unrenewed TTL ends; the multi-process tests kill and freeze the holder's process instead";
 
     /**
      * A lease granted through the SPI and never renewed runs out: another locker gets the lock within the lease time
      * plus {@link #expirySlack()}, and not before the lease was granted.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void lease_notRenewed_expiresWithinTtlPlusSlack() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("expiry");
         Duration ttl = shortLeaseTime();
         try (LockBackend raw = openBackend(ttl);
@@ -46,19 +43,28 @@ public interface LeaseContract extends LockerFixture {
             long granted = System.nanoTime();
             assertFalse(Lockers.isFree(other, key), "another locker took '" + key + "' right after it was granted");
             Duration bound = ttl.plus(expirySlack());
-            try (RemoteLock next = other.lock(key, bound)) {
+            try (RemoteLock next = Lockers.lock(
+                    other,
+                    key,
+                    bound,
+                    () -> "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound
+                            + " (lease time + slack): leases never expire?")) {
                 assertTrue(next.isHeld());
-            } catch (LockTimeoutException e) {
-                throw new AssertionError(
-                        "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound
-                                + " (lease time + slack): leases never expire?",
-                        e);
             }
             assertTrue(
                     System.nanoTime() - granted >= ttl.toNanos() / 2,
                     "the unrenewed lease of " + ttl + " was freed after only "
                             + Duration.ofNanos(System.nanoTime() - granted));
             raw.release(lease.get());
+        }
+    }
+
+    /** Releases {@code held} after {@code failure}, adding a failing release to it as suppressed. */
+    private static void releaseAfterFailure(RemoteLock held, Throwable failure) {
+        try {
+            held.release();
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
         }
     }
 
@@ -75,9 +81,8 @@ public interface LeaseContract extends LockerFixture {
             RemoteLock held = holderLocker.lock(key, maxWait());
             AtomicInteger lost = new AtomicInteger();
             held.onLost(l -> lost.incrementAndGet());
-            boolean exclusive;
             try {
-                exclusive = Deadlines.holdsFor(ttl.multipliedBy(3), () -> {
+                boolean exclusive = Deadlines.holdsFor(ttl.multipliedBy(3), () -> {
                     Optional<RemoteLock> stolen = other.tryLock(key);
                     stolen.ifPresent(RemoteLock::close);
                     return stolen.isEmpty() && held.isHeld();
@@ -87,9 +92,11 @@ public interface LeaseContract extends LockerFixture {
                         "within 3 lease times of " + ttl + " the renewed lock was lost or taken by another locker"
                                 + " (isHeld=" + held.isHeld() + ", onLost fired " + lost.get() + " times)");
                 assertEquals(0, lost.get(), "onLost fired for a lock that was renewed");
-            } finally {
-                assertEquals(ReleaseResult.RELEASED, held.release(), "release of the renewed lock");
+            } catch (AssertionError | RuntimeException e) {
+                releaseAfterFailure(held, e); // the failure above is the one to report, not the release's
+                throw e;
             }
+            assertEquals(ReleaseResult.RELEASED, held.release(), "release of the renewed lock");
             Optional<RemoteLock> after = other.tryLock(key);
             after.ifPresent(RemoteLock::close);
             assertTrue(after.isPresent(), "tryLock after the renewed lock was released");
@@ -101,15 +108,20 @@ public interface LeaseContract extends LockerFixture {
      * {@code release(oldLease)} through the SPI must leave the new holder's lock in place.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void release_withStaleHandle_keepsNewHolder() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("stale-release");
         Duration ttl = shortLeaseTime();
         try (LockBackend raw = openBackend(ttl);
                 Lockers lockers = Lockers.open(this, 2, leaseTime())) {
             Lease stale = raw.tryAcquire(new LockRequest(key, OwnerIds.next(), ttl, reason -> {}))
                     .orElseThrow(() -> new AssertionError("tryAcquire through the SPI on a free key"));
-            RemoteLock next = lockers.get(0).lock(key, ttl.plus(expirySlack()));
+            Duration bound = ttl.plus(expirySlack());
+            RemoteLock next = Lockers.lock(
+                    lockers.get(0),
+                    key,
+                    bound,
+                    () -> "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound);
             try {
                 raw.release(stale);
                 assertTrue(next.isHeld(), "the new holder's lock after a stale release");
@@ -126,13 +138,70 @@ public interface LeaseContract extends LockerFixture {
     }
 
     /**
+     * A stale lease cannot be renewed: a lease that ran out, then another owner took the key, then {@code
+     * renew(oldLease)} through the SPI must return empty (the store no longer holds it for this owner), and must not
+     * extend the new holder's entry: the new holder's lease, granted through the SPI and never renewed, still runs out
+     * within its lease time plus {@link #expirySlack()} while the stale lease keeps being renewed.
+     */
+    @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
+    default void renew_withStaleHandle_returnsEmpty_keepsNewHoldersExpiry() throws Exception {
+        String key = TestKeys.unique("stale-renew");
+        Duration ttl = shortLeaseTime();
+        Duration bound = ttl.plus(expirySlack());
+        try (LockBackend raw = openBackend(ttl);
+                RemoteLocker third = openLocker(leaseTime())) {
+            Lease stale = raw.tryAcquire(new LockRequest(key, OwnerIds.next(), ttl, reason -> {}))
+                    .orElseThrow(() -> new AssertionError("tryAcquire through the SPI on a free key"));
+            Lease next = raw.acquire(
+                            new LockRequest(key, OwnerIds.next(), ttl, reason -> {}),
+                            Deadline.after(bound, Ticker.system()))
+                    .orElseThrow(() -> new AssertionError(
+                            "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound));
+            long nextGranted = System.nanoTime();
+            try {
+                OptionalLong renewed = raw.renew(stale);
+                assertTrue(
+                        renewed.isEmpty(),
+                        "renew of a stale lease (it ran out and another owner took '" + key + "') returned " + renewed
+                                + "; it must return empty: does renew check the owner (a plain PEXPIRE does not)?");
+                // Keep renewing the stale lease: an owner-blind renewal would keep the new holder's entry alive.
+                Duration renewEvery = ttl.dividedBy(4);
+                boolean freed = Deadlines.within(bound, () -> {
+                    raw.renew(stale);
+                    if (Lockers.isFree(third, key)) {
+                        return true;
+                    }
+                    try {
+                        Thread.sleep(renewEvery.toMillis());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return false;
+                });
+                assertTrue(
+                        freed,
+                        "the new holder's unrenewed lease of " + ttl + " on '" + key + "' still held after " + bound
+                                + " while the stale lease was being renewed: renew extends the entry whoever holds"
+                                + " it");
+                assertTrue(
+                        System.nanoTime() - nextGranted >= ttl.toNanos() / 2,
+                        "the new holder's lease of " + ttl + " was freed after only "
+                                + Duration.ofNanos(System.nanoTime() - nextGranted));
+            } finally {
+                raw.release(next);
+            }
+        }
+    }
+
+    /**
      * The store drops a held lock behind its holder's back (the kit releases the lease through the SPI, as a store
      * failover or an operator would): the holder's next renewal learns it, {@code isHeld()} turns false and {@code
      * onLost} fires exactly once, and the handle's release reports {@link ReleaseResult#ALREADY_LOST}.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void lostLease_whenStoreDropsIt_isReportedOnce() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("dropped");
         Duration ttl = shortLeaseTime();
         InterceptingProvider intercepting = new InterceptingProvider(provider());
@@ -161,8 +230,8 @@ public interface LeaseContract extends LockerFixture {
      * holder's lock in place.
      */
     @Test
+    @Requires(Need.RENEWED_TTL_LEASES)
     default void lostLease_whenRenewalsFail_isReportedAndLockPassesOn() throws Exception {
-        assumeTrue(Lockers.capabilities(this).leaseModel() == LeaseModel.RENEWED_TTL, SESSION_SKIP);
         String key = TestKeys.unique("unrenewed");
         Duration ttl = shortLeaseTime();
         InterceptingProvider intercepting = new InterceptingProvider(provider());
@@ -174,14 +243,23 @@ public interface LeaseContract extends LockerFixture {
             held.onLost(l -> lost.incrementAndGet());
             intercepting.failRenewals();
             Duration bound = ttl.plus(expirySlack());
-            RemoteLock next;
+            RemoteLock next = Lockers.lock(
+                    others.get(0),
+                    key,
+                    bound,
+                    () -> "the holder stopped renewing, yet '" + key + "' was not free within " + bound);
+            long grantedBy = intercepting.now();
             try {
-                next = others.get(0).lock(key, bound);
-            } catch (LockTimeoutException e) {
-                throw new AssertionError(
-                        "the holder stopped renewing, yet '" + key + "' was not free within " + bound, e);
-            }
-            try {
+                long validUntil = intercepting
+                        .lastValidUntil(held.ownerId())
+                        .orElseThrow(() -> new AssertionError("no validity was reported for the grant of " + held));
+                assertTrue(
+                        validUntil - grantedBy <= 0,
+                        () -> "validity too generous: the lost lease was reported valid until "
+                                + Duration.ofNanos(validUntil - grantedBy).toMillis() + " ms after another owner was"
+                                + " granted '" + key + "', so isHeld() said true while another owner held the lock"
+                                + " (validity must be measured from before the request and never exceed what the store"
+                                + " guarantees)");
                 assertTrue(
                         Deadlines.within(expirySlack(), () -> lost.get() > 0 && !held.isHeld()),
                         "another owner holds '" + key + "' but the old holder was not told: isHeld=" + held.isHeld()

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Timeout;
  * }</pre>
  *
  * <p>The tests come from the contracts this class combines, one concept each: {@link MutualExclusionContract}
- * (Theorems 1 and 3), {@link ProgressContract} (Theorems 2 and 4), {@link LeaseContract}, {@link FencingContract},
+ * (Theorems 1 and 3), {@link ProgressContract} (Theorems 2 and 4), {@link LeaseContract}, {@link AbandonedAttemptContract}, {@link
+ * FencingContract},
  * {@link MultiKeyContract}, {@link LockHandleContract}, {@link BadInputContract} and {@link MultiProcessContract}. A
  * backend that can pass only some may implement those interfaces instead. Tests that need a capability the backend
  * does not declare ({@link io.distlock.Capabilities}) are skipped through JUnit assumptions, with the reason in the
@@ -29,6 +30,7 @@ public abstract class LockerConformanceTests
         implements MutualExclusionContract,
                 ProgressContract,
                 LeaseContract,
+                AbandonedAttemptContract,
                 FencingContract,
                 MultiKeyContract,
                 LockHandleContract,

@@ -16,7 +16,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The hooks through which the kit reaches the store under test. Only {@link #lockerUri()} is required; every other
@@ -132,6 +134,25 @@ public interface LockerFixture {
      */
     default int acquisitionsPerThread() {
         return 25;
+    }
+
+    /**
+     * A URI of this backend's scheme whose store cannot be reached (a closed port, say {@code zk://127.0.0.1:1/kit}),
+     * for the test that opening fails within the connect timeout with a clear exception. Empty (the default) skips
+     * that test, with this hook named in the reason.
+     */
+    default Optional<String> unreachableUri() {
+        return Optional.empty();
+    }
+
+    /**
+     * What the store holds for {@code key}, read directly from the store with the backend author's own client: one
+     * line per entry (a lock record, a waiter's queue node, a lease), in any readable form. The kit checks with it
+     * that nothing is left behind after a release, a failed {@code tryLock}, a timed-out wait and an interrupted wait.
+     * Empty (the default) when the fixture cannot list entries: the kit then checks only that the key is free.
+     */
+    default Optional<List<String>> storeEntries(String key) {
+        return Optional.empty();
     }
 
     /**

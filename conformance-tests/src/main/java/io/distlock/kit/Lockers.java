@@ -1,10 +1,13 @@
 package io.distlock.kit;
 
 import io.distlock.Capabilities;
+import io.distlock.LockTimeoutException;
+import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /** Several lockers on the store under test, opened together and closed together. */
 final class Lockers implements AutoCloseable {
@@ -42,6 +45,33 @@ final class Lockers implements AutoCloseable {
                     return true;
                 })
                 .orElse(false);
+    }
+
+    /**
+     * {@code locker.lock(key, wait)}, failing with a message that names the bug: {@code timedOut} if the whole wait
+     * passed, or a breach of the SPI if the backend gave up before it ({@link io.distlock.spi.LockBackend#acquire}
+     * must not return empty before its deadline).
+     */
+    static RemoteLock lock(RemoteLocker locker, String key, Duration wait, Supplier<String> timedOut)
+            throws InterruptedException {
+        long start = System.nanoTime();
+        try {
+            return locker.lock(key, wait);
+        } catch (LockTimeoutException e) {
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            if (waited.compareTo(wait) < 0) {
+                throw new AssertionError(
+                        gaveUpEarly(waited, wait) + " (lock '" + key + "' reported " + e.getMessage() + ")", e);
+            }
+            throw new AssertionError(timedOut.get() + " (waited " + waited.toMillis() + " ms for '" + key + "')", e);
+        }
+    }
+
+    /** The message for a blocking acquire that returned empty after {@code waited} of a {@code wait} deadline. */
+    static String gaveUpEarly(Duration waited, Duration wait) {
+        return "the backend breaks the SPI contract: its blocking acquire returned empty after " + waited.toMillis()
+                + " ms of a " + wait.toMillis() + " ms deadline, but LockBackend.acquire must not return empty before"
+                + " its deadline has passed (a backend defect, not a slow store)";
     }
 
     /** The locker number {@code index}, modulo the number opened: threads share lockers round-robin. */

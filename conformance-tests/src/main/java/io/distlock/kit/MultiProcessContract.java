@@ -3,7 +3,6 @@ package io.distlock.kit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.distlock.LeaseModel;
 import io.distlock.LockTimeoutException;
@@ -41,9 +40,7 @@ public interface MultiProcessContract extends LockerFixture {
     }
 
     private String workerUri() {
-        MultiProcessSupport support = multiProcessSupport();
-        assumeTrue(support.workerUri().isPresent(), () -> "multi-process tests skipped: " + support.reason());
-        return support.workerUri().orElseThrow();
+        return multiProcessSupport().workerUri().orElseThrow(); // checked by @Requires(Need.OTHER_PROCESSES)
     }
 
     /** How long the store may take to free the lock of a dead or frozen holder. */
@@ -58,12 +55,14 @@ public interface MultiProcessContract extends LockerFixture {
      * merged history shows no overlap and increasing fencing tokens.
      */
     @Test
+    @Requires(Need.OTHER_PROCESSES)
     default void lock_isExclusive_acrossProcesses_theorem1() throws Exception {
         exclusionAcrossProcesses("lock");
     }
 
     /** Theorem 3 across processes: the same with {@code tryLock}, retried until each critical section ran. */
     @Test
+    @Requires(Need.OTHER_PROCESSES)
     default void tryLock_isExclusive_acrossProcesses_theorem3() throws Exception {
         exclusionAcrossProcesses("trylock");
     }
@@ -104,6 +103,7 @@ public interface MultiProcessContract extends LockerFixture {
      * process finishes all its acquisitions and none waited longer than {@link #maxWait()} for any of them.
      */
     @Test
+    @Requires(Need.OTHER_PROCESSES)
     default void lock_everyProcessIsServed_acrossProcesses_theorem2() throws Exception {
         String uri = workerUri();
         String key = TestKeys.unique("processes-progress");
@@ -128,6 +128,7 @@ public interface MultiProcessContract extends LockerFixture {
      * round, so each round starts free.
      */
     @Test
+    @Requires(Need.OTHER_PROCESSES)
     default void tryLock_simultaneousAcrossProcesses_atLeastOneWinsEveryRound_theorem4() throws Exception {
         String uri = workerUri();
         String key = TestKeys.unique("processes-rounds");
@@ -194,6 +195,7 @@ public interface MultiProcessContract extends LockerFixture {
      * it within the lease time plus slack ({@code RENEWED_TTL}) or the session timeout plus slack ({@code SESSION}).
      */
     @Test
+    @Requires(Need.OTHER_PROCESSES)
     default void killedHolder_lockFreedWithinLeaseTimePlusSlack() throws Exception {
         String uri = workerUri();
         String key = TestKeys.unique("killed");
@@ -225,6 +227,7 @@ public interface MultiProcessContract extends LockerFixture {
      * the loss. The merged history (with the frozen hold ended by its loss) stays consistent.
      */
     @Test
+    @Requires(Need.OTHER_PROCESSES)
     default void frozenHolder_losesLease_andIsToldWhenThawed() throws Exception {
         try (Workers workers = Workers.create(workerUri(), shortLeaseTime(), maxWait())) {
             Freeze freeze = freezeTheHolder(workers);
@@ -252,8 +255,8 @@ public interface MultiProcessContract extends LockerFixture {
      * written. The frozen holder always tries one more write after it is thawed.
      */
     @Test
+    @Requires({Need.FENCING, Need.OTHER_PROCESSES})
     default void fencedResource_rejectsFrozenHoldersWrites_afterNextHolderWrote() throws Exception {
-        assumeTrue(Lockers.capabilities(this).fencing(), "backend declares no fencing (Capabilities.fencing is false)");
         try (Workers workers = Workers.create(workerUri(), shortLeaseTime(), maxWait())) {
             Freeze freeze = freezeTheHolder(workers);
             List<FencedResource.Write> writes = new FencedResource(workers.dir()).writes();

@@ -2,7 +2,6 @@ package io.distlock.kit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -71,8 +70,8 @@ public interface ProgressContract extends LockerFixture {
      * are served in arrival order; none is overtaken by more than {@value #FIFO_SLACK} later arrival(s).
      */
     @Test
+    @Requires(Need.FAIRNESS)
     default void lock_servesWaitersInArrivalOrder_fairBackends_theorem2() throws Exception {
-        assumeTrue(Lockers.capabilities(this).fair(), "backend declares no fairness (Capabilities.fair is false)");
         String key = TestKeys.unique("fifo");
         Duration arrivalGap = TestTimeouts.scaled(Duration.ofMillis(150));
         List<Integer> served = Collections.synchronizedList(new ArrayList<>());

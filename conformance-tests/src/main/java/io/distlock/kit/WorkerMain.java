@@ -3,6 +3,7 @@ package io.distlock.kit;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.internal.ProviderRegistry;
 import io.distlock.kit.history.HistoryRecorder;
 import java.io.IOException;
 import java.io.InputStream;
@@ -88,8 +89,14 @@ public final class WorkerMain {
         String mode = arg("mode");
         int threads = Integer.parseInt(arg("threads"));
         int count = Integer.parseInt(arg("count"));
+        String uri = arg("uri");
+        // Every validity the backend reports goes into the history, for the check that a lost hold's validity ended in
+        // time.
+        InterceptingProvider provider = new InterceptingProvider(
+                ProviderRegistry.forScheme(KitUris.scheme(uri), WorkerMain.class.getClassLoader()), history::valid);
         try (RemoteLocker locker = RemoteLockers.builder()
-                .uri(arg("uri"))
+                .uri(uri)
+                .provider(provider)
                 .leaseTime(Duration.ofMillis(Long.parseLong(arg("ttlMillis"))))
                 .build()) {
             if (mode.equals("rounds")) {

@@ -6,12 +6,21 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** The worker JVMs of one multi-process test and the directory they share; closing kills any still running. */
+/**
+ * The worker JVMs of one multi-process test and the directory they share; closing kills any still running and deletes
+ * the directory.
+ */
 final class Workers implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Workers.class);
 
     private final Path dir;
     private final String uri;
@@ -65,11 +74,18 @@ final class Workers implements AutoCloseable {
         return List.copyOf(started);
     }
 
-    /** Kills every worker still running. */
+    /** Kills every worker still running and deletes the shared directory. */
     @Override
     public void close() {
         for (Worker worker : started) {
             worker.close();
+        }
+        try (Stream<Path> tree = Files.walk(dir)) {
+            for (Path path : (Iterable<Path>) tree.sorted(Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            log.warn("Could not delete the workers' directory {}: {}", dir, e.toString());
         }
     }
 }

@@ -1,27 +1,79 @@
 package io.distlock.lockctl;
 
+import io.distlock.lockctl.bench.Errors;
+import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 
 /** The {@code lockctl} command line. */
 @Command(
         name = "lockctl",
         mixinStandardHelpOptions = true,
         versionProvider = LockCtl.Version.class,
-        description = "Distributed locks from the command line.",
-        subcommands = {DemoCommand.class, CommandLine.HelpCommand.class})
+        description = "Distributed locks from the command line: benchmark a store, run a command under a lock,"
+                + " check a store with the conformance kit.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  lockctl bench          # seed 000's experiment on an embedded ZooKeeper",
+            "  lockctl bench --store zk://127.0.0.1:2181/locks --store memory: --rounds 5",
+            "  lockctl run --store zk://127.0.0.1:2181/locks --key backup -- ./backup.sh",
+            "  lockctl conformance --store zk://127.0.0.1:2181/kit",
+            "  lockctl demo",
+        },
+        subcommands = {BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class LockCtl {
+
+    @Option(
+            names = "--verbose",
+            scope = ScopeType.INHERIT,
+            description = "Show the stack trace of an error (default: one line).")
+    boolean verbose;
 
     LockCtl() {}
 
     /** Runs the command line and exits with its status. */
     public static void main(String[] args) {
+        System.setProperty("java.awt.headless", "true");
         System.exit(run(args));
     }
 
     /** Runs the command line and returns its exit status (for tests). */
     static int run(String... args) {
-        return new CommandLine(new LockCtl()).execute(args);
+        return commandLine(new PrintWriter(System.out, true), new PrintWriter(System.err, true))
+                .execute(args);
+    }
+
+    /** The command line writing to {@code out} and {@code err}, with lockctl's error handling. */
+    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+        LockCtl root = new LockCtl();
+        CommandLine cli = new CommandLine(root);
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setUsageHelpWidth(110);
+        cli.setParameterExceptionHandler((e, args) -> {
+            CommandLine failed = e.getCommandLine();
+            failed.getErr().println("lockctl: " + e.getMessage().replaceAll("\\s*\\R\\s*", " "));
+            failed.getErr()
+                    .println("Try 'lockctl " + (failed == cli ? "" : failed.getCommandName() + " ") + "--help'.");
+            return ExitCodes.USAGE;
+        });
+        cli.setExecutionExceptionHandler((e, failed, parseResult) -> {
+            failed.getErr().println("lockctl: " + Errors.oneLine(e));
+            if (root.verbose) {
+                e.printStackTrace(failed.getErr());
+            }
+            return ExitCodes.of(e);
+        });
+        for (CommandLine sub : cli.getSubcommands().values()) {
+            String[] footer = sub.getCommandSpec().usageMessage().footer();
+            String[] withCodes = new String[footer.length + ExitCodes.FOOTER.length];
+            System.arraycopy(footer, 0, withCodes, 0, footer.length);
+            System.arraycopy(ExitCodes.FOOTER, 0, withCodes, footer.length, ExitCodes.FOOTER.length);
+            sub.getCommandSpec().usageMessage().footer(withCodes);
+        }
+        return cli;
     }
 
     /** The version from the jar's manifest. */

@@ -36,7 +36,7 @@ class DemoCommandTest {
         assertThat(cl.execute("demo", "--atms", "0")).isNotZero();
         assertThat(err.toString()).contains("must be positive");
         assertThat(cl.execute("demo", "--think", "soon")).isNotZero();
-        assertThat(err.toString()).contains("must be a duration");
+        assertThat(err.toString()).contains("is not a duration");
     }
 
     private static String run(String... args) {

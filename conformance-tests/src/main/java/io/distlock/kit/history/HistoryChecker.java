@@ -17,13 +17,18 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
- * Checks a lock history (Theorems 1 and 3, and fencing): on every key, no two holds overlap, and fencing tokens grow
- * strictly in acquisition order.
+ * Checks a lock history (Theorems 1 and 3, fencing, and the validity behind {@code isHeld()}): on every key, no two
+ * holds overlap, fencing tokens grow strictly in acquisition order, and no hold that ended without a release was
+ * guaranteed past the next holder's grant.
  *
  * <p>A hold runs from its {@code ACQUIRED} event to its {@code RELEASING} event. A hold that ended in {@code LOST}
  * (its lease ran out while the holder was frozen) is left out of the overlap check, since a lease cannot stop a
  * frozen holder (that is what fencing tokens are for), but its token is still checked. A hold with no end (its
  * process was killed) is left out of the overlap check too. Events that do not pair up are reported as malformed.
+ *
+ * <p>What such a hold was promised is checked instead: the last validity its backend reported ({@code VALID} events,
+ * at the grant and at every renewal) must have ended by the next holder's {@code ACQUIRED} event. Otherwise {@code
+ * isHeld()} told the lost holder it held the lock while the store had already given it to another owner.
  */
 public final class HistoryChecker {
 
@@ -76,6 +81,12 @@ public final class HistoryChecker {
     public static List<String> violations(Collection<HistoryEvent> events) {
         List<String> violations = new ArrayList<>();
         Map<String, List<Hold>> holdsByKey = new TreeMap<>();
+        Map<String, Long> validUntil = new LinkedHashMap<>();
+        for (HistoryEvent e : events) {
+            if (e.type() == HistoryEvent.Type.VALID) {
+                validUntil.merge(e.holder(), e.validUntil().getAsLong(), Math::max);
+            }
+        }
         for (Hold hold : pair(events, violations)) {
             holdsByKey
                     .computeIfAbsent(hold.begin().key(), k -> new ArrayList<>())
@@ -86,6 +97,7 @@ public final class HistoryChecker {
             holds.sort(Comparator.comparingLong(h -> h.begin().nanos()));
             checkOverlaps(entry.getKey(), holds, violations);
             checkTokens(entry.getKey(), holds, violations);
+            checkValidity(entry.getKey(), holds, validUntil, violations);
         }
         return violations;
     }
@@ -112,6 +124,9 @@ public final class HistoryChecker {
         Map<String, Hold> closed = new LinkedHashMap<>();
         List<Hold> holds = new ArrayList<>();
         for (HistoryEvent e : sorted) {
+            if (e.type() == HistoryEvent.Type.VALID) {
+                continue; // checked by checkValidity
+            }
             if (e.type() == HistoryEvent.Type.ACQUIRED) {
                 if (open.containsKey(e.holder()) || closed.containsKey(e.holder())) {
                     violations.add("holder " + e.holder() + " acquired twice: " + e);
@@ -155,6 +170,33 @@ public final class HistoryChecker {
                             || hold.end().orElseThrow().nanos()
                                     > latest.end().orElseThrow().nanos())) {
                 latest = hold;
+            }
+        }
+    }
+
+    /**
+     * A hold that was not released (lost, or its process killed) must not have been guaranteed past the grant of the
+     * next hold on its key: the next holder's {@code ACQUIRED} is stamped after its grant, so a correct backend's
+     * validity, measured from before its own request, always ends by then.
+     */
+    private static void checkValidity(
+            String key, List<Hold> holds, Map<String, Long> validUntil, List<String> violations) {
+        for (int i = 0; i < holds.size(); i++) {
+            Hold hold = holds.get(i);
+            Long until = validUntil.get(hold.begin().holder());
+            if (hold.released() || until == null) {
+                continue;
+            }
+            for (int j = i + 1; j < holds.size(); j++) {
+                Hold next = holds.get(j);
+                long grantedBy = next.begin().nanos();
+                if (grantedBy - until < 0) {
+                    violations.add("validity outlived the lock on key '" + key + "': " + hold
+                            + " was reported valid until " + until + ", but " + next + " was granted by " + grantedBy
+                            + ", " + (until - grantedBy) / 1_000_000 + " ms earlier: the backend reported a validity"
+                            + " too generous, so isHeld() said true while another owner held the lock");
+                }
+                break; // only the next hold matters: later ones begin later still
             }
         }
     }

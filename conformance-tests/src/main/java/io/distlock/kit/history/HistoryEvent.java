@@ -8,7 +8,8 @@ import java.util.OptionalLong;
 
 /**
  * One event of a lock history: a hold began ({@link Type#ACQUIRED}, stamped right after the lock was granted), ended
- * ({@link Type#RELEASING}, stamped right before the release was sent), or was reported lost ({@link Type#LOST}).
+ * ({@link Type#RELEASING}, stamped right before the release was sent), was reported lost ({@link Type#LOST}), or the
+ * backend reported until when the store guarantees it ({@link Type#VALID}, at the grant and at every renewal).
  *
  * <p>Timestamps are {@link System#nanoTime()} readings. On Linux that is {@code CLOCK_MONOTONIC}, one clock for every
  * process of the host, so the histories of several JVMs on one machine merge into one timeline.
@@ -19,8 +20,11 @@ import java.util.OptionalLong;
  * @param token the hold's fencing token, if the backend gives one
  * @param holder the lock's owner id: unique per acquisition, it pairs a hold's begin and end
  * @param pid the process the holder ran in
+ * @param validUntil for {@link Type#VALID}, the reported validity (a monotonic reading like {@code nanos}); empty
+ *     for the other types
  */
-public record HistoryEvent(long nanos, Type type, String key, OptionalLong token, String holder, long pid) {
+public record HistoryEvent(
+        long nanos, Type type, String key, OptionalLong token, String holder, long pid, OptionalLong validUntil) {
 
     /** What happened to a hold. */
     public enum Type {
@@ -29,24 +33,47 @@ public record HistoryEvent(long nanos, Type type, String key, OptionalLong token
         /** The holder is about to release; stamped before the release is sent. */
         RELEASING,
         /** The lock was reported lost to the holder. */
-        LOST
+        LOST,
+        /** The backend reported the hold's validity (at the grant or a renewal): see {@link #validUntil()}. */
+        VALID
     }
 
-    /** Checks that every part is given and the holder has no whitespace. */
+    /** Checks that every part is given, the holder has no whitespace, and a validity is given exactly for VALID. */
     public HistoryEvent {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(holder, "holder");
+        Objects.requireNonNull(validUntil, "validUntil");
         if (holder.isEmpty() || holder.chars().anyMatch(Character::isWhitespace)) {
             throw new IllegalArgumentException("holder must be non-empty without whitespace: '" + holder + "'");
         }
+        if (validUntil.isPresent() != (type == Type.VALID)) {
+            throw new IllegalArgumentException(
+                    "a validity belongs to VALID events only, got " + type + " with " + validUntil);
+        }
     }
 
-    /** The event as one line of the history file format: {@code nanos type key token holder pid}, space separated. */
+    /** An event without validity: {@link Type#ACQUIRED}, {@link Type#RELEASING} or {@link Type#LOST}. */
+    public HistoryEvent(long nanos, Type type, String key, OptionalLong token, String holder, long pid) {
+        this(nanos, type, key, token, holder, pid, OptionalLong.empty());
+    }
+
+    /**
+     * The event as one line of the history file format: {@code nanos type key token holder pid validUntil}, space
+     * separated, {@code -} for an absent token or validity.
+     */
     public String toLine() {
-        return nanos + " " + type + " " + URLEncoder.encode(key, StandardCharsets.UTF_8) + " "
-                + (token.isPresent() ? Long.toString(token.getAsLong()) : "-") + " " + holder + " " + pid;
+        return nanos + " " + type + " " + URLEncoder.encode(key, StandardCharsets.UTF_8) + " " + text(token) + " "
+                + holder + " " + pid + " " + text(validUntil);
+    }
+
+    private static String text(OptionalLong value) {
+        return value.isPresent() ? Long.toString(value.getAsLong()) : "-";
+    }
+
+    private static OptionalLong number(String text) {
+        return text.equals("-") ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(text));
     }
 
     /**
@@ -56,17 +83,18 @@ public record HistoryEvent(long nanos, Type type, String key, OptionalLong token
      */
     public static HistoryEvent parse(String line) {
         String[] f = line.trim().split(" ");
-        if (f.length != 6) {
-            throw new IllegalArgumentException("Not a history line (want 6 fields): '" + line + "'");
+        if (f.length != 7) {
+            throw new IllegalArgumentException("Not a history line (want 7 fields): '" + line + "'");
         }
         try {
             return new HistoryEvent(
                     Long.parseLong(f[0]),
                     Type.valueOf(f[1]),
                     URLDecoder.decode(f[2], StandardCharsets.UTF_8),
-                    f[3].equals("-") ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(f[3])),
+                    number(f[3]),
                     f[4],
-                    Long.parseLong(f[5]));
+                    Long.parseLong(f[5]),
+                    number(f[6]));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("Not a history line: '" + line + "': " + e.getMessage(), e);
         }

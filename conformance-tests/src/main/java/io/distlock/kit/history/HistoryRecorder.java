@@ -1,6 +1,7 @@
 package io.distlock.kit.history;
 
 import io.distlock.RemoteLock;
+import io.distlock.spi.Lease;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -12,10 +13,11 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * Records a lock history: every acquisition, release and loss with a monotonic timestamp, its fencing token, its
- * holder (owner id) and process id. Thread-safe.
+ * holder (owner id) and process id, and every validity the backend reported for it. Thread-safe.
  *
  * <p>Made for several JVMs on one host: {@link #toDirectory} gives each recorder its own file in a shared directory,
  * written with {@code O_APPEND} one whole line per write, and {@link HistoryChecker#read(Path)} merges the files. Every
@@ -78,6 +80,21 @@ public final class HistoryRecorder implements AutoCloseable {
     /** Records that {@code lock} was reported lost. */
     public void lost(RemoteLock lock) {
         record(HistoryEvent.Type.LOST, lock);
+    }
+
+    /**
+     * Records that the backend reported {@code lease} valid until {@code validUntilNanos} (a {@link System#nanoTime()}
+     * reading), at its grant or a renewal.
+     */
+    public void valid(Lease lease, long validUntilNanos) {
+        record(new HistoryEvent(
+                System.nanoTime(),
+                HistoryEvent.Type.VALID,
+                lease.key(),
+                lease.fencingToken(),
+                lease.ownerId(),
+                PID,
+                OptionalLong.of(validUntilNanos)));
     }
 
     /** Records an event as given; for histories built by hand. */

@@ -144,4 +144,68 @@ class HistoryCheckerTest {
         assertThrows(IllegalArgumentException.class, () -> HistoryEvent.parse("1 ACQUIRED k"));
         assertThrows(IllegalArgumentException.class, () -> HistoryEvent.parse("x ACQUIRED k 1 h 1"));
     }
+
+    private static HistoryEvent valid(long nanos, String key, String holder, long until) {
+        return new HistoryEvent(nanos, Type.VALID, key, OptionalLong.empty(), holder, 1, OptionalLong.of(until));
+    }
+
+    @Test
+    void lostHold_validUntilBeforeNextGrant_isConsistent() {
+        List<HistoryEvent> h = List.of(
+                event(10, Type.ACQUIRED, "k", -1, "a"),
+                valid(11, "k", "a", 50),
+                valid(30, "k", "a", 70),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(90, Type.LOST, "k", -1, "a"),
+                event(95, Type.RELEASING, "k", -1, "b"));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void lostHold_validUntilAfterNextGrant_isRejected_namingBoth() {
+        List<HistoryEvent> h = List.of(
+                event(10, Type.ACQUIRED, "k", -1, "a"),
+                valid(11, "k", "a", 50),
+                valid(30, "k", "a", 2_000_070),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(90, Type.LOST, "k", -1, "a"),
+                event(95, Type.RELEASING, "k", -1, "b"));
+        List<String> violations = HistoryChecker.violations(h);
+        assertEquals(1, violations.size(), violations.toString());
+        assertTrue(violations.get(0).contains("validity outlived the lock on key 'k'"), violations.get(0));
+        assertTrue(violations.get(0).contains("[a pid 1") && violations.get(0).contains("[b pid 1"), violations.get(0));
+    }
+
+    @Test
+    void killedHold_validUntilAfterNextGrant_isRejected() {
+        List<HistoryEvent> h = List.of(
+                event(10, Type.ACQUIRED, "k", -1, "a"),
+                valid(11, "k", "a", 500),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(95, Type.RELEASING, "k", -1, "b"));
+        assertEquals(
+                1,
+                HistoryChecker.violations(h).size(),
+                HistoryChecker.violations(h).toString());
+    }
+
+    @Test
+    void releasedHold_validUntilAfterNextGrant_isConsistent() {
+        List<HistoryEvent> h = List.of(
+                event(10, Type.ACQUIRED, "k", -1, "a"),
+                valid(11, "k", "a", 500),
+                event(40, Type.RELEASING, "k", -1, "a"),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(95, Type.RELEASING, "k", -1, "b"));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void validEvent_roundTripsAsALine() {
+        HistoryEvent e = valid(5, "a key", "h", 99);
+        assertEquals(e, HistoryEvent.parse(e.toLine()));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new HistoryEvent(1, Type.VALID, "k", OptionalLong.empty(), "h", 1, OptionalLong.empty()));
+    }
 }

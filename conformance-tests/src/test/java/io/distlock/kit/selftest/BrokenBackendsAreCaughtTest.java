@@ -7,6 +7,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MultiProcessSupport;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.TestExecutionResult;
@@ -74,6 +75,73 @@ class BrokenBackendsAreCaughtTest {
         @Override
         public String lockerUri() {
             return "broken-trylock:";
+        }
+    }
+
+    static class GenerousValidity extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-generousvalidity:";
+        }
+    }
+
+    static class RenewsAnyone extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-renewsanyone:";
+        }
+    }
+
+    static class GivesUpEarly extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-givesupearly:";
+        }
+    }
+
+    static class IgnoresInterrupt extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-ignoresinterrupt:";
+        }
+    }
+
+    static class SlowConnect extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-slowconnect:";
+        }
+
+        @Override
+        public Optional<String> unreachableUri() {
+            return Optional.of("broken-slowconnect://unreachable/kit");
+        }
+    }
+
+    static class GenerousFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-generous");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-generous://" + DIR;
+        }
+    }
+
+    static class LeavesWaitersFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-leaveswaiters");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-leaveswaiters://" + DIR;
+        }
+
+        @Override
+        public Optional<List<String>> storeEntries(String key) {
+            try {
+                return Optional.of(FileLockBackend.entries(DIR, key));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
         }
     }
 
@@ -179,6 +247,60 @@ class BrokenBackendsAreCaughtTest {
     @Test
     void tryLockFailingUnderContention_failsTheorem4() {
         assertFails(ContendedTryLock.class, "tryLock_simultaneousOnFreeLock_atLeastOneWins_theorem4", "succeeded");
+    }
+
+    @Test
+    void generousValidity_failsLostLeaseValidity() {
+        assertFails(
+                GenerousValidity.class,
+                "lostLease_whenRenewalsFail_isReportedAndLockPassesOn",
+                "validity too generous");
+    }
+
+    @Test
+    void generousValidityFileStore_failsFrozenHolderHistoryAcrossProcesses() {
+        assertFails(
+                GenerousFileLock.class,
+                "frozenHolder_losesLease_andIsToldWhenThawed",
+                "validity outlived the lock on key");
+    }
+
+    @Test
+    void ownerBlindRenewal_failsStaleRenew() {
+        assertFails(
+                RenewsAnyone.class,
+                "renew_withStaleHandle_returnsEmpty_keepsNewHoldersExpiry",
+                "renew of a stale lease");
+    }
+
+    @Test
+    void acquireGivingUpEarly_isReportedAsSpiBreach() {
+        assertFails(GivesUpEarly.class, "acquire_whileHeld_waitsOutItsDeadline", "breaks the SPI contract");
+        assertFails(GivesUpEarly.class, "lease_notRenewed_expiresWithinTtlPlusSlack", "breaks the SPI contract");
+    }
+
+    @Test
+    void swallowedInterrupt_failsInterruptedAcquire() {
+        assertFails(
+                IgnoresInterrupt.class,
+                "acquire_interrupted_throwsInterruptedException_leavesNothing",
+                "must throw InterruptedException");
+    }
+
+    @Test
+    void connectIgnoringTimeout_failsUnreachableStore() {
+        assertFails(SlowConnect.class, "open_unreachableStore_failsWithinConnectTimeout", "did not fail within");
+    }
+
+    @Test
+    void waiterEntriesLeftBehind_failNothingLeft() {
+        assertFails(
+                LeavesWaitersFileLock.class, "failedAttempts_andRelease_leaveNothingInStore", "left something behind");
+        assertFails(
+                LeavesWaitersFileLock.class,
+                "acquire_interrupted_throwsInterruptedException_leavesNothing",
+                "left something behind");
+        assertFails(LeavesWaitersFileLock.class, "acquire_whileHeld_waitsOutItsDeadline", "left something behind");
     }
 
     /** Runs one kit test against a broken backend and asserts that it failed with {@code reason} in its message. */

@@ -31,8 +31,13 @@ final class FileLockBackend implements LockBackend {
         RACY,
         FALLING_TOKENS,
         CONTENDED_TRYLOCK,
-        NEVER_EXPIRES
+        NEVER_EXPIRES,
+        GENEROUS_VALIDITY,
+        LEAVES_WAITERS
     }
+
+    /** How much longer than the lease the {@link Defect#GENEROUS_VALIDITY} variant says a lease is valid. */
+    private static final int GENEROSITY = 10;
 
     private static final long A_DAY_NANOS = java.time.Duration.ofDays(1).toNanos();
 
@@ -54,12 +59,12 @@ final class FileLockBackend implements LockBackend {
         private final long leaseNanos;
         private volatile long validUntil;
 
-        FileLease(String key, String owner, long token, long leaseNanos, long grantedAt) {
+        FileLease(String key, String owner, long token, long leaseNanos, long validUntil) {
             this.key = key;
             this.owner = owner;
             this.token = token;
             this.leaseNanos = leaseNanos;
-            this.validUntil = grantedAt + leaseNanos;
+            this.validUntil = validUntil;
         }
 
         @Override
@@ -146,18 +151,46 @@ final class FileLockBackend implements LockBackend {
             }
             long token = nextToken();
             write(file, new Entry(request.ownerId(), now + stored(leaseNanos), token));
-            return Optional.of(new FileLease(request.key(), request.ownerId(), token, leaseNanos, now));
+            return Optional.of(
+                    new FileLease(request.key(), request.ownerId(), token, leaseNanos, validUntil(now, leaseNanos)));
         });
     }
 
+    /** Polls, with a waiter file next to the lock file while it waits (removed when it stops waiting). */
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        while (true) {
-            Optional<Lease> lease = tryAcquire(request);
-            if (lease.isPresent() || deadline.hasPassed()) {
-                return lease;
+        Path waiter = dir.resolve(fileName(request.key()) + ".waiter." + java.util.UUID.randomUUID());
+        Optional<Lease> lease = Optional.empty();
+        try {
+            Files.createFile(waiter);
+            while (true) {
+                lease = tryAcquire(request);
+                if (lease.isPresent() || deadline.hasPassed()) {
+                    return lease;
+                }
+                Thread.sleep(Math.max(1, deadline.remainingNanos(POLL_NANOS) / 1_000_000));
             }
-            Thread.sleep(Math.max(1, deadline.remainingNanos(POLL_NANOS) / 1_000_000));
+        } catch (IOException e) {
+            throw new LockBackendException("lock directory " + dir + ": " + e, e);
+        } finally {
+            if (defect != Defect.LEAVES_WAITERS || lease.isPresent()) {
+                try {
+                    Files.deleteIfExists(waiter);
+                } catch (IOException e) {
+                    throw new LockBackendException("lock directory " + dir + ": " + e, e);
+                }
+            }
+        }
+    }
+
+    /** What the store holds for {@code key}: its lock file and any waiter files, one line each. */
+    static java.util.List<String> entries(Path dir, String key) throws IOException {
+        String name = fileName(key);
+        try (java.util.stream.Stream<Path> all = Files.list(dir)) {
+            return all.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(name))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -174,7 +207,7 @@ final class FileLockBackend implements LockBackend {
                 return false;
             }
             write(file, new Entry(ours.owner, now + stored(ours.leaseNanos), ours.token));
-            ours.validUntil = now + ours.leaseNanos;
+            ours.validUntil = validUntil(now, ours.leaseNanos);
             return true;
         });
         return renewed ? OptionalLong.of(ours.validUntil) : OptionalLong.empty();
@@ -197,6 +230,11 @@ final class FileLockBackend implements LockBackend {
     @Override
     public void close() {
         // nothing held open between operations
+    }
+
+    /** The validity reported for a lease of {@code leaseNanos} granted or renewed at {@code now}. */
+    private long validUntil(long now, long leaseNanos) {
+        return now + (defect == Defect.GENEROUS_VALIDITY ? GENEROSITY * leaseNanos : leaseNanos);
     }
 
     /** How long the store keeps an entry of a lease of {@code leaseNanos}. */
@@ -234,9 +272,13 @@ final class FileLockBackend implements LockBackend {
     }
 
     private Path fileOf(String key) {
+        return dir.resolve(fileName(key));
+    }
+
+    private static String fileName(String key) {
         try {
             byte[] hash = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            return dir.resolve(HexFormat.of().formatHex(hash) + ".lock");
+            return HexFormat.of().formatHex(hash) + ".lock";
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -66,6 +66,22 @@ public class FileLockBackendProvider implements LockBackendProvider {
         }
     }
 
+    /** Broken: reports each lease valid for ten lease times, while the store keeps it for one. */
+    public static final class GenerousValidity extends FileLockBackendProvider {
+        /** For the service loader. */
+        public GenerousValidity() {
+            super("lockfile-generous", FileLockBackend.Defect.GENEROUS_VALIDITY);
+        }
+    }
+
+    /** Broken: a waiter that times out or is interrupted leaves its waiter file behind. */
+    public static final class LeavesWaiters extends FileLockBackendProvider {
+        /** For the service loader. */
+        public LeavesWaiters() {
+            super("lockfile-leaveswaiters", FileLockBackend.Defect.LEAVES_WAITERS);
+        }
+    }
+
     /** Broken: simultaneous tryLocks all give up (violates Theorem 4). */
     public static final class ContendedTryLock extends FileLockBackendProvider {
         /** For the service loader. */

@@ -6,6 +6,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * The file-based test store passes the whole kit, the multi-process tests included: worker JVMs share its directory,
@@ -28,6 +30,20 @@ class FileLockConformanceTest extends LockerConformanceTests {
     @Override
     public String lockerUri() {
         return "lockfile://" + DIR;
+    }
+
+    @Override
+    public Optional<String> unreachableUri() {
+        return Optional.of("lockfile:///proc/distlock-kit/unreachable"); // a directory that cannot be created
+    }
+
+    @Override
+    public Optional<List<String>> storeEntries(String key) {
+        try {
+            return Optional.of(FileLockBackend.entries(DIR, key));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The store polls: fewer rounds keep the suite quick, and every acquisition still contends. */

@@ -1,0 +1,161 @@
+package io.distlock.kit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.LockTimeoutException;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.Ticker;
+import io.distlock.internal.OwnerIds;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Attempts that end without the lock (seed 000 Listings 6 and 7 as the SPI states them): a blocking acquire waits out
+ * its whole deadline, an interrupted one ends with {@link InterruptedException}, and none of them, nor a failed
+ * {@code tryLock} or a release, leaves anything in the store. With {@link #storeEntries} the kit reads the store
+ * itself; without it, it checks that the key is free afterwards.
+ */
+public interface AbandonedAttemptContract extends LockerFixture {
+
+    /**
+     * A blocking {@code acquire} through the SPI on a key another owner holds returns empty only once its deadline has
+     * passed (the SPI forbids returning empty earlier), and leaves nothing behind.
+     */
+    @Test
+    default void acquire_whileHeld_waitsOutItsDeadline() throws Exception {
+        String key = TestKeys.unique("deadline");
+        Duration wait = TestTimeouts.scaled(Duration.ofMillis(500));
+        try (RemoteLocker holderLocker = openLocker(leaseTime());
+                LockBackend raw = openBackend(leaseTime())) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            int baseline = entries(key, "held by one owner").size();
+            long start = System.nanoTime();
+            Deadline deadline = Deadline.after(wait, Ticker.system());
+            Optional<Lease> lease = raw.acquire(new LockRequest(key, OwnerIds.next(), leaseTime(), r -> {}), deadline);
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            lease.ifPresent(raw::release);
+            assertFalse(lease.isPresent(), "acquire granted '" + key + "' while another owner held it");
+            assertTrue(deadline.hasPassed(), () -> Lockers.gaveUpEarly(waited, wait));
+            assertEntries(key, baseline, "after a blocking acquire timed out");
+            held.release();
+            assertNothingLeft(key, "after the holder released (and a timed-out acquire before)");
+        }
+    }
+
+    /**
+     * While another owner holds the key, a failed {@code tryLock} and a {@code lock} that times out leave no entry
+     * in the store; once the holder releases, the store holds nothing for the key.
+     */
+    @Test
+    default void failedAttempts_andRelease_leaveNothingInStore() throws Exception {
+        String key = TestKeys.unique("nothing-left");
+        Duration wait = TestTimeouts.scaled(Duration.ofMillis(300));
+        try (Lockers lockers = Lockers.open(this, 2, leaseTime())) {
+            RemoteLock held = lockers.get(0).lock(key, maxWait());
+            int baseline = entries(key, "held by one owner").size();
+            assertTrue(lockers.get(1).tryLock(key).isEmpty(), "tryLock of '" + key + "' while another owner holds it");
+            assertEntries(key, baseline, "after a failed tryLock");
+            assertThrows(LockTimeoutException.class, () -> lockers.get(1).lock(key, wait), "lock of a held key");
+            assertEntries(key, baseline, "after a timed-out lock");
+            held.release();
+            assertNothingLeft(key, "after the holder released (and a failed tryLock and a timed-out lock before)");
+        }
+    }
+
+    /**
+     * A waiter interrupted in a blocking {@code acquire} through the SPI ends with {@link InterruptedException}, within
+     * {@link #expirySlack()} of the interrupt, and leaves nothing in the store: once the holder releases, the key is
+     * free for anyone.
+     */
+    @Test
+    default void acquire_interrupted_throwsInterruptedException_leavesNothing() throws Exception {
+        String key = TestKeys.unique("interrupted");
+        try (RemoteLocker holderLocker = openLocker(leaseTime());
+                LockBackend raw = openBackend(leaseTime())) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            int baseline = entries(key, "held by one owner").size();
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            Thread waiter = new Thread(
+                    () -> {
+                        try {
+                            Optional<Lease> lease = raw.acquire(
+                                    new LockRequest(key, OwnerIds.next(), leaseTime(), r -> {}),
+                                    Deadline.after(maxWait(), Ticker.system()));
+                            lease.ifPresent(raw::release);
+                            outcome.set(lease);
+                        } catch (Throwable e) {
+                            outcome.set(e);
+                        }
+                    },
+                    "kit-interrupted-waiter");
+            waiter.setDaemon(true);
+            waiter.start();
+            // Interrupt it once it waits (parked, or at most a moment later if its client waits in a socket read).
+            Deadlines.within(TestTimeouts.scaled(Duration.ofMillis(500)), () -> {
+                Thread.State state = waiter.getState();
+                return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING;
+            });
+            waiter.interrupt();
+            waiter.join(expirySlack().toMillis());
+            assertFalse(
+                    waiter.isAlive(),
+                    "acquire went on waiting for " + expirySlack() + " after its thread was interrupted");
+            Object result = outcome.get();
+            assertTrue(
+                    result instanceof InterruptedException,
+                    () -> "an interrupted acquire must throw InterruptedException, but it "
+                            + (result instanceof Throwable ? "threw " + result : "returned " + result));
+            assertEntries(key, baseline, "after an interrupted acquire");
+            held.release();
+            assertNothingLeft(key, "after the holder released (and an interrupted acquire before)");
+        }
+    }
+
+    /**
+     * The store's entries for {@code key} through {@link #storeEntries}, asserted non-empty (a held key has at least
+     * one, or the hook reads the wrong place); an empty list when the fixture has no hook.
+     */
+    private List<String> entries(String key, String state) {
+        Optional<List<String>> entries = storeEntries(key);
+        entries.ifPresent(list -> assertFalse(
+                list.isEmpty(),
+                "storeEntries('" + key + "') lists nothing for a key " + state + ": does the hook read the place the"
+                        + " backend writes?"));
+        return entries.orElse(List.of());
+    }
+
+    private void assertEntries(String key, int baseline, String when) {
+        storeEntries(key)
+                .ifPresent(list -> assertEquals(
+                        baseline,
+                        list.size(),
+                        () -> "the store holds " + list.size() + " entries for '" + key + "' " + when + ", "
+                                + baseline + " before (the holder's): an abandoned attempt left something behind: "
+                                + list));
+    }
+
+    private void assertNothingLeft(String key, String when) {
+        storeEntries(key)
+                .ifPresent(list -> assertTrue(
+                        list.isEmpty(), () -> "the store still holds entries for '" + key + "' " + when + ": " + list));
+        try (RemoteLocker other = openLocker(leaseTime())) {
+            assertTrue(Lockers.isFree(other, key), "'" + key + "' is not free " + when);
+        }
+        storeEntries(key)
+                .ifPresent(list -> assertTrue(
+                        list.isEmpty(),
+                        () -> "the store still holds entries for '" + key + "' after a tryLock and its release: "
+                                + list));
+    }
+}

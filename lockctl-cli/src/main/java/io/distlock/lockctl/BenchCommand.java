@@ -1,0 +1,254 @@
+package io.distlock.lockctl;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.distlock.lockctl.bench.BenchReport;
+import io.distlock.lockctl.bench.BenchTarget;
+import io.distlock.lockctl.bench.Comparison;
+import io.distlock.lockctl.bench.Engine;
+import io.distlock.lockctl.bench.Progress;
+import io.distlock.lockctl.bench.Reports;
+import io.distlock.lockctl.bench.RunData;
+import io.distlock.lockctl.bench.Targets;
+import io.distlock.lockctl.bench.UncontendedSummary;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * Seed 000's experiment (section 6, Tables 1-2, Figures 1-2) for any lock URI or peer: P worker JVMs take one key N
+ * times each; waits, rates, fairness, store requests, CPU and memory; several stores alternated round by round and
+ * compared by paired ratios.
+ */
+@Command(
+        name = "bench",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Seed 000's experiment for any store: P worker JVMs take one key N times each, started together.",
+            "Reports waits (mean, p50, p99, max), acquisitions and hand-offs per second, Jain's fairness index,",
+            "store requests per acquisition, CPU and peak RSS per worker. Several --store are alternated round by",
+            "round (A B A B ...) and compared by the median of paired ratios against the first.",
+            "Writes bench.json, PNG charts and index.html to --out. With no --store: an embedded ZooKeeper."
+        },
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  lockctl bench",
+            "  lockctl bench --store zk://127.0.0.1:2181/locks --processes 1,3,5 --acquisitions 5000",
+            "  lockctl bench --store etcd://127.0.0.1:2379/locks --store peer:jetcd-lock://127.0.0.1:2379 --rounds 5",
+            "  lockctl bench --store zk://h:2181/a --store zk://h:2181/b --mode uncontended --rounds 10",
+            "  lockctl bench --store redis://127.0.0.1:6379 --held 10000",
+            "Peers (third-party locks, raw-store floors) come with the benchmarks module: scripts/bench-peers."
+        })
+final class BenchCommand implements Callable<Integer> {
+
+    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--store",
+            paramLabel = "URI",
+            description = "A lock URI or a peer spec (peer:...); repeat to compare. Default: an embedded ZooKeeper.")
+    List<String> stores = new ArrayList<>();
+
+    @Option(
+            names = "--processes",
+            split = ",",
+            paramLabel = "P",
+            description = "Worker JVMs per run, comma-separated (default: 1,3,5).")
+    List<Integer> processes = new ArrayList<>(List.of(1, 3, 5));
+
+    @Option(
+            names = "--acquisitions",
+            paramLabel = "N",
+            defaultValue = "300",
+            description = "Acquisitions per process (uncontended: per store and round) (default: ${DEFAULT-VALUE}).")
+    int acquisitions;
+
+    @Option(
+            names = "--rounds",
+            paramLabel = "K",
+            defaultValue = "1",
+            description = "Rounds; the stores alternate within each round (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(
+            names = "--mode",
+            defaultValue = "contended",
+            description = "contended (P JVMs on one key) or uncontended (one JVM, stores interleaved pair by pair,"
+                    + " acquire+release latency) (default: ${DEFAULT-VALUE}).")
+    Mode mode;
+
+    @Option(
+            names = "--hold",
+            defaultValue = "0ms",
+            converter = DurationConverter.class,
+            description = "How long each lock is held (default: ${DEFAULT-VALUE}).")
+    Duration hold;
+
+    @Option(
+            names = "--keys",
+            paramLabel = "K",
+            defaultValue = "1",
+            description = "Spread the acquisitions over K keys (default: ${DEFAULT-VALUE}).")
+    int keys;
+
+    @Option(
+            names = "--warm-up",
+            paramLabel = "N",
+            defaultValue = "50",
+            description = "Acquisitions of a private key per worker before the start (default: ${DEFAULT-VALUE}).")
+    int warmUp;
+
+    @Option(
+            names = "--held",
+            paramLabel = "N",
+            defaultValue = "0",
+            description = "Also measure the client heap per held lock with N locks held by one locker (0: skip).")
+    int held;
+
+    @Option(
+            names = "--out",
+            paramLabel = "DIR",
+            description = "Where the report goes (default: ./lockctl-bench-<timestamp>).")
+    Path out;
+
+    @Option(names = "--no-charts", description = "Write the JSON and the text summary only.")
+    boolean noCharts;
+
+    /** The two kinds of run. */
+    enum Mode {
+        contended,
+        uncontended
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        validate();
+        PrintWriter console = spec.commandLine().getOut();
+        Path dir = out != null
+                ? out
+                : Path.of("lockctl-bench-" + LocalDateTime.now().format(STAMP));
+        Files.createDirectories(dir);
+        Path work = dir.resolve("work");
+        try (DefaultStore defaults = DefaultStore.unless(stores, "bench")) {
+            List<String> targets = defaults.uris(stores);
+            for (String target : targets) {
+                // fail fast, in this process, with the library's own error for a bad URI or an unreachable store
+                try (BenchTarget t = Targets.open(target)) {
+                    t.storeRequests();
+                }
+            }
+            Engine engine = new Engine(work, acquisitions, keys, hold.toNanos(), warmUp);
+            String environment = environment();
+            console.println("lockctl bench: " + String.join(" vs ", targets) + " (" + environment + ")");
+            console.flush();
+            List<RunData> runs = new ArrayList<>();
+            List<Comparison> comparisons = List.of();
+            List<UncontendedSummary> uncontended = List.of();
+            List<BenchReport.HeldSummary> heldSummaries = new ArrayList<>();
+            long total = mode == Mode.uncontended
+                    ? (long) acquisitions * rounds
+                    : (long) rounds
+                            * targets.size()
+                            * acquisitions
+                            * processes.stream().mapToInt(Integer::intValue).sum();
+            try (Progress progress = Progress.of("bench", total + (long) held * targets.size())) {
+                if (mode == Mode.uncontended) {
+                    uncontended = engine.uncontended(targets, rounds, progress.step());
+                } else {
+                    for (int round = 1; round <= rounds; round++) {
+                        for (int p : processes) {
+                            for (int s = 0; s < targets.size(); s++) {
+                                runs.add(engine.contended(targets.get(s), s, round, p, progress.step()));
+                            }
+                        }
+                    }
+                    comparisons =
+                            Comparison.of(runs.stream().map(RunData::summary).toList(), targets, processes);
+                }
+                if (held > 0) {
+                    for (String target : targets) {
+                        heldSummaries.add(new BenchReport.HeldSummary(
+                                target, held, engine.heapPerHeldLock(target, held, progress.step())));
+                    }
+                }
+            }
+            BenchReport report =
+                    new BenchReport(commandLine(), environment, targets, comparisons, uncontended, heldSummaries, runs);
+            new ObjectMapper()
+                    .enable(SerializationFeature.INDENT_OUTPUT)
+                    .writeValue(dir.resolve("bench.json").toFile(), report);
+            if (!noCharts) {
+                Reports.write(report, dir);
+            }
+            console.print(Reports.text(report));
+            console.println("Report: "
+                    + dir.resolve(noCharts ? "bench.json" : "index.html").toAbsolutePath());
+            return ExitCodes.OK;
+        }
+    }
+
+    private void validate() {
+        if (acquisitions < 1 || rounds < 1 || keys < 1 || warmUp < 0 || held < 0) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--acquisitions, --rounds and --keys must be at least 1, --warm-up and --held not negative");
+        }
+        if (processes.isEmpty() || processes.stream().anyMatch(p -> p < 1 || p > 64)) {
+            throw new ParameterException(spec.commandLine(), "--processes must be between 1 and 64, e.g. 1,3,5");
+        }
+        if (hold.isNegative()) {
+            throw new ParameterException(spec.commandLine(), "--hold must not be negative");
+        }
+    }
+
+    private String commandLine() {
+        List<String> args = new ArrayList<>(List.of("./lockctl", "bench"));
+        stores.forEach(s -> args.addAll(List.of("--store", s)));
+        if (mode == Mode.contended) {
+            args.addAll(List.of(
+                    "--processes",
+                    String.join(",", processes.stream().map(String::valueOf).toList())));
+        }
+        args.addAll(List.of("--acquisitions", Integer.toString(acquisitions), "--rounds", Integer.toString(rounds)));
+        if (mode == Mode.uncontended) {
+            args.addAll(List.of("--mode", "uncontended"));
+        }
+        if (!hold.isZero()) {
+            args.addAll(List.of("--hold", hold.toMillis() + "ms"));
+        }
+        if (keys != 1) {
+            args.addAll(List.of("--keys", Integer.toString(keys)));
+        }
+        if (held > 0) {
+            args.addAll(List.of("--held", Integer.toString(held)));
+        }
+        return String.join(" ", args);
+    }
+
+    private static String environment() {
+        double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+        return String.format(
+                Locale.ROOT,
+                "Java %s, %d cores, load average %.2f",
+                System.getProperty("java.version"),
+                Runtime.getRuntime().availableProcessors(),
+                load);
+    }
+}

@@ -1,0 +1,85 @@
+package io.distlock.lockctl;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Properties;
+import java.util.stream.Stream;
+import org.apache.zookeeper.server.embedded.ExitHandler;
+import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
+
+/**
+ * The default store of {@code bench}, {@code run} and {@code demo}: a ZooKeeper server inside the lockctl process, on a
+ * free loopback port, its data in a temporary directory removed on close. Nothing to install but Java.
+ */
+final class EmbeddedZooKeeper implements AutoCloseable {
+
+    private final ZooKeeperServerEmbedded server;
+    private final Path dir;
+    private final int port;
+
+    private EmbeddedZooKeeper(ZooKeeperServerEmbedded server, Path dir, int port) {
+        this.server = server;
+        this.dir = dir;
+        this.port = port;
+    }
+
+    /** Starts a server and waits until it serves. */
+    static EmbeddedZooKeeper start() throws Exception {
+        Path dir = Files.createTempDirectory("lockctl-zookeeper-");
+        int port = freePort();
+        Properties config = new Properties();
+        config.setProperty("clientPort", Integer.toString(port));
+        config.setProperty("clientPortAddress", "127.0.0.1");
+        config.setProperty("tickTime", "500");
+        config.setProperty("initLimit", "10");
+        config.setProperty("syncLimit", "5");
+        config.setProperty("maxClientCnxns", "0");
+        config.setProperty("maxCnxns", "0");
+        config.setProperty("minSessionTimeout", "1000");
+        config.setProperty("maxSessionTimeout", "120000");
+        config.setProperty("admin.enableServer", "false");
+        config.setProperty("forceSync", "no");
+        ZooKeeperServerEmbedded server = ZooKeeperServerEmbedded.builder()
+                .baseDir(dir)
+                .configuration(config)
+                .exitHandler(ExitHandler.LOG_ONLY)
+                .build();
+        try {
+            server.start(30_000);
+        } catch (Exception e) {
+            server.close();
+            delete(dir);
+            throw e;
+        }
+        return new EmbeddedZooKeeper(server, dir, port);
+    }
+
+    /** The lock URI of this server, with {@code basePath} as the locks' base path. */
+    String uri(String basePath) {
+        return "zk://127.0.0.1:" + port + "/" + basePath;
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        delete(dir);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static void delete(Path dir) {
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temp directory left behind is harmless
+        }
+    }
+}

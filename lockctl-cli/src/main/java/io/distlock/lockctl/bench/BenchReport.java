@@ -1,0 +1,33 @@
+package io.distlock.lockctl.bench;
+
+import java.util.List;
+
+/**
+ * Everything one {@code lockctl bench} measured, as written to {@code bench.json}.
+ *
+ * @param command the command line that reproduces it
+ * @param environment Java version, cores, load average at the start
+ * @param stores the targets, in {@code --store} order (ratios are against the first)
+ * @param comparisons contended figures per process count and store: medians and paired ratios
+ * @param uncontended uncontended figures per store (empty unless {@code --mode uncontended})
+ * @param heapPerHeldLockBytes client heap per held lock per store (empty unless {@code --held N})
+ * @param runs every contended run with its raw per-acquisition data
+ */
+public record BenchReport(
+        String command,
+        String environment,
+        List<String> stores,
+        List<Comparison> comparisons,
+        List<UncontendedSummary> uncontended,
+        List<HeldSummary> heapPerHeldLockBytes,
+        List<RunData> runs) {
+
+    /**
+     * Client heap per held lock.
+     *
+     * @param store the target spec
+     * @param held locks held by one locker
+     * @param bytesPerLock heap growth / held
+     */
+    public record HeldSummary(String store, int held, double bytesPerLock) {}
+}

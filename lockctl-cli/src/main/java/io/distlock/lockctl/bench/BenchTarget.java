@@ -1,0 +1,42 @@
+package io.distlock.lockctl.bench;
+
+import java.util.OptionalLong;
+
+/**
+ * One lock implementation under measurement, opened in a worker JVM: a distlock locker for a lock URI, or a peer (a
+ * third-party lock or a raw-store floor) from the {@code benchmarks} module. The engine calls it from one thread at a
+ * time, exactly as it calls every other target, so figures compare like with like.
+ */
+public interface BenchTarget extends AutoCloseable {
+
+    /**
+     * Takes the lock on {@code key}, waiting as long as it takes (the mandatory lock).
+     *
+     * @return the held lock, to be released with {@link Held#release()}
+     * @throws Exception if the lock cannot be taken; the run is aborted with this error
+     */
+    Held acquire(String key) throws Exception;
+
+    /**
+     * How many requests this target has sent to its store since it was opened (each instance of a multi-instance
+     * store counted), or empty when it does not count them. Read before and after the measured acquisitions.
+     */
+    default OptionalLong storeRequests() {
+        return OptionalLong.empty();
+    }
+
+    /** Disconnects; locks still held are not the engine's concern (it releases every lock it takes). */
+    @Override
+    void close() throws Exception;
+
+    /** A lock held through a {@link BenchTarget}. */
+    @FunctionalInterface
+    interface Held {
+        /**
+         * Releases the lock; blocks for the store's round trip.
+         *
+         * @throws Exception if the release failed; the run is aborted with this error
+         */
+        void release() throws Exception;
+    }
+}

@@ -1,0 +1,239 @@
+package io.distlock.lockctl.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The worker JVM of {@code lockctl bench}. Talks to the engine by lines: it opens its target and warms up on a
+ * private key, prints {@value #READY}, waits for {@code GO <nanoTime>}, starts at that instant of the host's monotonic
+ * clock (so all workers start together), prints {@code P <done>} as it goes and {@value #DONE} once its result file
+ * is written; {@code ERROR <message>} on failure.
+ */
+public final class BenchWorker {
+
+    static final String READY = "READY";
+    static final String GO = "GO ";
+    static final String PROGRESS = "P ";
+    static final String DONE = "DONE";
+    static final String ERROR = "ERROR ";
+
+    private final PrintStream out;
+    private final WorkerTask task;
+
+    private BenchWorker(PrintStream out, WorkerTask task) {
+        this.out = out;
+        this.task = task;
+    }
+
+    /** Runs the task described by the JSON file {@code args[0]}. */
+    public static void main(String[] args) {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        int status = 0;
+        try {
+            ObjectMapper json = new ObjectMapper();
+            WorkerTask task = json.readValue(Path.of(args[0]).toFile(), WorkerTask.class);
+            WorkerResult result = new BenchWorker(out, task).run();
+            json.writeValue(Path.of(task.resultFile()).toFile(), result);
+            out.println(DONE);
+        } catch (Throwable e) {
+            e.printStackTrace();
+            out.println(ERROR + Errors.oneLine(e));
+            status = 1;
+        }
+        out.flush();
+        // client libraries may leave non-daemon threads behind
+        Runtime.getRuntime().halt(status);
+    }
+
+    private WorkerResult run() throws Exception {
+        return switch (task.mode()) {
+            case WorkerTask.CONTENDED -> contended();
+            case WorkerTask.UNCONTENDED -> uncontended();
+            case WorkerTask.HELD -> held();
+            default -> throw new IllegalArgumentException("Unknown worker mode " + task.mode());
+        };
+    }
+
+    private WorkerResult contended() throws Exception {
+        int n = task.acquisitions();
+        long[] attempt = new long[n];
+        long[] grant = new long[n];
+        long[] release = new long[n];
+        try (BenchTarget target = Targets.open(task.specs().get(0))) {
+            warmUp(target, task.keyPrefix() + "warm-up-" + task.index());
+            long requestsBefore = target.storeRequests().orElse(-1);
+            awaitGo();
+            long cpuBefore = cpuNanos();
+            int step = Math.max(1, n / 100);
+            for (int i = 0; i < n; i++) {
+                String key = task.keyPrefix() + ((i + task.index()) % task.keys());
+                attempt[i] = System.nanoTime();
+                BenchTarget.Held held = target.acquire(key);
+                grant[i] = System.nanoTime();
+                hold();
+                release[i] = System.nanoTime();
+                held.release();
+                if ((i + 1) % step == 0 || i + 1 == n) {
+                    out.println(PROGRESS + (i + 1));
+                }
+            }
+            long requests = requestsBefore < 0 ? -1 : target.storeRequests().orElse(-1) - requestsBefore;
+            return new WorkerResult(
+                    task.index(),
+                    attempt,
+                    grant,
+                    release,
+                    null,
+                    new long[] {requests},
+                    cpuNanos() - cpuBefore,
+                    peakRss(),
+                    0);
+        }
+    }
+
+    private WorkerResult uncontended() throws Exception {
+        List<BenchTarget> targets = new ArrayList<>();
+        try {
+            for (String spec : task.specs()) {
+                targets.add(Targets.open(spec));
+            }
+            int t = targets.size();
+            for (int s = 0; s < t; s++) {
+                warmUp(targets.get(s), task.keyPrefix() + "warm-up-" + s);
+            }
+            long[] before = new long[t];
+            for (int s = 0; s < t; s++) {
+                before[s] = targets.get(s).storeRequests().orElse(-1);
+            }
+            awaitGo();
+            long cpuBefore = cpuNanos();
+            int n = task.acquisitions();
+            long[][][] latency = new long[task.rounds()][t][n];
+            int step = Math.max(1, n / 20);
+            int done = 0;
+            for (int round = 0; round < task.rounds(); round++) {
+                for (int i = 0; i < n; i++) {
+                    // pair by pair, rotating which target goes first, so drift hits every target alike
+                    for (int k = 0; k < t; k++) {
+                        int s = (i + round + k) % t;
+                        String key = task.keyPrefix() + s + "-" + (i % task.keys());
+                        long start = System.nanoTime();
+                        BenchTarget.Held held = targets.get(s).acquire(key);
+                        hold();
+                        held.release();
+                        latency[round][s][i] = System.nanoTime() - start;
+                    }
+                    done++;
+                    if (done % step == 0) {
+                        out.println(PROGRESS + done);
+                    }
+                }
+            }
+            long[] requests = new long[t];
+            for (int s = 0; s < t; s++) {
+                requests[s] =
+                        before[s] < 0 ? -1 : targets.get(s).storeRequests().orElse(-1) - before[s];
+            }
+            return new WorkerResult(
+                    task.index(), null, null, null, latency, requests, cpuNanos() - cpuBefore, peakRss(), 0);
+        } finally {
+            for (BenchTarget target : targets) {
+                target.close();
+            }
+        }
+    }
+
+    private WorkerResult held() throws Exception {
+        int n = task.acquisitions();
+        try (BenchTarget target = Targets.open(task.specs().get(0))) {
+            warmUp(target, task.keyPrefix() + "warm-up");
+            awaitGo();
+            long heapBefore = usedHeapAfterGc();
+            List<BenchTarget.Held> held = new ArrayList<>(n);
+            int step = Math.max(1, n / 100);
+            for (int i = 0; i < n; i++) {
+                held.add(target.acquire(task.keyPrefix() + "held-" + i));
+                if ((i + 1) % step == 0) {
+                    out.println(PROGRESS + (i + 1));
+                }
+            }
+            long heapAfter = usedHeapAfterGc();
+            for (BenchTarget.Held h : held) {
+                h.release();
+            }
+            double perLock = (heapAfter - heapBefore) / (double) n;
+            return new WorkerResult(
+                    task.index(), null, null, null, null, new long[] {-1}, cpuNanos(), peakRss(), perLock);
+        }
+    }
+
+    private void warmUp(BenchTarget target, String key) throws Exception {
+        for (int i = 0; i < task.warmUp(); i++) {
+            target.acquire(key).release();
+        }
+    }
+
+    private void awaitGo() throws IOException {
+        out.println(READY);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line = in.readLine();
+        if (line == null || !line.startsWith(GO)) {
+            throw new IllegalStateException("Expected '" + GO + "<nanoTime>' from the engine, got " + line);
+        }
+        long start = Long.parseLong(line.substring(GO.length()).trim());
+        for (long left = start - System.nanoTime(); left > 0; left = start - System.nanoTime()) {
+            LockSupport.parkNanos(Math.min(left, 1_000_000));
+        }
+    }
+
+    private void hold() {
+        if (task.holdNanos() <= 0) {
+            return;
+        }
+        long until = System.nanoTime() + task.holdNanos();
+        for (long left = task.holdNanos(); left > 0; left = until - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    private static long usedHeapAfterGc() {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            used = Math.min(
+                    used,
+                    ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+        return used;
+    }
+
+    private static long cpuNanos() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getProcessCpuTime();
+        }
+        return -1;
+    }
+
+    private static long peakRss() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: unknown
+        }
+        return -1;
+    }
+}

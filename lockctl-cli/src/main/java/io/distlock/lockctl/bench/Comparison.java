@@ -1,0 +1,114 @@
+package io.distlock.lockctl.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * One store at one process count, over all rounds: the median of each figure, and the median of the paired ratios
+ * against the first store (round by round: this store's figure / the first store's figure in the same round).
+ *
+ * @param processes worker JVMs
+ * @param store the target spec
+ * @param storeIndex its position among the {@code --store}s
+ * @param rounds rounds measured
+ * @param acquisitionsPerSecond median over rounds
+ * @param meanWaitMs median over rounds
+ * @param p99WaitMs median over rounds
+ * @param maxWaitMs median over rounds
+ * @param handOffsPerSecond median over rounds
+ * @param meanHandOffMs median over rounds
+ * @param jain median over rounds
+ * @param storeRequestsPerAcquisition median over rounds, null if not counted
+ * @param cpuMsPerAcquisition median over rounds
+ * @param rateRatio median paired ratio of acquisitions per second (above 1: faster than the first store)
+ * @param rateRatioMin smallest paired ratio of acquisitions per second
+ * @param rateRatioMax largest paired ratio of acquisitions per second
+ * @param meanWaitRatio median paired ratio of mean waits (below 1: shorter waits than the first store)
+ * @param maxWaitRatio median paired ratio of max waits
+ * @param cpuRatio median paired ratio of CPU per acquisition
+ */
+public record Comparison(
+        int processes,
+        String store,
+        int storeIndex,
+        int rounds,
+        double acquisitionsPerSecond,
+        double meanWaitMs,
+        double p99WaitMs,
+        double maxWaitMs,
+        double handOffsPerSecond,
+        double meanHandOffMs,
+        double jain,
+        Double storeRequestsPerAcquisition,
+        double cpuMsPerAcquisition,
+        double rateRatio,
+        double rateRatioMin,
+        double rateRatioMax,
+        double meanWaitRatio,
+        double maxWaitRatio,
+        double cpuRatio) {
+
+    /** The comparisons of every store at every process count among {@code runs}. */
+    public static List<Comparison> of(List<RunSummary> runs, List<String> stores, List<Integer> processCounts) {
+        List<Comparison> out = new ArrayList<>();
+        for (int p : processCounts) {
+            List<RunSummary> base = select(runs, 0, p);
+            for (int s = 0; s < stores.size(); s++) {
+                List<RunSummary> mine = select(runs, s, p);
+                if (mine.isEmpty()) {
+                    continue;
+                }
+                List<Double> rate = ratios(mine, base, RunSummary::acquisitionsPerSecond);
+                Double requests = mine.get(0).storeRequestsPerAcquisition() == null
+                        ? null
+                        : median(mine, r -> r.storeRequestsPerAcquisition());
+                out.add(new Comparison(
+                        p,
+                        stores.get(s),
+                        s,
+                        mine.size(),
+                        median(mine, RunSummary::acquisitionsPerSecond),
+                        median(mine, RunSummary::meanWaitMs),
+                        median(mine, RunSummary::p99WaitMs),
+                        median(mine, RunSummary::maxWaitMs),
+                        median(mine, RunSummary::handOffsPerSecond),
+                        median(mine, RunSummary::meanHandOffMs),
+                        median(mine, RunSummary::jain),
+                        requests,
+                        median(mine, RunSummary::cpuMsPerAcquisition),
+                        Stats.median(rate),
+                        rate.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
+                        rate.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN),
+                        Stats.median(ratios(mine, base, RunSummary::meanWaitMs)),
+                        Stats.median(ratios(mine, base, RunSummary::maxWaitMs)),
+                        Stats.median(ratios(mine, base, RunSummary::cpuMsPerAcquisition))));
+            }
+        }
+        return out;
+    }
+
+    private static List<RunSummary> select(List<RunSummary> runs, int store, int processes) {
+        return runs.stream()
+                .filter(r -> r.storeIndex() == store && r.processes() == processes)
+                .toList();
+    }
+
+    private static double median(List<RunSummary> runs, ToDoubleFunction<RunSummary> figure) {
+        return Stats.median(runs.stream().map(r -> figure.applyAsDouble(r)).toList());
+    }
+
+    /** Round by round: figure(mine) / figure(base) of the same round. */
+    private static List<Double> ratios(
+            List<RunSummary> mine, List<RunSummary> base, ToDoubleFunction<RunSummary> figure) {
+        List<Double> out = new ArrayList<>();
+        for (RunSummary m : mine) {
+            for (RunSummary b : base) {
+                if (b.round() == m.round() && figure.applyAsDouble(b) != 0) {
+                    out.add(figure.applyAsDouble(m) / figure.applyAsDouble(b));
+                }
+            }
+        }
+        return out;
+    }
+}

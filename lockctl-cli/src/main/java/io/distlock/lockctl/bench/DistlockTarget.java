@@ -1,0 +1,78 @@
+package io.distlock.lockctl.bench;
+
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.internal.ProviderRegistry;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import java.util.OptionalLong;
+import java.util.Set;
+
+/** A distlock lock URI: the whole locker, as an application uses it, with the backend's request counter. */
+final class DistlockTarget implements BenchTarget {
+
+    private final RemoteLocker locker;
+    private final CountingProvider provider;
+
+    DistlockTarget(String uri) {
+        int colon = uri.indexOf(':');
+        if (colon <= 0) {
+            // not a URI at all: let the library say what is wrong with it
+            RemoteLockers.open(uri).close();
+        }
+        this.provider = new CountingProvider(
+                ProviderRegistry.forScheme(uri.substring(0, colon).trim(), DistlockTarget.class.getClassLoader()));
+        this.locker = RemoteLockers.builder().uri(uri).provider(provider).build();
+    }
+
+    @Override
+    public Held acquire(String key) throws InterruptedException {
+        RemoteLock lock = locker.lock(key);
+        return lock::close;
+    }
+
+    /** Locks {@code key} and keeps it (for the heap-per-held-lock measurement). */
+    RemoteLock hold(String key) throws InterruptedException {
+        return locker.lock(key);
+    }
+
+    @Override
+    public OptionalLong storeRequests() {
+        LockBackend backend = provider.opened;
+        return backend == null ? OptionalLong.empty() : backend.storeRequests();
+    }
+
+    @Override
+    public void close() {
+        locker.close();
+    }
+
+    /** The discovered provider, remembering the backend it opened so that its request counter can be read. */
+    private static final class CountingProvider implements LockBackendProvider {
+        private final LockBackendProvider real;
+        private volatile LockBackend opened;
+
+        CountingProvider(LockBackendProvider real) {
+            this.real = real;
+        }
+
+        @Override
+        public String name() {
+            return real.name();
+        }
+
+        @Override
+        public Set<String> uriSchemes() {
+            return real.uriSchemes();
+        }
+
+        @Override
+        public LockBackend open(BackendConfig config) {
+            LockBackend backend = real.open(config);
+            opened = backend;
+            return backend;
+        }
+    }
+}

@@ -1,0 +1,256 @@
+package io.distlock.lockctl.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/** The human side of a {@link BenchReport}: the text summary, the PNG charts and the HTML page. */
+public final class Reports {
+
+    private static final int MAX_POINTS = 2_000;
+
+    private Reports() {}
+
+    /** The summary printed at the end of a run: ratios first. */
+    public static String text(BenchReport report) {
+        StringBuilder s = new StringBuilder();
+        if (!report.comparisons().isEmpty()) {
+            s.append("\nContended (median over rounds; ratios: median of paired ratios against ")
+                    .append(report.stores().get(0))
+                    .append(")\n");
+            s.append(String.format(
+                    Locale.ROOT,
+                    "%-3s %-40s %9s %7s %9s %9s %9s %9s %9s %7s %8s %8s%n",
+                    "P",
+                    "store",
+                    "acq/s",
+                    "rate x",
+                    "mean ms",
+                    "p99 ms",
+                    "max ms",
+                    "handoff/s",
+                    "handoff ms",
+                    "Jain",
+                    "req/acq",
+                    "cpu ms"));
+            for (Comparison c : report.comparisons()) {
+                s.append(String.format(
+                        Locale.ROOT,
+                        "%-3d %-40s %9.1f %7.2f %9.2f %9.2f %9.2f %9.1f %9.2f %7.4f %8s %8.3f%n",
+                        c.processes(),
+                        shorten(c.store()),
+                        c.acquisitionsPerSecond(),
+                        c.rateRatio(),
+                        c.meanWaitMs(),
+                        c.p99WaitMs(),
+                        c.maxWaitMs(),
+                        c.handOffsPerSecond(),
+                        c.meanHandOffMs(),
+                        c.jain(),
+                        c.storeRequestsPerAcquisition() == null
+                                ? "-"
+                                : String.format(Locale.ROOT, "%.2f", c.storeRequestsPerAcquisition()),
+                        c.cpuMsPerAcquisition()));
+            }
+            if (report.stores().size() > 1) {
+                s.append("Paired ratios of acquisitions per second (rate x) range per row: ");
+                List<String> ranges = new ArrayList<>();
+                for (Comparison c : report.comparisons()) {
+                    if (c.storeIndex() > 0) {
+                        ranges.add(String.format(
+                                Locale.ROOT,
+                                "P=%d %s %.2f-%.2f",
+                                c.processes(),
+                                shorten(c.store()),
+                                c.rateRatioMin(),
+                                c.rateRatioMax()));
+                    }
+                }
+                s.append(String.join("; ", ranges)).append('\n');
+            }
+        }
+        if (!report.uncontended().isEmpty()) {
+            s.append("\nUncontended acquire+release (ratio: median over rounds of mean / ")
+                    .append(report.stores().get(0))
+                    .append("'s mean)\n");
+            s.append(String.format(
+                    Locale.ROOT,
+                    "%-40s %9s %9s %9s %9s %7s %8s%n",
+                    "store",
+                    "mean ms",
+                    "p50 ms",
+                    "p99 ms",
+                    "max ms",
+                    "ratio",
+                    "req/acq"));
+            for (UncontendedSummary u : report.uncontended()) {
+                s.append(String.format(
+                        Locale.ROOT,
+                        "%-40s %9.3f %9.3f %9.3f %9.3f %7.2f %8s%n",
+                        shorten(u.store()),
+                        u.meanMs(),
+                        u.p50Ms(),
+                        u.p99Ms(),
+                        u.maxMs(),
+                        u.ratio(),
+                        u.storeRequestsPerAcquisition() == null
+                                ? "-"
+                                : String.format(Locale.ROOT, "%.2f", u.storeRequestsPerAcquisition())));
+            }
+        }
+        for (BenchReport.HeldSummary h : report.heapPerHeldLockBytes()) {
+            s.append(String.format(
+                    Locale.ROOT,
+                    "%nClient heap per held lock, %d locks held by one locker of %s: %.0f bytes%n",
+                    h.held(),
+                    shorten(h.store()),
+                    h.bytesPerLock()));
+        }
+        s.append("\nReproduce: ").append(report.command()).append('\n');
+        return s.toString();
+    }
+
+    /** Writes the charts and {@code index.html} into {@code dir}; returns the chart files written. */
+    public static List<Path> write(BenchReport report, Path dir) throws IOException {
+        List<Path> charts = new ArrayList<>();
+        if (!report.runs().isEmpty()) {
+            int maxP = report.runs().stream()
+                    .mapToInt(r -> r.summary().processes())
+                    .max()
+                    .orElse(1);
+            List<RunData> firstRound = report.runs().stream()
+                    .filter(r -> r.summary().round() == 1 && r.summary().processes() == maxP)
+                    .toList();
+            for (RunData run : firstRound) {
+                Path file = dir.resolve("figure1-store" + run.summary().storeIndex() + "-p" + maxP + ".png");
+                save(figure1(run), file);
+                charts.add(file);
+            }
+            Path cdf = dir.resolve("waits-p" + maxP + ".png");
+            save(waitDistribution(firstRound, maxP), cdf);
+            charts.add(cdf);
+        }
+        Files.writeString(dir.resolve("index.html"), html(report, charts), StandardCharsets.UTF_8);
+        return charts;
+    }
+
+    /** Seed 000's Figure 1: x = acquisition number, y = ms since the start, one line per process. */
+    static XYChart figure1(RunData run) {
+        RunSummary s = run.summary();
+        XYChart chart = new XYChartBuilder()
+                .width(900)
+                .height(560)
+                .title(String.format(
+                        Locale.ROOT,
+                        "%s: %d processes x %d acquisitions",
+                        shorten(s.store()),
+                        s.processes(),
+                        s.acquisitions() / s.processes()))
+                .xAxisTitle("acquisition number")
+                .yAxisTitle("ms since the start")
+                .build();
+        chart.getStyler().setLegendVisible(true);
+        for (int p = 0; p < run.grantMs().size(); p++) {
+            double[] y = run.grantMs().get(p);
+            double[] x = new double[y.length];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = i + 1;
+            }
+            double[][] xy = thin(x, y);
+            XYSeries series = chart.addSeries("process " + (p + 1), xy[0], xy[1]);
+            series.setMarker(SeriesMarkers.NONE);
+        }
+        return chart;
+    }
+
+    /** The distribution of waits: the CDF per store, waits on a log scale. */
+    static XYChart waitDistribution(List<RunData> runs, int processes) {
+        XYChart chart = new XYChartBuilder()
+                .width(900)
+                .height(560)
+                .title("Wait for the lock, " + processes + " processes (CDF)")
+                .xAxisTitle("wait (ms, log scale)")
+                .yAxisTitle("fraction of acquisitions")
+                .build();
+        chart.getStyler().setXAxisLogarithmic(true);
+        for (RunData run : runs) {
+            double[] waits =
+                    run.waitMs().stream().flatMapToDouble(Arrays::stream).toArray();
+            Arrays.sort(waits);
+            double[] x = new double[waits.length];
+            double[] y = new double[waits.length];
+            for (int i = 0; i < waits.length; i++) {
+                x[i] = Math.max(waits[i], 0.001); // a log axis has no zero
+                y[i] = (i + 1) / (double) waits.length;
+            }
+            double[][] xy = thin(x, y);
+            XYSeries series = chart.addSeries(
+                    "store " + (run.summary().storeIndex() + 1) + ": "
+                            + shorten(run.summary().store()),
+                    xy[0],
+                    xy[1]);
+            series.setMarker(SeriesMarkers.NONE);
+        }
+        return chart;
+    }
+
+    private static void save(XYChart chart, Path file) throws IOException {
+        BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    /** At most {@value #MAX_POINTS} evenly spaced points, always keeping the last. */
+    private static double[][] thin(double[] x, double[] y) {
+        if (x.length <= MAX_POINTS) {
+            return new double[][] {x, y};
+        }
+        double stride = x.length / (double) MAX_POINTS;
+        double[] tx = new double[MAX_POINTS];
+        double[] ty = new double[MAX_POINTS];
+        for (int i = 0; i < MAX_POINTS; i++) {
+            int at = i == MAX_POINTS - 1 ? x.length - 1 : (int) (i * stride);
+            tx[i] = x[at];
+            ty[i] = y[at];
+        }
+        return new double[][] {tx, ty};
+    }
+
+    private static String html(BenchReport report, List<Path> charts) {
+        StringBuilder h = new StringBuilder();
+        h.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>lockctl bench</title>\n")
+                .append("<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}")
+                .append("td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}")
+                .append("td:nth-child(2),th:nth-child(2){text-align:left}img{max-width:100%}</style>")
+                .append("</head><body>\n<h1>lockctl bench</h1>\n");
+        h.append("<p>").append(escape(report.environment())).append("</p>\n");
+        h.append("<p>Reproduce: <code>").append(escape(report.command())).append("</code></p>\n");
+        h.append("<pre>").append(escape(text(report))).append("</pre>\n");
+        for (Path chart : charts) {
+            String name = chart.getFileName().toString();
+            h.append("<p><img src=\"")
+                    .append(escape(name))
+                    .append("\" alt=\"")
+                    .append(escape(name))
+                    .append("\"></p>\n");
+        }
+        h.append("<p>Raw data: <a href=\"bench.json\">bench.json</a></p>\n</body></html>\n");
+        return h.toString();
+    }
+
+    private static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+
+    private static String shorten(String store) {
+        return store.length() <= 40 ? store : store.substring(0, 37) + "...";
+    }
+}

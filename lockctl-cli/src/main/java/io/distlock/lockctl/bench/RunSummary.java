@@ -1,0 +1,45 @@
+package io.distlock.lockctl.bench;
+
+import java.util.List;
+
+/**
+ * The figures of one contended run: P worker JVMs, N acquisitions each, one target.
+ *
+ * @param store the target spec
+ * @param storeIndex its position among the {@code --store}s (ratios are against 0)
+ * @param round the round, from 1
+ * @param processes worker JVMs
+ * @param acquisitions acquisitions in all
+ * @param seconds from the common start to the last release
+ * @param meanWaitMs mean wait (attempt to grant)
+ * @param p50WaitMs median wait
+ * @param p99WaitMs 99th percentile wait
+ * @param maxWaitMs longest wait
+ * @param acquisitionsPerSecond acquisitions / seconds
+ * @param handOffsPerSecond grants that passed the key from one process to another, per second
+ * @param meanHandOffMs mean time from a holder starting its release to the next process's grant on that key
+ * @param jain Jain's index over the processes' grants while all of them were still running
+ * @param storeRequestsPerAcquisition store round trips per acquisition (acquire + release), null if not counted
+ * @param cpuMsPerAcquisition the workers' CPU time (all threads, measured part only) per acquisition
+ * @param workerCpuSeconds each worker's CPU time
+ * @param workerPeakRssMiB each worker's peak RSS
+ */
+public record RunSummary(
+        String store,
+        int storeIndex,
+        int round,
+        int processes,
+        int acquisitions,
+        double seconds,
+        double meanWaitMs,
+        double p50WaitMs,
+        double p99WaitMs,
+        double maxWaitMs,
+        double acquisitionsPerSecond,
+        double handOffsPerSecond,
+        double meanHandOffMs,
+        double jain,
+        Double storeRequestsPerAcquisition,
+        double cpuMsPerAcquisition,
+        List<Double> workerCpuSeconds,
+        List<Double> workerPeakRssMiB) {}

@@ -1,0 +1,47 @@
+package io.distlock.lockctl.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceLoader;
+
+/** Opens a target spec: a peer if a {@link BenchTargetFactory} on the classpath supports it, else a distlock URI. */
+public final class Targets {
+
+    private Targets() {}
+
+    /**
+     * Opens {@code spec}; blocks until connected.
+     *
+     * @throws Exception if the spec is malformed, names no known store, or the store cannot be reached
+     */
+    public static BenchTarget open(String spec) throws Exception {
+        for (BenchTargetFactory factory : factories()) {
+            if (factory.supports(spec)) {
+                return factory.open(spec);
+            }
+        }
+        if (spec.startsWith("peer:")) {
+            throw new IllegalArgumentException("Unknown peer '" + spec + "'; peers on the classpath: "
+                    + (factories().isEmpty()
+                            ? "none (peers come with the benchmarks module: scripts/bench-peers)"
+                            : describeAll()));
+        }
+        return new DistlockTarget(spec);
+    }
+
+    /** One line per peer factory on the classpath, for help texts. */
+    public static String describeAll() {
+        List<String> lines = new ArrayList<>();
+        for (BenchTargetFactory factory : factories()) {
+            lines.add(factory.describe());
+        }
+        return String.join("; ", lines);
+    }
+
+    private static List<BenchTargetFactory> factories() {
+        List<BenchTargetFactory> found = new ArrayList<>();
+        ServiceLoader.load(BenchTargetFactory.class, Targets.class.getClassLoader())
+                .forEach(found::add);
+        return found;
+    }
+}

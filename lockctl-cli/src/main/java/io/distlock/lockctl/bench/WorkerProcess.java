@@ -1,0 +1,138 @@
+package io.distlock.lockctl.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** One worker JVM seen from the engine: started with this JVM's classpath, driven by {@link BenchWorker}'s lines. */
+final class WorkerProcess implements AutoCloseable {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Process process;
+    private final WorkerTask task;
+    private final Path log;
+    private final CountDownLatch ready = new CountDownLatch(1);
+    private final CountDownLatch finished = new CountDownLatch(1);
+    private final AtomicLong progress = new AtomicLong();
+    private final AtomicReference<String> error = new AtomicReference<>();
+    private final Thread reader;
+
+    private WorkerProcess(Process process, WorkerTask task, Path log) {
+        this.process = process;
+        this.task = task;
+        this.log = log;
+        this.reader = new Thread(this::readLines, "bench-worker-" + task.index());
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Starts a worker JVM for {@code task}; its task file and log go to {@code dir}. */
+    static WorkerProcess start(WorkerTask task, Path dir, String name) throws IOException {
+        Files.createDirectories(dir);
+        Path taskFile = dir.resolve(name + ".task.json");
+        JSON.writeValue(taskFile.toFile(), task);
+        Path log = dir.resolve(name + ".log");
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Xms64m");
+        command.add("-Xmx512m");
+        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(BenchWorker.class.getName());
+        command.add(taskFile.toString());
+        Process p = new ProcessBuilder(command)
+                .redirectError(log.toFile())
+                .redirectInput(ProcessBuilder.Redirect.PIPE)
+                .start();
+        return new WorkerProcess(p, task, log);
+    }
+
+    private void readLines() {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                if (line.equals(BenchWorker.READY)) {
+                    ready.countDown();
+                } else if (line.startsWith(BenchWorker.PROGRESS)) {
+                    progress.set(Long.parseLong(
+                            line.substring(BenchWorker.PROGRESS.length()).trim()));
+                } else if (line.equals(BenchWorker.DONE)) {
+                    break;
+                } else if (line.startsWith(BenchWorker.ERROR)) {
+                    error.set(line.substring(BenchWorker.ERROR.length()));
+                    break;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            error.compareAndSet(null, "lost the worker's output: " + e);
+        } finally {
+            finished.countDown();
+            ready.countDown();
+        }
+    }
+
+    /** Waits until the worker has opened its target and warmed up; throws if it failed instead. */
+    void awaitReady(long timeoutMillis) throws InterruptedException {
+        if (!ready.await(timeoutMillis, TimeUnit.MILLISECONDS)) {
+            throw failure("did not get ready within " + timeoutMillis + " ms");
+        }
+        if (finished.getCount() == 0) {
+            throw failure(null);
+        }
+    }
+
+    /** Tells the worker to start at {@code startNanos} of the host's monotonic clock. */
+    void go(long startNanos) throws IOException {
+        Writer w = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        w.write(BenchWorker.GO + startNanos + "\n");
+        w.flush();
+    }
+
+    /** Acquisitions done so far, as last reported. */
+    long progress() {
+        return progress.get();
+    }
+
+    /** Waits up to {@code millis} for the worker to finish; true once it has. */
+    boolean awaitFinished(long millis) throws InterruptedException {
+        return finished.await(millis, TimeUnit.MILLISECONDS);
+    }
+
+    /** The worker's result, once finished; throws with its error otherwise. */
+    WorkerResult result() throws IOException, InterruptedException {
+        finished.await();
+        process.waitFor(30, TimeUnit.SECONDS);
+        Path file = Path.of(task.resultFile());
+        if (error.get() != null || !Files.isRegularFile(file)) {
+            throw failure(null);
+        }
+        return JSON.readValue(file.toFile(), WorkerResult.class);
+    }
+
+    private BenchException failure(String what) {
+        String why = what != null ? what : error.get() != null ? error.get() : "exited without a result";
+        return new BenchException("Worker " + task.index() + " on " + String.join(", ", task.specs()) + " failed: "
+                + why + " (log: " + log + ")");
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+        }
+    }
+}

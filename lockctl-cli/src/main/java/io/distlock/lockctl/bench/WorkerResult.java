@@ -1,0 +1,25 @@
+package io.distlock.lockctl.bench;
+
+/**
+ * What a worker measured. Times are {@link System#nanoTime()} readings, one monotonic clock for every JVM on the host.
+ *
+ * @param index the worker's number
+ * @param attemptNanos per acquisition: when the attempt started ({@code contended})
+ * @param grantNanos per acquisition: when the lock was granted ({@code contended})
+ * @param releaseNanos per acquisition: when the holder started releasing ({@code contended})
+ * @param latencyNanos per round and target: acquire + release times ({@code uncontended})
+ * @param storeRequests per target: store requests during the measured part, or -1 if the target does not count them
+ * @param cpuNanos the worker JVM's CPU time (user + system, all its threads) during the measured part
+ * @param peakRssBytes the worker JVM's peak resident set size ({@code VmHWM}), or -1 where unknown
+ * @param heapPerLockBytes client heap per held lock ({@code held}), else 0
+ */
+record WorkerResult(
+        int index,
+        long[] attemptNanos,
+        long[] grantNanos,
+        long[] releaseNanos,
+        long[][][] latencyNanos,
+        long[] storeRequests,
+        long cpuNanos,
+        long peakRssBytes,
+        double heapPerLockBytes) {}

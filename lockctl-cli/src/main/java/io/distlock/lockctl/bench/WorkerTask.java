@@ -1,0 +1,34 @@
+package io.distlock.lockctl.bench;
+
+import java.util.List;
+
+/**
+ * What one worker JVM does, written by the engine as JSON for the worker to read.
+ *
+ * @param mode {@code contended}, {@code uncontended} or {@code held}
+ * @param specs the targets (one, except for {@code uncontended}, which interleaves them)
+ * @param index this worker's number, from 0
+ * @param acquisitions measured acquisitions (per target and round for {@code uncontended}; locks kept for {@code held})
+ * @param keys how many keys the acquisitions are spread over
+ * @param holdNanos how long each lock is held
+ * @param warmUp acquisitions on a private key before the start
+ * @param rounds rounds of the {@code uncontended} mode
+ * @param keyPrefix prefix of every key this run uses (unique per run, so that runs never share a queue)
+ * @param resultFile where the worker writes its {@link WorkerResult}
+ */
+record WorkerTask(
+        String mode,
+        List<String> specs,
+        int index,
+        int acquisitions,
+        int keys,
+        long holdNanos,
+        int warmUp,
+        int rounds,
+        String keyPrefix,
+        String resultFile) {
+
+    static final String CONTENDED = "contended";
+    static final String UNCONTENDED = "uncontended";
+    static final String HELD = "held";
+}
