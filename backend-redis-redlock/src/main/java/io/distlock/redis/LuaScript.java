@@ -1,0 +1,64 @@
+package io.distlock.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/** A Lua script read from this package's resources, with the SHA-1 digest that {@code EVALSHA} names it by. */
+final class LuaScript {
+
+    static final LuaScript RELEASE = load("release.lua");
+    static final LuaScript RENEW = load("renew.lua");
+
+    private final String name;
+    private final String body;
+    private final String sha;
+
+    private LuaScript(String name, String body) {
+        this.name = name;
+        this.body = body;
+        this.sha = sha1(body);
+    }
+
+    String name() {
+        return name;
+    }
+
+    String body() {
+        return body;
+    }
+
+    /** The digest Redis computes for {@link #body()}: the script's name in {@code EVALSHA}. */
+    String sha() {
+        return sha;
+    }
+
+    private static LuaScript load(String resource) {
+        try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("Lua script " + resource + " missing from the backend's jar");
+            }
+            return new LuaScript(resource, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("Could not read Lua script " + resource, e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every Java runtime", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + "@" + sha;
+    }
+}

@@ -1,0 +1,284 @@
+package io.distlock.redis;
+
+import io.distlock.redis.RedisLocation.Endpoint;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One independent Redis master: one command connection (commands from every thread are pipelined on it, so a
+ * clean-up sent after a {@code SET} reaches the server after it) and, once something waits, one pub/sub connection
+ * subscribed to the release channel. Every command answers a {@link Vote} within the per-instance timeout and never
+ * throws. A master unreachable at open, or lost later, is reconnected in the background while the others carry on.
+ */
+final class Master implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Master.class);
+
+    private final Endpoint endpoint;
+    private final RedisClient client;
+    private final RedisURI redisUri;
+    private final Duration instanceTimeout;
+    private final LongAdder requests;
+    private final Object connectLock = new Object();
+    private volatile StatefulRedisConnection<String, String> connection;
+    private CompletableFuture<StatefulRedisConnection<String, String>> connecting;
+    private CompletableFuture<Void> subscription;
+    private StatefulRedisPubSubConnection<String, String> pubSub;
+    private volatile String lastError = "not yet contacted";
+    private volatile boolean closed;
+
+    Master(Endpoint endpoint, RedlockSettings settings, ClientResources resources, LongAdder requests) {
+        this.endpoint = endpoint;
+        this.instanceTimeout = settings.instanceTimeout();
+        this.requests = requests;
+        RedisURI.Builder uri = RedisURI.builder()
+                .withHost(endpoint.host())
+                .withPort(endpoint.port())
+                .withDatabase(settings.database())
+                .withTimeout(settings.connectTimeout());
+        settings.password().ifPresent(p -> uri.withPassword(p.toCharArray()));
+        this.redisUri = uri.build();
+        this.client = RedisClient.create(resources, redisUri);
+        client.setOptions(ClientOptions.builder()
+                .autoReconnect(true)
+                // A command for a master that is down fails at once (and counts as a "no") instead of queueing
+                // until the master returns, long after the attempt that sent it gave up.
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .socketOptions(SocketOptions.builder()
+                        .connectTimeout(settings.connectTimeout())
+                        .build())
+                .build());
+    }
+
+    Endpoint endpoint() {
+        return endpoint;
+    }
+
+    /** The last failure seen on this master, for messages. */
+    String lastError() {
+        return lastError;
+    }
+
+    /** Connects, or joins the connection under way; completes when connected (exceptionally if that failed). */
+    CompletableFuture<StatefulRedisConnection<String, String>> connect() {
+        synchronized (connectLock) {
+            if (connection != null) {
+                return CompletableFuture.completedFuture(connection);
+            }
+            if (connecting != null) {
+                return connecting;
+            }
+            CompletableFuture<StatefulRedisConnection<String, String>> started =
+                    client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture();
+            connecting = started.whenComplete((c, e) -> {
+                synchronized (connectLock) {
+                    connecting = null;
+                    if (c != null) {
+                        if (closed) {
+                            c.closeAsync();
+                        } else {
+                            connection = c;
+                        }
+                    } else {
+                        lastError = "cannot connect: " + rootMessage(e);
+                    }
+                }
+            });
+            return connecting;
+        }
+    }
+
+    /** {@code SET key value NX PX ttl}: YES if set, NO if the key exists. */
+    CompletableFuture<Vote> setIfAbsent(String key, String value, long ttlMillis) {
+        return send(
+                c -> command(c.set(key, value, SetArgs.Builder.nx().px(ttlMillis)), instanceTimeout),
+                reply -> reply != null,
+                instanceTimeout);
+    }
+
+    /**
+     * Runs a script by {@code EVALSHA}; on {@code NOSCRIPT} (a restarted master) sends its body once by EVAL, which
+     * also loads it. YES when it returned 1. Each command waits at most {@code timeout}.
+     */
+    CompletableFuture<Vote> run(Duration timeout, LuaScript script, String key, String... args) {
+        String[] keys = {key};
+        return send(
+                c -> command(c.<Long>evalsha(script.sha(), ScriptOutputType.INTEGER, keys, args), timeout)
+                        .handle((reply, error) -> {
+                            if (error == null) {
+                                return CompletableFuture.completedFuture(reply);
+                            }
+                            if (!(unwrap(error) instanceof RedisNoScriptException)) {
+                                return CompletableFuture.<Long>failedFuture(error);
+                            }
+                            log.debug("Script {} not loaded on {} (restarted?); sending it by EVAL", script, endpoint);
+                            return command(c.<Long>eval(script.body(), ScriptOutputType.INTEGER, keys, args), timeout);
+                        })
+                        .thenCompose(f -> f),
+                reply -> reply != null && reply == 1L,
+                timeout);
+    }
+
+    /**
+     * Sends on the connection, or first connects (a master unreachable so far) within {@code timeout}, and turns the
+     * reply into a vote. Never completes exceptionally.
+     */
+    private <T> CompletableFuture<Vote> send(
+            Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> command,
+            Predicate<T> yes,
+            Duration timeout) {
+        StatefulRedisConnection<String, String> c = connection;
+        CompletableFuture<T> reply;
+        if (c != null) {
+            reply = command.apply(c.async());
+        } else if (closed) {
+            reply = CompletableFuture.failedFuture(new IllegalStateException("backend closed"));
+        } else {
+            reply = connect()
+                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                    .thenCompose(connected -> command.apply(connected.async()));
+        }
+        return reply.handle((r, error) -> vote(r, error, yes, timeout));
+    }
+
+    /** Counts one round trip and bounds it by {@code timeout}. */
+    private <T> CompletableFuture<T> command(RedisFuture<T> sent, Duration timeout) {
+        requests.increment();
+        return bounded(sent, timeout);
+    }
+
+    private <T> Vote vote(T reply, Throwable error, Predicate<T> yes, Duration timeout) {
+        if (error == null) {
+            return yes.test(reply) ? Vote.YES : Vote.NO;
+        }
+        Throwable cause = unwrap(error);
+        lastError = cause instanceof TimeoutException
+                ? "no answer within " + timeout.toMillis() + "ms"
+                : rootMessage(cause);
+        return Vote.FAILED;
+    }
+
+    /** The command future, failed with a {@link TimeoutException} after {@code timeout}. */
+    private static <T> CompletableFuture<T> bounded(RedisFuture<T> command, Duration timeout) {
+        CompletableFuture<T> copy = new CompletableFuture<>();
+        command.whenComplete((v, e) -> {
+            if (e != null) {
+                copy.completeExceptionally(e);
+            } else {
+                copy.complete(v);
+            }
+        });
+        return copy.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Subscribes this master's pub/sub connection to {@code channel} once, delivering each message to {@code
+     * onMessage}; later calls return the same subscription. Lettuce subscribes again by itself after a reconnection.
+     */
+    CompletableFuture<Void> subscribe(String channel, Consumer<String> onMessage) {
+        synchronized (connectLock) {
+            if (subscription != null && !subscription.isCompletedExceptionally()) {
+                return subscription;
+            }
+            subscription = client.connectPubSubAsync(StringCodec.UTF8, redisUri)
+                    .toCompletableFuture()
+                    .thenCompose(c -> {
+                        synchronized (connectLock) {
+                            if (closed) {
+                                c.closeAsync();
+                                throw new CompletionException(new IllegalStateException("closed"));
+                            }
+                            pubSub = c;
+                        }
+                        c.addListener(new RedisPubSubAdapter<>() {
+                            @Override
+                            public void message(String ch, String message) {
+                                if (channel.equals(ch)) {
+                                    onMessage.accept(message);
+                                }
+                            }
+                        });
+                        requests.increment();
+                        return c.async().subscribe(channel).toCompletableFuture();
+                    })
+                    .whenComplete((v, e) -> {
+                        if (e != null) {
+                            lastError = "cannot subscribe: " + rootMessage(e);
+                            log.debug("Subscribing to {} on {} failed: {}", channel, endpoint, e.toString());
+                        }
+                    });
+            return subscription;
+        }
+    }
+
+    @Override
+    public void close() {
+        CompletableFuture<Void> sub;
+        synchronized (connectLock) {
+            closed = true;
+            sub = subscription;
+        }
+        if (sub != null) {
+            sub.cancel(false);
+        }
+        StatefulRedisPubSubConnection<String, String> p;
+        StatefulRedisConnection<String, String> c;
+        synchronized (connectLock) {
+            p = pubSub;
+            c = connection;
+            pubSub = null;
+            connection = null;
+        }
+        if (p != null) {
+            p.close();
+        }
+        if (c != null) {
+            c.close();
+        }
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+
+    static Throwable unwrap(Throwable e) {
+        Throwable t = e;
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = unwrap(e);
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
+    }
+
+    @Override
+    public String toString() {
+        return endpoint.toString();
+    }
+}

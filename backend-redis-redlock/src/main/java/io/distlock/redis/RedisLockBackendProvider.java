@@ -1,0 +1,154 @@
+package io.distlock.redis;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The Redis backend: Redlock (seed 002) with Lettuce, over {@code redis://host:port} (one instance, the seed's
+ * "correct implementation with a single instance") or {@code redlock://h1:p1,h2:p2,...} (N independent masters,
+ * typically 5; N must be odd). Port 6379 when omitted.
+ *
+ * <h2>Options</h2>
+ * Query parameters, {@link io.distlock.RemoteLockerBuilder#option}, or typed through {@link RedisLockOptions}:
+ *
+ * <ul>
+ *   <li>{@code ttl} (common, default 30s): the keys' time to live, renewed by the locker every third of it.
+ *   <li>{@value #INSTANCE_TIMEOUT} (default 100ms, or ttl/10 if that is shorter): how long one master may take to
+ *       answer an acquisition before it counts as a "no"; small against the ttl so that a dead or frozen master costs
+ *       little (a granted attempt does not wait for it at all). The ttl must be at least 10 times it.
+ *   <li>{@value #RETRY_COUNT} (default 3) and {@value #RETRY_DELAY} (default 10ms): after a split vote or unanswered
+ *       masters, {@code tryLock} tries again up to this many times, each after a random delay of at most this long;
+ *       a waiting {@code lock} retries after such a delay until its deadline.
+ *   <li>{@value #POLL_INTERVAL} (default ttl/4, at most 500ms): the longest a waiter sleeps without a release message
+ *       (a lost message, a holder that died) before it tries again.
+ *   <li>{@value #CLOCK_DRIFT_FACTOR} (default 0.01): the drift allowance is ttl x factor + 2 ms.
+ *   <li>{@value #KEY_PREFIX} (default {@code distlock:}): prepended to every key; the release channel is {@code
+ *       <prefix>released}.
+ *   <li>{@value #PASSWORD} and {@value #DATABASE} (default 0): {@code AUTH} and {@code SELECT} on every master.
+ * </ul>
+ *
+ * <h2>Guarantees</h2>
+ * Mutual exclusion for as long as a holder's validity lasts, under seed 002's assumptions: clocks that run at about
+ * the same rate (within the drift factor), masters that do not lose keys (AOF with {@code appendfsync always}, or a
+ * crashed master kept down for longer than the largest ttl before it rejoins). No fencing tokens: a holder that pauses
+ * past its validity (GC, SIGSTOP, a clock jump) cannot be stopped from writing after the next holder (Kleppmann's
+ * critique of Redlock); use a store with fencing where correctness depends on it. Not FIFO. Waiters are woken by a
+ * message each release publishes.
+ *
+ * <p>Opening connects to every master in parallel and needs a majority within {@code connectTimeout}; the others
+ * are reconnected in the background. Bad URIs or options throw {@link LockConfigurationException}: an even number of
+ * masters, the same master twice, a ttl shorter than 10 per-instance timeouts.
+ */
+public final class RedisLockBackendProvider implements LockBackendProvider {
+
+    /** Option: how long one master may take to answer an acquisition; default 100ms, or ttl/10 if shorter. */
+    public static final String INSTANCE_TIMEOUT = "instanceTimeout";
+    /** Option: extra attempts of {@code tryLock} after a split vote; default 3. */
+    public static final String RETRY_COUNT = "retryCount";
+    /** Option: the bound of the random delay before a retry; default 10ms. */
+    public static final String RETRY_DELAY = "retryDelay";
+    /** Option: the longest a waiter sleeps without a release message; default ttl/4, at most 500ms. */
+    public static final String POLL_INTERVAL = "pollInterval";
+    /** Option: the clock drift allowed per unit of ttl; default 0.01. */
+    public static final String CLOCK_DRIFT_FACTOR = "clockDriftFactor";
+    /** Option: the prefix of every key in Redis; default {@code distlock:}. */
+    public static final String KEY_PREFIX = "keyPrefix";
+    /** Option: the password of every master (sensitive: prefer the builder to a URI in a log). */
+    public static final String PASSWORD = "password";
+    /** Option: the database number on every master; default 0. */
+    public static final String DATABASE = "database";
+
+    /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+    public RedisLockBackendProvider() {}
+
+    /** {@code redis}. */
+    @Override
+    public String name() {
+        return "redis";
+    }
+
+    /** {@code redis} (one instance) and {@code redlock} (N masters). */
+    @Override
+    public Set<String> uriSchemes() {
+        return Set.of("redis", "redlock");
+    }
+
+    /**
+     * Connects to every master at once; blocks until a majority is connected, at most for the connect timeout.
+     *
+     * @throws LockConfigurationException if the URI or an option is malformed (before connecting)
+     * @throws LockBackendException if fewer than a majority of the masters could be reached in time
+     */
+    @Override
+    public LockBackend open(BackendConfig config) {
+        RedisLocation location = RedisLocation.parse(config.uri());
+        RedlockSettings settings = RedlockSettings.read(config);
+        config.rejectUnknownOptions(name());
+
+        ClientResources resources = DefaultClientResources.builder()
+                .ioThreadPoolSize(2)
+                .computationThreadPoolSize(1)
+                // A restarted master is back within a second, not after Lettuce's default backoff of up to 30s.
+                .reconnectDelay(
+                        Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        LongAdder requests = new LongAdder();
+        List<Master> masters = new ArrayList<>();
+        try {
+            for (RedisLocation.Endpoint e : location.masters()) {
+                masters.add(new Master(e, settings, resources, requests));
+            }
+            connectMajority(location, settings, masters);
+            return new RedlockBackend(location, settings, config.ticker(), resources, masters, requests);
+        } catch (RuntimeException e) {
+            masters.forEach(Master::close);
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    private static void connectMajority(RedisLocation location, RedlockSettings settings, List<Master> masters) {
+        List<CompletableFuture<?>> connects = new ArrayList<>();
+        for (Master m : masters) {
+            connects.add(m.connect());
+        }
+        long end = System.nanoTime() + settings.connectTimeout().toNanos();
+        int connected = 0;
+        for (CompletableFuture<?> c : connects) {
+            try {
+                c.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                connected++;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockBackendException("Interrupted while connecting to " + location, e);
+            } catch (ExecutionException | TimeoutException e) {
+                // counted below; a master down at open is reconnected in the background
+            }
+        }
+        if (connected < location.majority()) {
+            List<String> down = new ArrayList<>();
+            for (Master m : masters) {
+                down.add(m + " (" + m.lastError() + ")");
+            }
+            throw new LockBackendException("Could not connect to a majority of the Redis masters of " + location
+                    + " within " + settings.connectTimeout() + " (option connectTimeout): " + connected + " of "
+                    + masters.size() + " connected, " + location.majority() + " needed; " + String.join(", ", down)
+                    + ". Are the servers running and reachable from here?");
+        }
+    }
+}

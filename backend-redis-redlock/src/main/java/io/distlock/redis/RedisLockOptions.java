@@ -1,0 +1,93 @@
+package io.distlock.redis;
+
+import io.distlock.RemoteLockerBuilder;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The Redis backend's options, typed: the equivalent of the URI's query parameters.
+ *
+ * <pre>{@code
+ * RemoteLocker locker = RedisLockOptions.create()
+ *         .instanceTimeout(Duration.ofMillis(20))
+ *         .clockDriftFactor(0.02)
+ *         .applyTo(RemoteLockers.builder().uri("redlock://h1,h2,h3,h4,h5").leaseTime(Duration.ofSeconds(10)))
+ *         .build();
+ * }</pre>
+ *
+ * <p>Values are checked when the locker opens, as those from a URI are. Not thread-safe; build, then apply.
+ */
+public final class RedisLockOptions {
+
+    private final Map<String, String> options = new LinkedHashMap<>();
+
+    private RedisLockOptions() {}
+
+    /** No options set: every option at its default. */
+    public static RedisLockOptions create() {
+        return new RedisLockOptions();
+    }
+
+    /** See {@link RedisLockBackendProvider#INSTANCE_TIMEOUT}. */
+    public RedisLockOptions instanceTimeout(Duration timeout) {
+        return put(RedisLockBackendProvider.INSTANCE_TIMEOUT, millis(timeout));
+    }
+
+    /** See {@link RedisLockBackendProvider#RETRY_COUNT}. */
+    public RedisLockOptions retryCount(int count) {
+        return put(RedisLockBackendProvider.RETRY_COUNT, Integer.toString(count));
+    }
+
+    /** See {@link RedisLockBackendProvider#RETRY_DELAY}. */
+    public RedisLockOptions retryDelay(Duration delay) {
+        return put(RedisLockBackendProvider.RETRY_DELAY, millis(delay));
+    }
+
+    /** See {@link RedisLockBackendProvider#POLL_INTERVAL}. */
+    public RedisLockOptions pollInterval(Duration interval) {
+        return put(RedisLockBackendProvider.POLL_INTERVAL, millis(interval));
+    }
+
+    /** See {@link RedisLockBackendProvider#CLOCK_DRIFT_FACTOR}. */
+    public RedisLockOptions clockDriftFactor(double factor) {
+        return put(RedisLockBackendProvider.CLOCK_DRIFT_FACTOR, Double.toString(factor));
+    }
+
+    /** See {@link RedisLockBackendProvider#KEY_PREFIX}. */
+    public RedisLockOptions keyPrefix(String prefix) {
+        return put(RedisLockBackendProvider.KEY_PREFIX, Objects.requireNonNull(prefix, "prefix"));
+    }
+
+    /** See {@link RedisLockBackendProvider#PASSWORD}. */
+    public RedisLockOptions password(String password) {
+        return put(RedisLockBackendProvider.PASSWORD, Objects.requireNonNull(password, "password"));
+    }
+
+    /** See {@link RedisLockBackendProvider#DATABASE}. */
+    public RedisLockOptions database(int database) {
+        return put(RedisLockBackendProvider.DATABASE, Integer.toString(database));
+    }
+
+    /** Sets every option given here on {@code builder}; returns the builder. */
+    public RemoteLockerBuilder applyTo(RemoteLockerBuilder builder) {
+        options.forEach(builder::option);
+        return builder;
+    }
+
+    /** The options by name, as query parameters would give them. */
+    public Map<String, String> asMap() {
+        return Map.copyOf(options);
+    }
+
+    private RedisLockOptions put(String name, String value) {
+        options.put(name, value);
+        return this;
+    }
+
+    private static String millis(Duration d) {
+        Objects.requireNonNull(d, "duration");
+        return d.toNanos() % 1_000_000 == 0 ? d.toMillis() + "ms" : d.toString();
+    }
+}

@@ -1,0 +1,183 @@
+package io.distlock.redis;
+
+import io.distlock.Ticker;
+import io.distlock.spi.LockRequest;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+/**
+ * Seed 002's algorithm over the N masters: one attempt (steps 1-5), renewal, release. Every command goes to all
+ * masters at once; nothing here waits on a thread. Stateless apart from the masters: an acquisition's state is its
+ * {@link RedlockLease}.
+ */
+final class Redlock {
+
+    /** How an attempt ended. */
+    enum Outcome {
+        /** A majority set the key in time: the lock is ours. */
+        GRANTED,
+        /** No master set it: another owner holds the lock, or contenders that each hold a part (they clean up). */
+        HELD,
+        /** Some masters set it, too few or too late: votes split between contenders. Retry after a random delay. */
+        SPLIT,
+        /** Too few masters answered for any majority: the store is unreachable as far as we can tell. */
+        UNANSWERED
+    }
+
+    /** One attempt's result: the lease when granted, and the tally for messages. */
+    record Attempt(Outcome outcome, RedlockLease lease, Tally tally) {}
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final int VALUE_BYTES = 20;
+
+    private final List<Master> masters;
+    private final int majority;
+    private final RedlockSettings settings;
+    private final Ticker ticker;
+
+    Redlock(List<Master> masters, int majority, RedlockSettings settings, Ticker ticker) {
+        this.masters = masters;
+        this.majority = majority;
+        this.settings = settings;
+        this.ticker = ticker;
+    }
+
+    int majority() {
+        return majority;
+    }
+
+    List<Master> masters() {
+        return masters;
+    }
+
+    /**
+     * Steps 1-5: read the ticker, {@code SET key value NX PX ttl} on every master in parallel (each bounded by the
+     * per-instance timeout), granted when a majority said yes and validity = ttl - elapsed - drift is still positive;
+     * otherwise the key is deleted, by value, from every master that may have set it, before the future completes.
+     */
+    CompletableFuture<Attempt> attempt(LockRequest request) {
+        String redisKey = settings.redisKey(request.key());
+        String value = newValue(request.ownerId());
+        long ttlMillis = settings.leaseTime().toMillis();
+        long start = ticker.read();
+        List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
+        for (Master m : masters) {
+            votes.add(m.setIfAbsent(redisKey, value, ttlMillis));
+        }
+        return Tally.count(votes, majority, true).thenCompose(tally -> {
+            long validUntil = start + settings.leaseTime().toNanos() - settings.driftNanos();
+            if (tally.hasMajority() && ticker.read() - validUntil < 0) {
+                RedlockLease lease = new RedlockLease(request.key(), request.ownerId(), redisKey, value, validUntil);
+                return CompletableFuture.completedFuture(new Attempt(Outcome.GRANTED, lease, tally));
+            }
+            return cleanUp(redisKey, value, tally).thenApply(done -> new Attempt(classify(tally), null, tally));
+        });
+    }
+
+    /**
+     * Why an attempt that was not granted failed: too few masters answered to tell; we won some masters (a split
+     * vote between simultaneous contenders, or a majority that came too late: retry soon); or we won none (another
+     * owner holds it, or contenders that will retry and publish their clean-up).
+     */
+    private Outcome classify(Tally tally) {
+        if (tally.yes() + tally.no() < majority) {
+            return Outcome.UNANSWERED;
+        }
+        return tally.yes() > 0 ? Outcome.SPLIT : Outcome.HELD;
+    }
+
+    /**
+     * Deletes a failed attempt's value from every master that may hold it: all but those that answered "no" (the
+     * value is unique to the attempt, so a refused {@code SET NX} left nothing there). Completes when all answered.
+     */
+    private CompletableFuture<Tally> cleanUp(String redisKey, String value, Tally tally) {
+        List<CompletableFuture<Vote>> deletes = new ArrayList<>();
+        for (int i = 0; i < masters.size(); i++) {
+            if (tally.vote(i) != Vote.NO) {
+                deletes.add(masters.get(i)
+                        .run(
+                                settings.instanceTimeout(),
+                                LuaScript.RELEASE,
+                                redisKey,
+                                value,
+                                settings.releaseChannel()));
+            }
+        }
+        if (deletes.isEmpty()) {
+            return CompletableFuture.completedFuture(tally);
+        }
+        return Tally.count(deletes, deletes.size() / 2 + 1, false);
+    }
+
+    /**
+     * Compare-and-pexpire on every master; the new validity is measured from before the scripts were sent and counts
+     * only if a majority extended the key before the current validity ran out (seed 002, "extending the lock").
+     */
+    CompletableFuture<Renewal> renew(RedlockLease lease) {
+        long start = ticker.read();
+        String ttl = Long.toString(settings.leaseTime().toMillis());
+        List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
+        for (Master m : masters) {
+            votes.add(m.run(settings.confirmTimeout(), LuaScript.RENEW, lease.redisKey(), lease.value(), ttl));
+        }
+        return Tally.count(votes, majority, true).thenApply(tally -> {
+            long now = ticker.read();
+            long validUntil = start + settings.leaseTime().toNanos() - settings.driftNanos();
+            boolean inTime = now - lease.validUntilNanos() < 0 && now - validUntil < 0;
+            if (tally.hasMajority() && inTime) {
+                lease.renewed(validUntil);
+                return new Renewal(Renewal.Result.RENEWED, validUntil, tally);
+            }
+            boolean couldStillHold = tally.yes() + tally.failed() + tally.pending() >= majority;
+            return new Renewal(couldStillHold && inTime ? Renewal.Result.UNKNOWN : Renewal.Result.LOST, 0L, tally);
+        });
+    }
+
+    /** A renewal's result. */
+    record Renewal(Result result, long validUntilNanos, Tally tally) {
+        enum Result {
+            RENEWED,
+            LOST,
+            UNKNOWN
+        }
+    }
+
+    /**
+     * Compare-and-delete on every master, whatever we think each holds; decided as soon as a majority deleted it (the
+     * others have been sent the same command and do it as they get it) or too few can.
+     */
+    CompletableFuture<Tally> release(RedlockLease lease) {
+        List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
+        for (Master m : masters) {
+            votes.add(m.run(
+                    settings.confirmTimeout(),
+                    LuaScript.RELEASE,
+                    lease.redisKey(),
+                    lease.value(),
+                    settings.releaseChannel()));
+        }
+        return Tally.count(votes, majority, true);
+    }
+
+    /** The masters that did not answer in the tally, with their last error: for messages. */
+    String unanswered(Tally tally) {
+        List<String> failed = new ArrayList<>();
+        for (int i = 0; i < masters.size(); i++) {
+            if (tally.vote(i) == Vote.FAILED) {
+                failed.add(masters.get(i) + " (" + masters.get(i).lastError() + ")");
+            }
+        }
+        return failed.stream().collect(Collectors.joining(", "));
+    }
+
+    /** 20 bytes from {@link SecureRandom} (seed 002), unique per acquisition, then the owner id for humans. */
+    static String newValue(String ownerId) {
+        byte[] bytes = new byte[VALUE_BYTES];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes) + ":" + ownerId;
+    }
+}

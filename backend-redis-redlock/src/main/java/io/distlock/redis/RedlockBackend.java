@@ -1,0 +1,232 @@
+package io.distlock.redis;
+
+import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import io.lettuce.core.resource.ClientResources;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Redlock (seed 002) over the masters of one {@code redis://} or {@code redlock://} URI. Acquisition is asynchronous
+ * throughout ({@link Acquisition}); the blocking calls wait on it.
+ */
+final class RedlockBackend implements LockBackend {
+
+    /**
+     * No fencing: a Redis key's value is random, not ordered, and Redlock has no counter a resource could check (see
+     * the provider's documentation for why a lease alone is not enough). Not FIFO: whoever's SET arrives first wins.
+     * Waiters are woken by release messages. The lock carries a TTL that the locker renews.
+     */
+    private static final Capabilities CAPABILITIES = new Capabilities(false, false, true, LeaseModel.RENEWED_TTL);
+
+    private static final int MAX_DOUBLINGS = 20;
+
+    private final RedisLocation location;
+    private final RedlockSettings settings;
+    private final Ticker ticker;
+    private final ClientResources resources;
+    private final List<Master> masters;
+    private final Redlock redlock;
+    private final ReleaseWaiters waiters;
+    private final ScheduledThreadPoolExecutor timers;
+    private final LongAdder requests;
+
+    RedlockBackend(
+            RedisLocation location,
+            RedlockSettings settings,
+            Ticker ticker,
+            ClientResources resources,
+            List<Master> masters,
+            LongAdder requests) {
+        this.location = location;
+        this.settings = settings;
+        this.ticker = ticker;
+        this.resources = resources;
+        this.masters = masters;
+        this.requests = requests;
+        this.redlock = new Redlock(masters, location.majority(), settings, ticker);
+        this.waiters = new ReleaseWaiters(masters, settings.releaseChannel(), location.majority());
+        this.timers = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "distlock-redlock-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timers.setRemoveOnCancelPolicy(true);
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    /**
+     * One attempt; after a split vote or unanswered masters it tries again, at most {@code retryCount} times, after
+     * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders do not all
+     * lose (Theorem 4: of simultaneous attempts on a free lock, one wins).
+     *
+     * @throws LockBackendException if too few masters answered for a majority, every time
+     */
+    @Override
+    public Optional<Lease> tryAcquire(LockRequest request) {
+        for (int tries = 0; ; tries++) {
+            Redlock.Attempt attempt = redlock.attempt(request).join();
+            switch (attempt.outcome()) {
+                case GRANTED:
+                    return Optional.of(attempt.lease());
+                case HELD:
+                    return Optional.empty();
+                default:
+                    if (tries >= Math.min(settings.retryCount(), MAX_DOUBLINGS)
+                            || !pause(settings.retryDelay().multipliedBy(1L << tries))) {
+                        if (attempt.outcome() == Redlock.Outcome.UNANSWERED) {
+                            throw new LockBackendException("Could not try lock '" + request.key()
+                                    + "': too few Redis masters answered for a majority of " + redlock.majority()
+                                    + " of " + masters.size() + " (" + attempt.tally() + "; unanswered: "
+                                    + redlock.unanswered(attempt.tally()) + ")");
+                        }
+                        return Optional.empty();
+                    }
+            }
+        }
+    }
+
+    /** Sleeps a random time up to {@code bound}; false if interrupted (the flag is kept). */
+    private static boolean pause(Duration bound) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(ThreadLocalRandom.current().nextLong(1, Math.max(2, bound.toNanos())));
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    @Override
+    public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
+        Acquisition acquisition = start(request, deadline, Runnable::run);
+        try {
+            return acquisition.result().get();
+        } catch (InterruptedException e) {
+            if (!acquisition.result().cancel(false)) {
+                acquisition.result().getNow(Optional.empty()).ifPresent(this::releaseQuietly);
+            }
+            awaitQuietly(acquisition.settled());
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new LockBackendException("Acquiring lock '" + request.key() + "' failed: " + e.getCause(), e);
+        }
+    }
+
+    /**
+     * Native: no thread waits. Completions run on {@code blockingExecutor}, so that a caller's continuation never
+     * runs on (and blocks) a Redis client thread.
+     */
+    @Override
+    public CompletableFuture<Optional<Lease>> acquireAsync(
+            LockRequest request, Deadline deadline, Executor blockingExecutor) {
+        return start(request, deadline, blockingExecutor).result();
+    }
+
+    private Acquisition start(LockRequest request, Deadline deadline, Executor completion) {
+        return new Acquisition(redlock, waiters, settings, timers, completion, request, deadline).start();
+    }
+
+    /**
+     * Compare-and-pexpire on every master (seed 002, extending the lock).
+     *
+     * @return the new validity when a majority extended it in time; empty when too few still hold it for us
+     * @throws LockBackendException when too few answered to tell; the locker retries while the lease is valid
+     */
+    @Override
+    public OptionalLong renew(Lease lease) {
+        RedlockLease l = (RedlockLease) lease;
+        Redlock.Renewal renewal = redlock.renew(l).join();
+        switch (renewal.result()) {
+            case RENEWED:
+                return OptionalLong.of(renewal.validUntilNanos());
+            case LOST:
+                return OptionalLong.empty();
+            default:
+                throw new LockBackendException("Could not renew lock '" + lease.key() + "': too few Redis masters"
+                        + " answered (" + renewal.tally() + "; unanswered: " + redlock.unanswered(renewal.tally())
+                        + ")");
+        }
+    }
+
+    /**
+     * Compare-and-delete on every master at once (seed 002: whether or not we think we hold it there).
+     *
+     * @return true if a majority still held it for us; false if fewer did and all answered
+     * @throws LockBackendException if the masters that did not answer could have made the majority
+     */
+    @Override
+    public boolean release(Lease lease) {
+        Tally tally = redlock.release((RedlockLease) lease).join();
+        if (tally.yes() >= redlock.majority()) {
+            return true;
+        }
+        if (tally.yes() + tally.failed() + tally.pending() < redlock.majority()) {
+            return false;
+        }
+        throw new LockBackendException("Could not confirm the release of lock '" + lease.key() + "': " + tally
+                + "; unanswered: " + redlock.unanswered(tally) + "; what is left there runs out with its ttl");
+    }
+
+    private void releaseQuietly(Lease lease) {
+        redlock.release((RedlockLease) lease);
+    }
+
+    private void awaitQuietly(CompletableFuture<Void> settled) {
+        try {
+            settled.get(settings.instanceTimeout().toNanos() * 4 + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // the attempt's clean-up goes on in the background; its keys run out with the ttl in any case
+        }
+    }
+
+    /** Counts every command sent to every master, the pub/sub subscriptions included. */
+    @Override
+    public OptionalLong storeRequests() {
+        return OptionalLong.of(requests.sum());
+    }
+
+    /** The registry of waiters; for tests. */
+    ReleaseWaiters waiters() {
+        return waiters;
+    }
+
+    @Override
+    public void close() {
+        timers.shutdownNow();
+        for (Master m : masters) {
+            m.close();
+        }
+        resources.shutdown(0, 1, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public String toString() {
+        return "RedlockBackend[" + location + "]";
+    }
+}

@@ -1,0 +1,140 @@
+package io.distlock.redis;
+
+import io.distlock.LockConfigurationException;
+import io.distlock.spi.BackendConfig;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The backend's options, read and checked once when it opens.
+ *
+ * @param leaseTime the lock's time to live in Redis ({@code ttl})
+ * @param instanceTimeout how long one master may take to answer before it counts as a "no"
+ * @param retryCount how many more attempts a {@code tryLock} makes after a split vote or unanswered masters
+ * @param retryDelay the bound of the random delay before such a retry (seed 002, "retry on failure")
+ * @param pollInterval the longest a waiter sleeps without a release message before it tries again
+ * @param driftFactor the clock drift allowed per unit of lease time (seed 002: drift = ttl x factor + 2 ms)
+ * @param keyPrefix prepended to every lock key in Redis; the release channel is {@code <keyPrefix>released}
+ * @param password the {@code AUTH} password, if the masters need one
+ * @param database the database number ({@code SELECT})
+ * @param connectTimeout how long opening waits for a majority of the masters
+ */
+record RedlockSettings(
+        Duration leaseTime,
+        Duration instanceTimeout,
+        int retryCount,
+        Duration retryDelay,
+        Duration pollInterval,
+        double driftFactor,
+        String keyPrefix,
+        Optional<String> password,
+        int database,
+        Duration connectTimeout) {
+
+    /** The per-instance timeout unless given: 100ms, or a tenth of a shorter ttl's. */
+    static final Duration MAX_DEFAULT_INSTANCE_TIMEOUT = Duration.ofMillis(100);
+
+    static final int DEFAULT_RETRY_COUNT = 3;
+    static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(10);
+    static final Duration MAX_DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+    static final double DEFAULT_DRIFT_FACTOR = 0.01;
+    static final String DEFAULT_KEY_PREFIX = "distlock:";
+    /** The constant part of the drift allowance, seed 002: "plus 2 milliseconds for the resolution of the TTL". */
+    static final Duration DRIFT_CONSTANT = Duration.ofMillis(2);
+    /** The lease time must be at least this many per-instance timeouts. */
+    static final int MIN_TTL_PER_INSTANCE_TIMEOUT = 10;
+
+    static RedlockSettings read(BackendConfig config) {
+        Duration ttl = config.leaseTime();
+        Duration tenth = ttl.dividedBy(MIN_TTL_PER_INSTANCE_TIMEOUT);
+        Duration instanceTimeout = config.durationOption(
+                RedisLockBackendProvider.INSTANCE_TIMEOUT,
+                tenth.compareTo(MAX_DEFAULT_INSTANCE_TIMEOUT) < 0 ? tenth : MAX_DEFAULT_INSTANCE_TIMEOUT);
+        int retryCount = config.intOption(RedisLockBackendProvider.RETRY_COUNT, DEFAULT_RETRY_COUNT, 0, 1000);
+        Duration retryDelay = config.durationOption(RedisLockBackendProvider.RETRY_DELAY, DEFAULT_RETRY_DELAY);
+        Duration defaultPoll = ttl.dividedBy(4).compareTo(MAX_DEFAULT_POLL_INTERVAL) < 0
+                ? ttl.dividedBy(4)
+                : MAX_DEFAULT_POLL_INTERVAL;
+        Duration pollInterval = config.durationOption(RedisLockBackendProvider.POLL_INTERVAL, defaultPoll);
+        double drift = driftFactor(config);
+        String prefix = config.stringOption(RedisLockBackendProvider.KEY_PREFIX, DEFAULT_KEY_PREFIX);
+        Optional<String> password = config.option(RedisLockBackendProvider.PASSWORD);
+        int database = config.intOption(RedisLockBackendProvider.DATABASE, 0, 0, 1 << 16);
+        RedlockSettings settings = new RedlockSettings(
+                ttl,
+                instanceTimeout,
+                retryCount,
+                retryDelay,
+                pollInterval,
+                drift,
+                prefix,
+                password,
+                database,
+                config.connectTimeout());
+        settings.check();
+        return settings;
+    }
+
+    private static double driftFactor(BackendConfig config) {
+        Optional<String> raw = config.option(RedisLockBackendProvider.CLOCK_DRIFT_FACTOR);
+        if (raw.isEmpty()) {
+            return DEFAULT_DRIFT_FACTOR;
+        }
+        try {
+            double value = Double.parseDouble(raw.get().trim());
+            if (!(value >= 0 && value < 0.5)) {
+                throw new NumberFormatException();
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw new LockConfigurationException("Option '" + RedisLockBackendProvider.CLOCK_DRIFT_FACTOR
+                    + "' must be a number in [0, 0.5), e.g. 0.01 for 1% drift, got '" + raw.get() + "'");
+        }
+    }
+
+    private void check() {
+        if (leaseTime.toMillis() < 1) {
+            throw new LockConfigurationException(
+                    "Redis TTLs count milliseconds: ttl must be at least 1ms, got " + leaseTime);
+        }
+        if (instanceTimeout.multipliedBy(MIN_TTL_PER_INSTANCE_TIMEOUT).compareTo(leaseTime) > 0) {
+            throw new LockConfigurationException("ttl " + leaseTime + " is too short for the per-instance timeout "
+                    + instanceTimeout + " (option " + RedisLockBackendProvider.INSTANCE_TIMEOUT + "): an acquisition"
+                    + " may take that long and its validity is what remains of the ttl, so the ttl must be at least "
+                    + MIN_TTL_PER_INSTANCE_TIMEOUT + " times the per-instance timeout; raise ttl to "
+                    + instanceTimeout.multipliedBy(MIN_TTL_PER_INSTANCE_TIMEOUT) + " or lower "
+                    + RedisLockBackendProvider.INSTANCE_TIMEOUT);
+        }
+        if (keyPrefix.length() > 256) {
+            throw new LockConfigurationException("Option '" + RedisLockBackendProvider.KEY_PREFIX
+                    + "' must be at most 256 characters, got " + keyPrefix.length());
+        }
+    }
+
+    /** Seed 002's drift allowance: ttl x factor + 2 ms, in nanoseconds. */
+    long driftNanos() {
+        return (long) (leaseTime.toNanos() * driftFactor) + DRIFT_CONSTANT.toNanos();
+    }
+
+    /**
+     * How long renewal and release wait for each master: a third of the ttl (at most the connect timeout), or the
+     * per-instance timeout if that is longer. Unlike acquisition, nothing is gained by giving up on a slow master
+     * quickly there (both are decided as soon as a majority agrees, so one dead master costs nothing), and a release
+     * must not fail because a loaded machine answered late.
+     */
+    Duration confirmTimeout() {
+        Duration third = leaseTime.dividedBy(3);
+        Duration capped = third.compareTo(connectTimeout) > 0 ? connectTimeout : third;
+        return capped.compareTo(instanceTimeout) > 0 ? capped : instanceTimeout;
+    }
+
+    /** The Redis key of lock {@code key}. */
+    String redisKey(String key) {
+        return keyPrefix + key;
+    }
+
+    /** The pub/sub channel on which every release of this prefix is announced. */
+    String releaseChannel() {
+        return keyPrefix + "released";
+    }
+}

@@ -1,0 +1,108 @@
+package io.distlock.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Push wake-up: every release publishes the freed key on one channel per master ({@code <prefix>released}); this
+ * registry listens on that channel through one pub/sub connection per master, however many keys are waited on, and
+ * wakes the local waiters of the key named in each message.
+ *
+ * <p>One channel for all keys means no subscribe and unsubscribe per wait (the races and leaked subscriptions of
+ * per-lock channels), at the cost of every locker hearing every release of its prefix; a message for a key nobody
+ * here waits on is one map lookup. Messages can be lost (a master restarting, a reconnecting subscriber), so every
+ * waiter also polls on a timer.
+ */
+final class ReleaseWaiters {
+
+    /** One waiting acquisition: {@link #signals()} counts the messages for its key since it registered. */
+    static final class Waiter {
+        private final String redisKey;
+        private final Runnable onSignal;
+        private final AtomicInteger signals = new AtomicInteger();
+
+        private Waiter(String redisKey, Runnable onSignal) {
+            this.redisKey = redisKey;
+            this.onSignal = onSignal;
+        }
+
+        int signals() {
+            return signals.get();
+        }
+
+        private void signal() {
+            signals.incrementAndGet();
+            onSignal.run();
+        }
+    }
+
+    private final List<Master> masters;
+    private final String channel;
+    private final int majority;
+    private final Map<String, Set<Waiter>> byKey = new ConcurrentHashMap<>();
+
+    ReleaseWaiters(List<Master> masters, String channel, int majority) {
+        this.masters = masters;
+        this.channel = channel;
+        this.majority = majority;
+    }
+
+    /** Registers a waiter on {@code redisKey}; {@code onSignal} runs on a client thread and must not block. */
+    Waiter register(String redisKey, Runnable onSignal) {
+        Waiter w = new Waiter(redisKey, onSignal);
+        byKey.computeIfAbsent(redisKey, k -> ConcurrentHashMap.newKeySet()).add(w);
+        return w;
+    }
+
+    void unregister(Waiter w) {
+        byKey.computeIfPresent(w.redisKey, (k, set) -> {
+            set.remove(w);
+            return set.isEmpty() ? null : set;
+        });
+    }
+
+    /** How many keys have waiters now; for tests of the registry's bounds. */
+    int keysWaitedOn() {
+        return byKey.size();
+    }
+
+    /**
+     * Subscribes on every master not yet subscribed (the first wait, or after a failed subscription). Completes when
+     * a majority is subscribed (a release deletes on a majority, so it publishes on at least one of them) or when
+     * every subscription has settled.
+     */
+    CompletableFuture<Void> subscribed() {
+        List<CompletableFuture<Void>> subs = new ArrayList<>(masters.size());
+        for (Master m : masters) {
+            subs.add(m.subscribe(channel, this::released));
+        }
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        AtomicInteger ok = new AtomicInteger();
+        AtomicInteger settled = new AtomicInteger();
+        for (CompletableFuture<Void> s : subs) {
+            s.whenComplete((v, e) -> {
+                if (e == null && ok.incrementAndGet() >= majority) {
+                    ready.complete(null);
+                }
+                if (settled.incrementAndGet() == subs.size()) {
+                    ready.complete(null);
+                }
+            });
+        }
+        return ready;
+    }
+
+    private void released(String redisKey) {
+        Set<Waiter> waiters = byKey.get(redisKey);
+        if (waiters != null) {
+            for (Waiter w : waiters) {
+                w.signal();
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package io.distlock.redis;
+
+import io.distlock.Ticker;
+import io.distlock.internal.OwnerIds;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** Opens the backend directly through the SPI, with a chosen ticker and options: for tests below the locker. */
+final class Backends {
+
+    private Backends() {}
+
+    static LockBackend open(List<String> endpoints, Duration ttl, Ticker ticker, Map<String, String> options) {
+        String scheme = endpoints.size() == 1 ? "redis://" : "redlock://";
+        BackendConfig config = new BackendConfig(
+                URI.create(scheme + String.join(",", endpoints)),
+                options,
+                ttl,
+                Duration.ofSeconds(5),
+                ticker,
+                Clock.systemUTC());
+        return new RedisLockBackendProvider().open(config);
+    }
+
+    static LockBackend open(List<String> endpoints, Duration ttl) {
+        return open(endpoints, ttl, Ticker.system(), Map.of());
+    }
+
+    static LockRequest request(String key, Duration ttl) {
+        return new LockRequest(key, OwnerIds.next(), ttl, reason -> {});
+    }
+}

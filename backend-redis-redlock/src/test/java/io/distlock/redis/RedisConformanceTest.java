@@ -1,0 +1,52 @@
+package io.distlock.redis;
+
+import io.distlock.kit.LockerConformanceTests;
+import io.distlock.testing.RedisServers;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The conformance kit on one Redis instance ({@code redis://}). */
+class RedisConformanceTest extends LockerConformanceTests {
+
+    @RegisterExtension
+    static final RedisServers REDIS = RedisServers.builder().build();
+
+    private static RedisProbe probe;
+
+    @BeforeAll
+    static void probe() {
+        probe = new RedisProbe(REDIS.endpoints());
+    }
+
+    @AfterAll
+    static void closeProbe() {
+        probe.close();
+    }
+
+    @Override
+    public String lockerUri() {
+        return "redis://" + REDIS.endpoints().get(0);
+    }
+
+    /** Port 1 on loopback: nothing listens there. */
+    @Override
+    public Optional<String> unreachableUri() {
+        return Optional.of("redis://127.0.0.1:1");
+    }
+
+    /** The key's value on the instance, as {@code endpoint: key=value}. */
+    @Override
+    public Optional<List<String>> storeEntries(String key) {
+        return Optional.of(entries(probe.keys("distlock:" + key)));
+    }
+
+    static List<String> entries(Map<String, List<String>> byMaster) {
+        return byMaster.entrySet().stream()
+                .flatMap(e -> e.getValue().stream().map(v -> e.getKey() + ": " + v))
+                .toList();
+    }
+}

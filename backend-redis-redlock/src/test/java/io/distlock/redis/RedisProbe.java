@@ -1,0 +1,117 @@
+package io.distlock.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/** Looks into the masters directly, beside the backend under test: keys, values, subscribers. For tests only. */
+final class RedisProbe implements AutoCloseable {
+
+    private final List<String> endpoints;
+    private final List<RedisClient> clients = new ArrayList<>();
+    private final List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
+
+    RedisProbe(List<String> endpoints) {
+        this.endpoints = List.copyOf(endpoints);
+        for (String e : endpoints) {
+            int colon = e.lastIndexOf(':');
+            RedisClient c = RedisClient.create(RedisURI.builder()
+                    .withHost(e.substring(0, colon))
+                    .withPort(Integer.parseInt(e.substring(colon + 1)))
+                    .withTimeout(Duration.ofSeconds(5))
+                    .build());
+            clients.add(c);
+            connections.add(null);
+        }
+    }
+
+    /** A key no other test uses. */
+    static String uniqueKey(String name) {
+        return name + "-" + UUID.randomUUID().toString().substring(0, 12);
+    }
+
+    private RedisCommands<String, String> on(int master) {
+        StatefulRedisConnection<String, String> c = connections.get(master);
+        if (c == null || !c.isOpen()) {
+            c = clients.get(master).connect();
+            connections.set(master, c);
+        }
+        return c.sync();
+    }
+
+    /**
+     * Every key under {@code prefix} on every reachable master, as {@code endpoint -> [key=value, ...]}; masters that
+     * are down are left out.
+     */
+    Map<String, List<String>> keys(String prefix, List<Integer> masters) {
+        Map<String, List<String>> found = new TreeMap<>();
+        for (int i : masters) {
+            List<String> entries = new ArrayList<>();
+            RedisCommands<String, String> redis = on(i);
+            for (String k : redis.keys(prefix + "*")) {
+                entries.add(k + "=" + redis.get(k));
+            }
+            if (!entries.isEmpty()) {
+                found.put(endpoints.get(i), entries);
+            }
+        }
+        return found;
+    }
+
+    /** Keys under {@code prefix} on all masters. */
+    Map<String, List<String>> keys(String prefix) {
+        List<Integer> all = new ArrayList<>();
+        for (int i = 0; i < endpoints.size(); i++) {
+            all.add(i);
+        }
+        return keys(prefix, all);
+    }
+
+    /** The value of {@code key} on master {@code index}, or null. */
+    String get(int master, String key) {
+        return on(master).get(key);
+    }
+
+    /** Sets {@code key} to {@code value} with a ttl on master {@code index} (a foreign holder's key). */
+    void set(int master, String key, String value, Duration ttl) {
+        on(master).psetex(key, ttl.toMillis(), value);
+    }
+
+    /** Whether {@code key} exists on master {@code index} (the access also expires it if its time is up). */
+    boolean exists(int master, String key) {
+        return on(master).exists(key) > 0;
+    }
+
+    /** Subscribers of {@code channel} on master {@code index}. */
+    long subscribers(int master, String channel) {
+        Map<String, Long> n = on(master).pubsubNumsub(channel);
+        return n.getOrDefault(channel, 0L);
+    }
+
+    /** Forgets the connection to a master that was restarted. */
+    void reconnect(int master) {
+        StatefulRedisConnection<String, String> c = connections.set(master, null);
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        for (StatefulRedisConnection<String, String> c : connections) {
+            if (c != null) {
+                c.close();
+            }
+        }
+        for (RedisClient c : clients) {
+            c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        }
+    }
+}

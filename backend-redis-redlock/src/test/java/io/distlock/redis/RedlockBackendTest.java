@@ -1,0 +1,241 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.Ticker;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import io.distlock.testing.RedisServers;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** What the backend does on five healthy masters: values, round trips, push wake-up and its bounds, cancellation. */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class RedlockBackendTest {
+
+    @RegisterExtension
+    static final RedisServers REDIS = RedisServers.builder().servers(5).build();
+
+    private static final String CHANNEL = "distlock:released";
+    private static final Duration TTL = TestTimeouts.scaled(Duration.ofSeconds(5));
+    private static RedisProbe probe;
+
+    @BeforeAll
+    static void probe() {
+        probe = new RedisProbe(REDIS.endpoints());
+    }
+
+    @AfterAll
+    static void closeProbe() {
+        probe.close();
+    }
+
+    private static String uri(String query) {
+        return "redlock://" + String.join(",", REDIS.endpoints()) + query;
+    }
+
+    private static RemoteLocker locker(String query) {
+        return RemoteLockers.builder().uri(uri(query)).leaseTime(TTL).build();
+    }
+
+    @Test
+    void acquire_setsTwentyRandomBytesThenTheOwner_newPerAcquisition() {
+        String key = RedisProbe.uniqueKey("value");
+        try (LockBackend backend = Backends.open(REDIS.endpoints(), TTL)) {
+            List<String> values = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                LockRequest request = Backends.request(key, TTL);
+                Lease lease = backend.tryAcquire(request).orElseThrow();
+                String value = probe.get(0, "distlock:" + key);
+                assertThat(value).matches("[0-9a-f]{40}:" + java.util.regex.Pattern.quote(request.ownerId()));
+                for (int m = 1; m < 5; m++) {
+                    assertThat(probe.get(m, "distlock:" + key)).isEqualTo(value);
+                }
+                values.add(value);
+                assertThat(backend.release(lease)).isTrue();
+            }
+            assertThat(values.get(0)).isNotEqualTo(values.get(1));
+        }
+    }
+
+    @Test
+    void storeRequests_acquireAndRelease_countsOneRoundTripPerMasterEach() {
+        String key = RedisProbe.uniqueKey("count");
+        try (LockBackend backend = Backends.open(REDIS.endpoints(), TTL)) {
+            long before = backend.storeRequests().orElseThrow();
+            Lease lease = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            assertThat(backend.release(lease)).isTrue();
+            assertThat(backend.storeRequests().orElseThrow() - before).isEqualTo(10);
+        }
+    }
+
+    @Test
+    void renew_lostOnAMajority_returnsEmpty_andRenewedOtherwise() {
+        String key = RedisProbe.uniqueKey("renew");
+        try (LockBackend backend = Backends.open(REDIS.endpoints(), TTL)) {
+            Lease lease = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long before = lease.validUntilNanos();
+            assertThat(backend.renew(lease).orElseThrow()).isGreaterThan(before);
+            for (int m : List.of(0, 1, 2)) {
+                probe.set(m, "distlock:" + key, "someone-else", TTL);
+            }
+            assertThat(backend.renew(lease)).isEmpty();
+            assertThat(backend.release(lease)).isFalse();
+            assertThat(probe.keys("distlock:" + key).values().stream().flatMap(List::stream))
+                    .allMatch(entry -> entry.endsWith("=someone-else"))
+                    .hasSize(3);
+        }
+    }
+
+    @Test
+    void lock_waiterWokenByReleaseMessage_longBeforeItsPollInterval() throws Exception {
+        String key = RedisProbe.uniqueKey("push");
+        try (RemoteLocker holder = locker("");
+                RemoteLocker waiter = locker("?pollInterval=60s&retryDelay=10ms")) {
+            RemoteLock held = holder.lock(key, TestTimeouts.scaled(Duration.ofSeconds(5)));
+            CompletableFuture<RemoteLock> next = waiter.lockAsync(key, Duration.ofSeconds(50));
+            Deadlines.await(
+                    () -> subscribedEverywhere(1),
+                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    () -> "the waiter did not subscribe");
+            // Subscribed: its first attempt failed and it now waits (or is trying again at the subscription).
+            held.release();
+            RemoteLock got =
+                    next.get(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(got.isHeld()).isTrue();
+            got.release();
+        }
+    }
+
+    @Test
+    void lock_manyKeysWaitedOn_onePubSubConnectionPerMasterPerLocker() throws Exception {
+        int keys = 20;
+        List<String> names = new ArrayList<>();
+        ExecutorService threads = Executors.newFixedThreadPool(keys);
+        try (RemoteLocker holder = locker("");
+                RemoteLocker waiter = locker("")) {
+            List<RemoteLock> held = new ArrayList<>();
+            for (int i = 0; i < keys; i++) {
+                names.add(RedisProbe.uniqueKey("many-" + i));
+                held.add(holder.lock(names.get(i), TestTimeouts.scaled(Duration.ofSeconds(5))));
+            }
+            CountDownLatch started = new CountDownLatch(keys);
+            List<Future<Boolean>> waits = new ArrayList<>();
+            for (String name : names) {
+                waits.add(threads.submit(() -> {
+                    started.countDown();
+                    try (RemoteLock l = waiter.lock(name, TestTimeouts.scaled(Duration.ofSeconds(30)))) {
+                        return l.isHeld();
+                    }
+                }));
+            }
+            started.await();
+            Deadlines.await(
+                    () -> subscribedEverywhere(1),
+                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    () -> "the waiting locker did not subscribe");
+            assertThat(Deadlines.holdsFor(Duration.ofMillis(300), () -> subscribedEverywhere(1)))
+                    .as("one subscriber per master while %d keys are waited on", keys)
+                    .isTrue();
+            held.forEach(RemoteLock::release);
+            for (Future<Boolean> w : waits) {
+                assertThat(w.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                        .isTrue();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void acquireAsync_cancelledWhileWaiting_leavesOnlyTheHoldersKey() throws Exception {
+        String key = RedisProbe.uniqueKey("cancel");
+        try (LockBackend holder = Backends.open(REDIS.endpoints(), TTL);
+                LockBackend waiter = Backends.open(REDIS.endpoints(), TTL)) {
+            Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            String value = probe.get(0, "distlock:" + key);
+            CompletableFuture<Optional<Lease>> pending = waiter.acquireAsync(
+                    Backends.request(key, TTL), Deadline.after(Duration.ofSeconds(30), Ticker.system()), Runnable::run);
+            assertThat(pending.cancel(true)).isTrue();
+            assertThat(holder.release(held)).isTrue();
+            Deadlines.await(
+                    () -> probe.keys("distlock:" + key).isEmpty(),
+                    TestTimeouts.scaled(Duration.ofSeconds(3)),
+                    () -> "left behind after cancel (holder's value " + value + "): " + probe.keys("distlock:" + key));
+            assertThat(Deadlines.holdsFor(Duration.ofMillis(700), () -> probe.keys("distlock:" + key)
+                            .isEmpty()))
+                    .as("the cancelled waiter must not take the lock once it is free")
+                    .isTrue();
+        }
+    }
+
+    @Test
+    void acquire_interrupted_throwsAndLeavesNothing() throws Exception {
+        String key = RedisProbe.uniqueKey("interrupt");
+        try (LockBackend holder = Backends.open(REDIS.endpoints(), TTL);
+                LockBackend waiter = Backends.open(REDIS.endpoints(), TTL)) {
+            Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    waiter.acquire(Backends.request(key, TTL), Deadline.after(Duration.ofSeconds(30), Ticker.system()));
+                    outcome.complete(null);
+                } catch (Throwable e) {
+                    outcome.complete(e);
+                }
+            });
+            t.start();
+            Deadlines.await(
+                    () -> subscribedEverywhere(1),
+                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    () -> "the waiter did not start waiting");
+            t.interrupt();
+            assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+            holder.release(held);
+            assertThat(probe.keys("distlock:" + key)).isEmpty();
+        }
+    }
+
+    @Test
+    void release_ofAnotherAcquisitionsLease_leavesTheHolder() {
+        String key = RedisProbe.uniqueKey("stale");
+        try (LockBackend backend = Backends.open(REDIS.endpoints(), TTL)) {
+            Lease first = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            assertThat(backend.release(first)).isTrue();
+            Lease second = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            assertThat(backend.release(first)).isFalse();
+            assertThat(backend.renew(first)).isEmpty();
+            assertThat(probe.keys("distlock:" + key)).hasSize(5);
+            assertThat(backend.release(second)).isTrue();
+        }
+    }
+
+    private static boolean subscribedEverywhere(long count) {
+        for (int m = 0; m < 5; m++) {
+            if (probe.subscribers(m, CHANNEL) != count) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

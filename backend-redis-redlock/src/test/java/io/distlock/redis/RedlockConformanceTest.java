@@ -1,0 +1,45 @@
+package io.distlock.redis;
+
+import io.distlock.kit.LockerConformanceTests;
+import io.distlock.testing.RedisServers;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The conformance kit on five independent masters ({@code redlock://}). */
+class RedlockConformanceTest extends LockerConformanceTests {
+
+    @RegisterExtension
+    static final RedisServers REDIS = RedisServers.builder().servers(5).build();
+
+    private static RedisProbe probe;
+
+    @BeforeAll
+    static void probe() {
+        probe = new RedisProbe(REDIS.endpoints());
+    }
+
+    @AfterAll
+    static void closeProbe() {
+        probe.close();
+    }
+
+    @Override
+    public String lockerUri() {
+        return "redlock://" + String.join(",", REDIS.endpoints());
+    }
+
+    /** Five closed ports on loopback. */
+    @Override
+    public Optional<String> unreachableUri() {
+        return Optional.of("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5");
+    }
+
+    /** The key on every master, as {@code endpoint: key=value}: a holder shows five lines, a free key none. */
+    @Override
+    public Optional<List<String>> storeEntries(String key) {
+        return Optional.of(RedisConformanceTest.entries(probe.keys("distlock:" + key)));
+    }
+}

@@ -1,0 +1,152 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.LockBackendException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.testing.RedisServers;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Redlock on five masters while some of them die, freeze, or hold foreign keys: liveness and nothing left behind. */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class RedlockFaultsTest {
+
+    @RegisterExtension
+    static final RedisServers REDIS = RedisServers.builder().servers(5).build();
+
+    private static RedisProbe probe;
+
+    @BeforeAll
+    static void probe() {
+        probe = new RedisProbe(REDIS.endpoints());
+    }
+
+    @AfterAll
+    static void closeProbe() {
+        probe.close();
+    }
+
+    private static RemoteLocker locker() {
+        return RemoteLockers.builder()
+                .uri(uri())
+                .leaseTime(TestTimeouts.scaled(Duration.ofSeconds(5)))
+                .connectTimeout(TestTimeouts.scaled(Duration.ofSeconds(5)))
+                .build();
+    }
+
+    private static String uri() {
+        return "redlock://" + String.join(",", REDIS.endpoints());
+    }
+
+    @Test
+    void lock_twoOfFiveMastersKilled_keepsWorking() throws Exception {
+        String key = RedisProbe.uniqueKey("two-down");
+        try (RemoteLocker a = locker();
+                RemoteLocker b = locker()) {
+            REDIS.node(0).kill9();
+            REDIS.node(3).kill9();
+            for (int i = 0; i < 10; i++) {
+                try (RemoteLock held = a.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)))) {
+                    assertThat(held.isHeld()).isTrue();
+                    assertThat(b.tryLock(key))
+                            .as("tryLock of a held lock with 3 of 5 masters up")
+                            .isEmpty();
+                }
+                try (RemoteLock next = b.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)))) {
+                    assertThat(next.isHeld()).isTrue();
+                }
+            }
+        }
+        assertThat(probe.keys("distlock:" + key, List.of(1, 2, 4))).isEmpty();
+    }
+
+    @Test
+    void lock_threeOfFiveMastersKilled_failsWithinDeadline_leavesNoKeys() throws Exception {
+        String key = RedisProbe.uniqueKey("three-down");
+        try (RemoteLocker locker = locker()) {
+            REDIS.node(0).kill9();
+            REDIS.node(2).kill9();
+            REDIS.node(4).kill9();
+            Duration maxWait = Duration.ofMillis(500);
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> locker.lock(key, maxWait))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("majority of 3 of 5");
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(took).isLessThan(maxWait.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
+            assertThatThrownBy(() -> locker.tryLock(key)).isInstanceOf(LockBackendException.class);
+        }
+        assertThat(probe.keys("distlock:" + key, List.of(1, 3))).isEmpty();
+    }
+
+    @Test
+    void lock_pausedMaster_perInstanceTimeoutKeepsAcquisitionShort() throws Exception {
+        String key = RedisProbe.uniqueKey("paused");
+        try (RemoteLocker locker = locker()) {
+            REDIS.node(1).pause();
+            // Far below the connect timeout (5s) and Lettuce's default command timeout (60s): the paused master
+            // costs at most its per-instance timeout (100ms) per call.
+            Duration bound = TestTimeouts.scaled(Duration.ofSeconds(2));
+            for (int i = 0; i < 5; i++) {
+                long start = System.nanoTime();
+                try (RemoteLock held = locker.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)))) {
+                    assertThat(held.isHeld()).isTrue();
+                }
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(bound);
+            }
+        } finally {
+            REDIS.node(1).resume();
+        }
+    }
+
+    @Test
+    void tryLock_lockHeldOnAMajorityByAnother_leavesNoKeyOfTheFailedAttempt() {
+        String key = RedisProbe.uniqueKey("foreign");
+        String redisKey = "distlock:" + key;
+        for (int master : List.of(0, 1, 2)) {
+            probe.set(master, redisKey, "foreign-holder", Duration.ofSeconds(30));
+        }
+        try (RemoteLocker locker = locker()) {
+            assertThat(locker.tryLock(key)).isEmpty();
+        }
+        // Our attempt set the key on masters 3 and 4, then deleted it there: only the foreign keys remain.
+        assertThat(probe.keys(redisKey))
+                .containsOnlyKeys(
+                        REDIS.endpoints().get(0),
+                        REDIS.endpoints().get(1),
+                        REDIS.endpoints().get(2));
+    }
+
+    @Test
+    void release_afterHoldAndContention_leavesNoKeyOnAnyMaster() throws Exception {
+        String key = RedisProbe.uniqueKey("clean");
+        try (RemoteLocker a = locker();
+                RemoteLocker b = locker()) {
+            RemoteLock held = a.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)));
+            assertThat(probe.keys("distlock:" + key)).hasSize(5);
+            assertThat(b.tryLock(key)).isEmpty();
+            assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+            Optional<RemoteLock> next = b.tryLock(key);
+            assertThat(next).isPresent();
+            next.get().release();
+        }
+        Deadlines.await(
+                () -> probe.keys("distlock:" + key).isEmpty(),
+                TestTimeouts.scaled(Duration.ofSeconds(2)),
+                () -> "keys left behind: " + probe.keys("distlock:" + key));
+    }
+}
