@@ -1,6 +1,8 @@
 package io.distlock.etcd;
 
 import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.MultiProcessSupport;
+import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -38,6 +40,16 @@ abstract class EtcdKit extends LockerConformanceTests {
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("etcd://127.0.0.1:1" + PREFIX + query());
+    }
+
+    /**
+     * Worker JVMs start cold on a machine the kit loads with several of them at once: their first lease grant (jetcd's
+     * gRPC and Vert.x set up on first use) gets the kit's startup allowance rather than the 10 s default.
+     */
+    @Override
+    public MultiProcessSupport multiProcessSupport() {
+        return MultiProcessSupport.uri(lockerUri() + "&connectTimeout="
+                + TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis() + "ms");
     }
 
     @Override
