@@ -2,6 +2,7 @@ package io.distlock;
 
 import java.time.Instant;
 import java.util.OptionalLong;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 /**
@@ -46,13 +47,23 @@ public interface RemoteLock extends AutoCloseable {
     Instant validUntil();
 
     /**
-     * Registers a listener called once if this lock is lost (its lease ran out or the store dropped it) while it was
-     * meant to be held. Not called on a normal release. If the lock is already lost, the listener is called at once
-     * on the calling thread; otherwise it is called on a locker thread and must not block for long.
+     * Registers a listener called once if this lock is lost (its lease ran out, the store dropped or deleted its
+     * entry, or its session ended) while it was meant to be held. Not called on a normal release. If the lock is
+     * already lost, the listener is called at once on the calling thread; otherwise it runs on the locker's listener
+     * executor ({@link RemoteLockerBuilder#listenerExecutor}; by default one thread of the locker's own, never the
+     * thread that renews leases, so a slow listener delays no renewal).
      *
      * @return this lock
      */
     RemoteLock onLost(Consumer<? super RemoteLock> listener);
+
+    /**
+     * Registers a listener called once, on {@code executor}, if this lock is lost; see {@link #onLost(Consumer)}. If
+     * the lock is already lost, the listener is handed to {@code executor} at once.
+     *
+     * @return this lock
+     */
+    RemoteLock onLost(Consumer<? super RemoteLock> listener, Executor executor);
 
     /**
      * Releases the lock if this handle still holds it, and says what happened. It never releases another owner's

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 
 /**
  * Builds a {@link RemoteLocker}. Settings given here take the place of the URI's query options of the same name;
@@ -23,6 +24,7 @@ public final class RemoteLockerBuilder {
     private Optional<LockBackendProvider> provider = Optional.empty();
     private Ticker ticker = Ticker.system();
     private Clock clock = Clock.systemUTC();
+    private Optional<Executor> listenerExecutor = Optional.empty();
 
     RemoteLockerBuilder() {}
 
@@ -72,7 +74,7 @@ public final class RemoteLockerBuilder {
 
     /**
      * The monotonic time source for deadlines and lease validity (default: {@link System#nanoTime()}). With a ticker
-     * that moves only when told (tests), a {@code maxWait} passes only when the ticker is moved past it, and a waiter
+     * that moves only when told (for tests: {@link ManualTicker}), a {@code maxWait} passes only when the ticker is moved past it, and a waiter
      * of the {@code memory:} backend is woken by the next release on its key, not by moving the ticker.
      */
     public RemoteLockerBuilder ticker(Ticker ticker) {
@@ -87,6 +89,18 @@ public final class RemoteLockerBuilder {
     }
 
     /**
+     * Where the {@link RemoteLock#onLost(java.util.function.Consumer)} listeners of this locker's locks and groups run
+     * (default: one daemon thread of the locker's own, shut down with it). Listeners never run on the thread that
+     * renews leases, so a slow listener delays no renewal; with a single-threaded executor a slow listener delays the
+     * next listener. A listener given its own executor with {@link RemoteLock#onLost(java.util.function.Consumer,
+     * Executor)} runs there instead.
+     */
+    public RemoteLockerBuilder listenerExecutor(Executor executor) {
+        this.listenerExecutor = Optional.of(Objects.requireNonNull(executor, "executor"));
+        return this;
+    }
+
+    /**
      * Opens the locker. Blocks until connected, at most for the connect timeout.
      *
      * @throws IllegalStateException if no URI was given
@@ -97,6 +111,6 @@ public final class RemoteLockerBuilder {
         if (uri == null) {
             throw new IllegalStateException("No URI given: call uri(...) before build(), e.g. uri(\"memory:\")");
         }
-        return LockerFactory.open(uri, options, leaseTime, connectTimeout, provider, ticker, clock);
+        return LockerFactory.open(uri, options, leaseTime, connectTimeout, provider, ticker, clock, listenerExecutor);
     }
 }

@@ -10,8 +10,10 @@ import java.net.URI;
  * try (RemoteLocker locker = RemoteLockers.open("zk://127.0.0.1:2181/locks?ttl=30s")) { ... }
  * }</pre>
  *
- * <p>Schemes of the backends shipped with distlock: {@code memory:} (in-JVM, in {@code lock-api}), {@code zk://},
- * {@code etcd://}, {@code redis://}, {@code redlock://}, {@code cassandra://}. Options are query parameters; the common
+ * <p>A scheme is available when the module that provides it is on the class path (or module path): {@code memory:}
+ * (in-JVM, in {@code lock-api} itself) and {@code zk://}/{@code zookeeper://} (module {@code backend-zookeeper}); each
+ * further backend module documents its schemes in the project's README, and an unknown scheme is answered with the
+ * schemes actually found. Options are query parameters; the common
  * ones are {@code ttl} (the lease time, default 30s) and {@code connectTimeout} (default 10s); each backend documents
  * its own. An option no backend reads is an error, not silently ignored.
  *

@@ -3,6 +3,7 @@ package io.distlock.zookeeper;
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
+import io.distlock.spi.DurationText;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
 import java.nio.charset.StandardCharsets;
@@ -63,32 +64,39 @@ final class LockAttempt {
         this.lockPath = lockPath;
     }
 
-    /** Seed 000 Listing 7 over a queue: join it, and leave again at once unless first. */
+    /**
+     * Seed 000 Listing 7 over a queue: join it, and leave again at once unless first. If the session ends during the
+     * attempt (our node vanishes with it), the attempt is made again in the new session, within the operation timeout.
+     */
     Optional<Lease> tryOnce() {
         Deadline deadline = Deadline.after(operationTimeout, ticker);
         Optional<Lease> lease = Optional.empty();
         try {
-            enqueue(deadline);
-            List<String> queue = queue(deadline);
-            int index = queue.indexOf(ourName());
-            if (index < 0) {
-                throw new LockBackendException("The lock node " + node.path() + " of '" + request.key()
-                        + "' vanished right after it was created: the ZooKeeper session at "
-                        + sessions.connectString() + " ended; nothing is left held");
+            while (true) {
+                enqueue(deadline);
+                List<String> queue = queue(deadline);
+                int index = queue.indexOf(ourName());
+                if (index > 0) {
+                    return Optional.empty();
+                }
+                if (index == 0) {
+                    lease = grant();
+                    if (lease.isPresent()) {
+                        return lease;
+                    }
+                }
+                // our node vanished with its session: leave (nothing to delete) and try again in the new session
+                log.debug("Session ended during tryLock('{}'); trying again", request.key());
+                leave();
+                if (deadline.hasPassed()) {
+                    throw new TimeoutException();
+                }
             }
-            if (index > 0) {
-                return Optional.empty();
-            }
-            lease = grant();
-            if (lease.isEmpty()) {
-                throw new LockBackendException("The ZooKeeper session at " + sessions.connectString()
-                        + " ended during tryLock('" + request.key() + "'); nothing is left held");
-            }
-            return lease;
         } catch (TimeoutException e) {
             throw new LockBackendException("No answer from ZooKeeper at " + sessions.connectString() + " within "
-                    + operationTimeout + " (option connectTimeout) during tryLock('" + request.key() + "')"
-                    + (sessions.isConnected() ? "" : ": not connected") + "; nothing is left held");
+                    + DurationText.of(operationTimeout) + " (option connectTimeout) during tryLock('"
+                    + request.key() + "')" + (sessions.isConnected() ? "" : ": not connected")
+                    + "; nothing is left held");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockBackendException("Interrupted during tryLock('" + request.key() + "')", e);
@@ -110,10 +118,10 @@ final class LockAttempt {
                 try {
                     lease = step(deadline);
                 } catch (KeeperException e) {
-                    if (!deadline.isBounded() || !isConnectionTrouble(e)) {
+                    if (!isConnectionTrouble(e)) {
                         throw e;
                     }
-                    // A bounded wait rides out connection trouble until its deadline.
+                    // A wait rides out connection trouble and session expiry until its deadline (if any).
                     log.debug("Waiting for lock '{}' through a ZooKeeper connection problem: {}", request.key(), e);
                     pause(deadline);
                 }
@@ -122,7 +130,7 @@ final class LockAttempt {
         } catch (TimeoutException e) {
             if (!sessions.isConnected()) {
                 throw new LockBackendException("Gave up waiting for lock '" + request.key() + "' at its deadline ("
-                        + deadline.maxWait().orElseThrow() + ") while not connected to ZooKeeper at "
+                        + DurationText.of(deadline.maxWait().orElseThrow()) + ") while not connected to ZooKeeper at "
                         + sessions.connectString() + "; a queue node of ours is deleted when the connection returns"
                         + " or the session expires");
             }
@@ -208,6 +216,8 @@ final class LockAttempt {
                 request.lossListener());
         if (!session.adopt(lease)) {
             lease.lose(ticker.read(), "the ZooKeeper " + session + " was lost while the lock was being granted");
+        } else {
+            sessions.watchOwned(lease);
         }
         return Optional.of(lease);
     }

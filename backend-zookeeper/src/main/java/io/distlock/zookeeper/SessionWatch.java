@@ -140,6 +140,53 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
         }
     }
 
+    /**
+     * Fails once the backend is closed, so that a wait for the connection cannot outlive the client.
+     *
+     * @throws io.distlock.LockBackendException if closed
+     */
+    void checkOpen() {
+        if (closed) {
+            throw new io.distlock.LockBackendException("The ZooKeeper backend for " + connectString + " is closed");
+        }
+    }
+
+    /**
+     * Watches the node of a held lock: if it is deleted by anyone but its holder (an administrator, a script), or is
+     * already gone, the lock is lost at once. Our own release forgets the lease before deleting the node, so that
+     * deletion is not reported. The watch survives reconnections in the same session; an expiry loses the lock anyway.
+     */
+    void watchOwned(ZkLease lease) {
+        org.apache.zookeeper.Watcher watcher = event -> {
+            if (event.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDeleted) {
+                ownedNodeGone(lease);
+            } else if (event.getType() != org.apache.zookeeper.Watcher.Event.EventType.None
+                    && lease.session().holds(lease)) {
+                watchOwned(lease); // some other change (its data set by hand): keep watching
+            }
+        };
+        try {
+            client.checkExists()
+                    .usingWatcher(watcher)
+                    .inBackground((c, event) -> {
+                        if (event.getResultCode() == KeeperException.Code.OK.intValue() && event.getStat() == null) {
+                            ownedNodeGone(lease);
+                        }
+                    })
+                    .forPath(lease.nodePath());
+        } catch (Exception e) {
+            log.debug("Could not watch lock node {}: {}", lease.nodePath(), e.toString());
+        }
+    }
+
+    private void ownedNodeGone(ZkLease lease) {
+        ZkSession s = lease.session();
+        if (s.holds(lease)) {
+            s.forget(lease);
+            lease.lose(ticker.read(), "its lock node " + lease.nodePath() + " was deleted by someone else");
+        }
+    }
+
     void addWakeUp(Runnable wakeUp) {
         wakeUps.add(wakeUp);
     }
@@ -238,8 +285,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                         .inBackground((c, event) -> {
                             if (event.getResultCode() == KeeperException.Code.OK.intValue()
                                     && event.getStat() == null) {
-                                s.forget(lease);
-                                lease.lose(ticker.read(), "its lock node " + lease.nodePath() + " no longer exists");
+                                ownedNodeGone(lease);
                             }
                         })
                         .forPath(lease.nodePath());

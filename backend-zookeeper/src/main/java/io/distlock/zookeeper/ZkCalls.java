@@ -87,8 +87,12 @@ final class ZkCalls {
                         .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                         .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId)), data);
                 return new Created(path, stat, sent);
-            } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException e) {
-                mayExist = true; // the server may have created it: look for it before creating another
+            } catch (KeeperException.ConnectionLossException
+                    | KeeperException.OperationTimeoutException
+                    | KeeperException.SessionExpiredException e) {
+                // the server may have created it: look for it before creating another (after an expiry it is gone
+                // with the old session, and the next try creates it in the new one)
+                mayExist = true;
                 checkDeadline(deadline);
             } catch (KeeperException | InterruptedException | RuntimeException e) {
                 throw e;
@@ -150,13 +154,16 @@ final class ZkCalls {
         return idempotent(deadline, () -> client.checkExists().forPath(path));
     }
 
-    /** Deletes {@code path}; false if it was already gone. */
+    /**
+     * Deletes {@code path}; false if it was already gone, also when the session it was created in has expired (an
+     * ephemeral node goes with its session).
+     */
     boolean delete(String path, Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         return idempotent(deadline, () -> {
             try {
                 client.delete().forPath(path);
                 return true;
-            } catch (KeeperException.NoNodeException e) {
+            } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
                 return false;
             }
         });
@@ -175,14 +182,19 @@ final class ZkCalls {
         T call() throws Exception;
     }
 
-    /** Runs a call that may be repeated, repeating it after a connection loss until the deadline. */
+    /**
+     * Runs a call that may be repeated, repeating it after a connection loss, or in the new session after the session
+     * expired, until the deadline.
+     */
     private <T> T idempotent(Deadline deadline, Call<T> call)
             throws InterruptedException, TimeoutException, KeeperException {
         while (true) {
             awaitConnected(deadline);
             try {
                 return call.call();
-            } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException e) {
+            } catch (KeeperException.ConnectionLossException
+                    | KeeperException.OperationTimeoutException
+                    | KeeperException.SessionExpiredException e) {
                 checkDeadline(deadline);
             } catch (KeeperException | InterruptedException | RuntimeException e) {
                 throw e;
@@ -192,15 +204,16 @@ final class ZkCalls {
         }
     }
 
-    /** Waits until the client is connected; the deadline passing first throws. */
+    /**
+     * Waits until the client is connected (in the same session or, after an expiry, in a new one); the deadline passing
+     * first throws. Curator keeps reconnecting after it gave a session up, so an unbounded wait rides out an outage;
+     * closing the backend ends it.
+     */
     private void awaitConnected(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         if (client.getZookeeperClient().isConnected()) {
             return;
         }
-        if (sessions.isLost()) {
-            // Curator gave the session up (no connection for a whole session timeout): fail rather than hang.
-            throw new KeeperException.ConnectionLossException();
-        }
+        sessions.checkOpen();
         Object monitor = new Object();
         Runnable wake = () -> {
             synchronized (monitor) {
@@ -212,9 +225,7 @@ final class ZkCalls {
             synchronized (monitor) {
                 while (!client.getZookeeperClient().isConnected()) {
                     checkDeadline(deadline);
-                    if (sessions.isLost()) {
-                        throw new KeeperException.ConnectionLossException();
-                    }
+                    sessions.checkOpen();
                     // woken by a change of connection state; re-checks at least every 100 ms
                     TimeUnit.NANOSECONDS.timedWait(
                             monitor, deadline.remainingNanos(TimeUnit.MILLISECONDS.toNanos(100)));

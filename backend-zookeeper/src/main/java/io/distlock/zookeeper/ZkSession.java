@@ -75,6 +75,11 @@ final class ZkSession {
         return !lost;
     }
 
+    /** Whether {@code lease} is held in this session and not yet released or lost. */
+    boolean holds(ZkLease lease) {
+        return leases.contains(lease);
+    }
+
     void forget(ZkLease lease) {
         leases.remove(lease);
     }

@@ -5,6 +5,7 @@ import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
+import io.distlock.spi.DurationText;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
@@ -117,7 +118,7 @@ final class ZooKeeperLockBackend implements LockBackend {
                     : OptionalLong.empty();
         } catch (TimeoutException e) {
             throw new LockBackendException("No answer from ZooKeeper at " + location.connectString() + " within "
-                    + operationTimeout + " checking lock '" + lease.key() + "'");
+                    + DurationText.of(operationTimeout) + " checking lock '" + lease.key() + "'");
         } catch (KeeperException e) {
             throw new LockBackendException(
                     "ZooKeeper at " + location.connectString() + " failed checking lock '" + lease.key() + "': " + e,
@@ -129,7 +130,9 @@ final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
-     * Deletes the lease's node. A lease whose session is lost has no node left: silently nothing. A lease whose
+     * Deletes the lease's node; false (the locker answers {@code ALREADY_LOST}) if it was gone: deleted by someone
+     * else, or its session expired (an ephemeral node goes with its session, whether or not the expiry was noticed
+     * yet). A lease whose session is lost has no node left: silently nothing. A lease whose
      * validity ran out (the locker cleaning up after a suspension) is deleted without waiting. Otherwise waits for the
      * server's answer up to the operation timeout; the deletion is guaranteed (Curator retries it after a
      * reconnection), so a timeout here still ends with the node deleted or its session expired.
@@ -148,9 +151,12 @@ final class ZooKeeperLockBackend implements LockBackend {
         try {
             return calls.delete(zk.nodePath(), Deadline.after(operationTimeout, ticker));
         } catch (TimeoutException e) {
+            if (zk.isLost()) {
+                return false; // the session expired meanwhile: its node is gone with it
+            }
             sessions.deleteInBackground(zk.nodePath());
             throw new LockBackendException("Could not confirm the release of lock '" + lease.key() + "' within "
-                    + operationTimeout + ": no answer from ZooKeeper at " + location.connectString()
+                    + DurationText.of(operationTimeout) + ": no answer from ZooKeeper at " + location.connectString()
                     + "; its node is deleted as soon as the connection returns, or by the session's expiry");
         } catch (KeeperException e) {
             throw new LockBackendException(

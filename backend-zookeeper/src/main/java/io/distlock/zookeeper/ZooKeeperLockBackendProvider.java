@@ -3,6 +3,7 @@ package io.distlock.zookeeper;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
+import io.distlock.spi.DurationText;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import java.time.Duration;
@@ -78,7 +79,9 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(location.connectString())
                 .sessionTimeoutMs(sessionMs)
-                .connectionTimeoutMs(connectMs)
+                // Curator warns when the session timeout is below its connection timeout; a connection attempt longer
+                // than the session is pointless anyway (opening still waits up to connectTimeout, over retries).
+                .connectionTimeoutMs(Math.min(connectMs, sessionMs))
                 .retryPolicy(new RetryNTimes(0, 0)) // calls are repeated after reconnections by the backend itself
                 .ensembleTracker(false)
                 .build();
@@ -86,7 +89,8 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
             client.start();
             if (!client.blockUntilConnected(connectMs, TimeUnit.MILLISECONDS)) {
                 throw new LockBackendException("Could not connect to ZooKeeper at " + location.connectString()
-                        + " within " + connectTimeout + " (option connectTimeout); is the ensemble running and"
+                        + " within " + DurationText.of(connectTimeout)
+                        + " (option connectTimeout); is the ensemble running and"
                         + " reachable from here?");
             }
             return new ZooKeeperLockBackend(client, location, sessionTimeout, connectTimeout, config.ticker());
@@ -108,8 +112,8 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
     private static int millis(String option, Duration d) {
         long ms = d.toMillis();
         if (ms < 1 || ms > Integer.MAX_VALUE) {
-            throw new LockConfigurationException(
-                    "Option '" + option + "' must be between 1ms and " + Integer.MAX_VALUE + "ms, got " + d);
+            throw new LockConfigurationException("Option '" + option + "' must be between 1ms and " + Integer.MAX_VALUE
+                    + "ms, got " + DurationText.of(d));
         }
         return (int) ms;
     }

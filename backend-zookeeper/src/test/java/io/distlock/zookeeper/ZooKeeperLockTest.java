@@ -7,10 +7,12 @@ import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockConfigurationException;
 import io.distlock.LockTimeoutException;
+import io.distlock.LockerClosedException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.kit.TestTimeouts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -84,6 +86,80 @@ class ZooKeeperLockTest {
             return List.of();
         }
         return raw.getChildren().forPath(lockPath(key));
+    }
+
+    @Test
+    void close_whileCallsWaitForALock_endsEveryWaitWithLockerClosedException_andLeavesNoNode() throws Exception {
+        RemoteLock held = a.lock("close-waiters", WAIT);
+        RemoteLocker closing = RemoteLockers.open(uri());
+        List<CompletableFuture<RemoteLock>> waits = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            waits.add(CompletableFuture.supplyAsync(() -> lockQuietly(closing, Optional.empty()), pool));
+            waits.add(
+                    CompletableFuture.supplyAsync(() -> lockQuietly(closing, Optional.of(Duration.ofHours(1))), pool));
+            waits.add(closing.lockAsync("close-waiters", Duration.ofHours(1)));
+            Conditions.await("three waiters queued", WAIT, () -> nodeCount("close-waiters") == 4);
+
+            closing.close();
+
+            for (CompletableFuture<RemoteLock> wait : waits) {
+                assertThatThrownBy(() -> wait.get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                        .cause()
+                        .isInstanceOf(LockerClosedException.class);
+            }
+            Conditions.await("only the holder's node left", WAIT, () -> nodeCount("close-waiters") == 1);
+            assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static int nodeCount(String key) {
+        try {
+            return nodes(key).size();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private static RemoteLock lockQuietly(RemoteLocker locker, Optional<Duration> maxWait) {
+        try {
+            return maxWait.isPresent() ? locker.lock("close-waiters", maxWait.get()) : locker.lock("close-waiters");
+        } catch (InterruptedException e) {
+            throw new IllegalStateException("interrupted, not closed", e);
+        }
+    }
+
+    @Test
+    void lockNode_deletedOutOfBand_isReportedLost_andReleaseSaysAlreadyLost() throws Exception {
+        RemoteLock lock = a.lock("deleted-by-hand", WAIT);
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.onLost(l -> lost.countDown());
+        String node = ZKPaths.makePath(
+                lockPath("deleted-by-hand"), nodes("deleted-by-hand").get(0));
+
+        raw.delete().forPath(node); // an administrator's clean-up
+
+        assertThat(lost.await(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                .as("onLost fired")
+                .isTrue();
+        assertThat(lock.isHeld()).isFalse();
+        try (RemoteLock other = b.lock("deleted-by-hand", WAIT)) {
+            assertThat(other.isHeld()).isTrue();
+            assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+            assertThat(other.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void release_ofANodeDeletedBeforeTheWatchFired_saysAlreadyLost() throws Exception {
+        RemoteLock lock = a.lock("deleted-then-released", WAIT);
+        String node = ZKPaths.makePath(
+                lockPath("deleted-then-released"),
+                nodes("deleted-then-released").get(0));
+        raw.delete().forPath(node);
+        assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
     }
 
     @Test

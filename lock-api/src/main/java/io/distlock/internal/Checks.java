@@ -1,6 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.RemoteLocker;
+import io.distlock.spi.DurationText;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,16 +19,27 @@ public final class Checks {
     private Checks() {}
 
     /**
-     * Checks a lock key: not null, not blank, at most {@link RemoteLocker#MAX_KEY_BYTES} bytes in UTF-8.
+     * Checks a lock key: not null, not blank, valid Unicode (no unpaired surrogate, which has no UTF-8 form), at
+     * most {@link RemoteLocker#MAX_KEY_BYTES} bytes in UTF-8. The one place that decides which keys are valid: every
+     * backend accepts every key that passes.
      *
      * @return the key
      * @throws NullPointerException if null
-     * @throws IllegalArgumentException if blank or too long
+     * @throws IllegalArgumentException if blank, not valid Unicode, or too long
      */
     public static String key(String key) {
         Objects.requireNonNull(key, "Lock key must not be null");
         if (key.isBlank()) {
             throw new IllegalArgumentException("Lock key must not be blank, got '" + key + "'");
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException(String.format(
+                        "Lock key must be valid Unicode: it has an unpaired surrogate U+%04X at index %d", (int) c, i));
+            }
         }
         int bytes = key.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > RemoteLocker.MAX_KEY_BYTES) {
@@ -70,7 +82,7 @@ public final class Checks {
     public static Duration positive(Duration duration, String name) {
         Objects.requireNonNull(duration, () -> name + " must not be null");
         if (duration.isZero() || duration.isNegative()) {
-            throw new IllegalArgumentException(name + " must be positive, got " + duration);
+            throw new IllegalArgumentException(name + " must be positive, got " + DurationText.of(duration));
         }
         return duration;
     }

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +35,10 @@ final class DefaultRemoteLock implements RemoteLock {
     private final DefaultRemoteLocker locker;
     private final String key;
     private final String ownerId;
-    private final List<Consumer<? super RemoteLock>> listeners = new ArrayList<>();
+    /** A loss listener and where it runs; a null executor is the locker's listener executor. */
+    private record Listener(Consumer<? super RemoteLock> listener, Executor executor) {}
+
+    private final List<Listener> listeners = new ArrayList<>();
     private State state = State.PENDING;
     private Lease lease;
     /** The validity renewal last reported; for session leases the lease's own moving value is read instead. */
@@ -60,6 +65,22 @@ final class DefaultRemoteLock implements RemoteLock {
 
     synchronized Lease lease() {
         return lease;
+    }
+
+    /** Whether the lock is in the held state (without checking its validity). */
+    synchronized boolean inHeldState() {
+        return state == State.HELD;
+    }
+
+    /** Whether the grant's validity already ran out (a reply that reached us after the lease it granted). */
+    synchronized boolean grantExpired() {
+        return locker.ticker().read() - validUntilNanos() >= 0;
+    }
+
+    /** A grant the locker will not hand over (stale, or the locker closed): no listener, no loss report. */
+    synchronized void discard() {
+        state = State.RELEASED;
+        listeners.clear();
     }
 
     /** Records a renewal's new validity (a ticker reading); validity never moves back. */
@@ -120,16 +141,29 @@ final class DefaultRemoteLock implements RemoteLock {
 
     @Override
     public RemoteLock onLost(Consumer<? super RemoteLock> listener) {
+        return register(listener, null);
+    }
+
+    @Override
+    public RemoteLock onLost(Consumer<? super RemoteLock> listener, Executor executor) {
+        return register(listener, Objects.requireNonNull(executor, "executor"));
+    }
+
+    private RemoteLock register(Consumer<? super RemoteLock> listener, Executor executor) {
         Objects.requireNonNull(listener, "listener");
         boolean fireNow;
         synchronized (this) {
             fireNow = state == State.LOST;
             if (!fireNow) {
-                listeners.add(listener);
+                listeners.add(new Listener(listener, executor));
             }
         }
         if (fireNow) {
-            notify(listener);
+            if (executor == null) {
+                notify(listener);
+            } else {
+                fire(new Listener(listener, executor));
+            }
         }
         return this;
     }
@@ -139,7 +173,7 @@ final class DefaultRemoteLock implements RemoteLock {
      * backend's loss listener, or by {@link #isHeld()} when validity ran out. A no-op in any other state.
      */
     void markLost(String reason) {
-        List<Consumer<? super RemoteLock>> toNotify;
+        List<Listener> toNotify;
         synchronized (this) {
             if (state != State.HELD && state != State.PENDING) {
                 return;
@@ -155,8 +189,8 @@ final class DefaultRemoteLock implements RemoteLock {
         }
         log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
         locker.forget(this, true);
-        for (Consumer<? super RemoteLock> listener : toNotify) {
-            locker.dispatch(() -> notify(listener));
+        for (Listener listener : toNotify) {
+            fire(listener);
         }
     }
 
@@ -199,6 +233,16 @@ final class DefaultRemoteLock implements RemoteLock {
     @Override
     public void close() {
         release();
+    }
+
+    /** Hands a listener to its executor; one that refuses it (shut down) leaves it to the calling thread. */
+    private void fire(Listener l) {
+        Executor executor = l.executor() != null ? l.executor() : locker.listenerExecutor();
+        try {
+            executor.execute(() -> notify(l.listener()));
+        } catch (RejectedExecutionException e) {
+            notify(l.listener());
+        }
     }
 
     private void notify(Consumer<? super RemoteLock> listener) {

@@ -6,6 +6,7 @@ import io.distlock.LockLostException;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockedCall;
 import io.distlock.LockedRun;
+import io.distlock.LockerClosedException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
@@ -19,18 +20,21 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,6 +47,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     private static final Logger log = LoggerFactory.getLogger(DefaultRemoteLocker.class);
     private static final AtomicInteger LOCKERS = new AtomicInteger();
+    /** Marks a lock taken by an asynchronous call: the re-entrancy check ignores it. */
+    private static final long NO_THREAD = -1;
+    /** How long close() waits for interrupted waiters to leave the backend before disconnecting it. */
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final String backendName;
     private final LockBackend backend;
@@ -50,17 +58,40 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private final Duration leaseTime;
     private final Ticker ticker;
     private final Clock clock;
-    private final ScheduledExecutorService scheduler;
-    private final ExecutorService asyncExecutor;
+    /** Keeps time only (renewal and validity timers); never blocks. */
+    private final ScheduledThreadPoolExecutor scheduler;
+    /** Blocking work: renewals, clean-up releases, the backend's blocking asynchronous acquisitions, tryLockAsync. */
+    private final ExecutorService workers;
+    /** Where asynchronous grants are adopted: the workers, or the granting thread once they are shut down. */
+    private final Executor adopting;
+
+    private final Executor listenerExecutor;
+    private final Optional<ExecutorService> ownListenerExecutor;
     private final LeaseKeeper keeper;
     private final ReentrancyGuard guard = new ReentrancyGuard();
     private final ConcurrentHashMap<DefaultRemoteLock, Held> held = new ConcurrentHashMap<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Guards {@link #closed} against adoption and the registration of waiters. */
+    private final Object lifecycle = new Object();
+
+    private final Set<Waiter> waiters = new HashSet<>(); // guarded by lifecycle
+    private volatile boolean closed;
 
     /** What the locker keeps about a held lock until it is released or lost. */
     private record Held(long threadId, LeaseKeeper.Tracking tracking) {}
 
-    DefaultRemoteLocker(String backendName, LockBackend backend, Duration leaseTime, Ticker ticker, Clock clock) {
+    /** A call waiting for a lock: a thread blocked in the backend, or an asynchronous call. */
+    private interface Waiter {
+        /** The locker closed: end the wait at once with {@link LockerClosedException}. */
+        void lockerClosed();
+    }
+
+    DefaultRemoteLocker(
+            String backendName,
+            LockBackend backend,
+            Duration leaseTime,
+            Ticker ticker,
+            Clock clock,
+            Optional<Executor> listenerExecutor) {
         this.backendName = backendName;
         this.backend = backend;
         this.capabilities = backend.capabilities();
@@ -68,13 +99,23 @@ final class DefaultRemoteLocker implements RemoteLocker {
         this.ticker = ticker;
         this.clock = clock;
         int n = LOCKERS.incrementAndGet();
-        ScheduledThreadPoolExecutor leases =
-                new ScheduledThreadPoolExecutor(1, daemon("distlock-" + backendName + "-" + n + "-lease"));
+        String prefix = "distlock-" + backendName + "-" + n;
+        this.scheduler = new ScheduledThreadPoolExecutor(1, daemon(prefix + "-timer"));
         // Every release cancels its lock's renewal and watchdog: drop them from the queue at once.
-        leases.setRemoveOnCancelPolicy(true);
-        this.scheduler = leases;
-        this.asyncExecutor = Executors.newCachedThreadPool(daemon("distlock-" + backendName + "-" + n + "-async"));
-        this.keeper = new LeaseKeeper(backend, capabilities.leaseModel(), leaseTime, ticker, scheduler);
+        scheduler.setRemoveOnCancelPolicy(true);
+        this.workers = Executors.newCachedThreadPool(daemon(prefix + "-worker"));
+        this.adopting = task -> {
+            try {
+                workers.execute(task);
+            } catch (RejectedExecutionException closing) {
+                task.run(); // a grant after close() is still released at once
+            }
+        };
+        this.ownListenerExecutor = listenerExecutor.isPresent()
+                ? Optional.empty()
+                : Optional.of(Executors.newSingleThreadExecutor(daemon(prefix + "-listener")));
+        this.listenerExecutor = listenerExecutor.orElseGet(ownListenerExecutor::orElseThrow);
+        this.keeper = new LeaseKeeper(backend, capabilities.leaseModel(), leaseTime, ticker, scheduler, workers);
     }
 
     Ticker ticker() {
@@ -87,6 +128,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     LockBackend backend() {
         return backend;
+    }
+
+    Executor listenerExecutor() {
+        return listenerExecutor;
     }
 
     @Override
@@ -119,48 +164,100 @@ final class DefaultRemoteLocker implements RemoteLocker {
         return attempt(key, thread);
     }
 
+    /**
+     * One attempt; a stale grant (or one lost before it was handed over) is released and counts as not granted. The
+     * attempt counts as a waiter until adopted, so that {@link #close()} interrupts it and waits for it to leave.
+     */
     private Optional<RemoteLock> attempt(String key, long thread) {
         DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
-        Optional<Lease> lease;
+        BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
         try {
-            lease = backend.tryAcquire(request(lock));
-        } catch (RuntimeException e) {
-            throw backendFailure(key, "tryLock", e);
+            Optional<Lease> lease;
+            try {
+                lease = backend.tryAcquire(request(lock));
+            } catch (RuntimeException e) {
+                if (waiter.closedMeanwhile()) {
+                    throw closedException();
+                }
+                throw backendFailure(key, "tryLock", e);
+            }
+            return lease.flatMap(l -> adopt(lock, l, thread));
+        } finally {
+            leave(waiter);
         }
-        return lease.map(l -> adopt(lock, l, thread));
     }
 
-    /** Acquires through the backend and adopts the lease; empty when the deadline passed. */
+    /**
+     * Acquires through the backend on the calling thread and adopts the lease; a stale grant is released and the
+     * wait goes on. Empty when the deadline passed.
+     */
     private Optional<RemoteLock> acquire(String key, Deadline deadline, long thread) throws InterruptedException {
-        DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
-        Optional<Lease> lease;
-        try {
-            lease = backend.acquire(request(lock), deadline);
-        } catch (RuntimeException e) {
-            throw backendFailure(key, "lock", e);
+        while (true) {
+            DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
+            BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
+            Optional<RemoteLock> adopted;
+            try {
+                Optional<Lease> lease;
+                try {
+                    lease = backend.acquire(request(lock), deadline);
+                } catch (InterruptedException e) {
+                    if (waiter.closedMeanwhile()) {
+                        throw closedException();
+                    }
+                    throw e;
+                } catch (RuntimeException e) {
+                    if (waiter.closedMeanwhile()) {
+                        throw closedException();
+                    }
+                    throw backendFailure(key, "lock", e);
+                }
+                if (lease.isEmpty()) {
+                    return Optional.empty();
+                }
+                // adopted while still counted as a waiter: close() waits for it, so a racing grant is released
+                // before the backend disconnects
+                adopted = adopt(lock, lease.get(), thread);
+            } finally {
+                leave(waiter);
+            }
+            if (adopted.isPresent() || deadline.hasPassed()) {
+                return adopted;
+            }
         }
-        return lease.map(l -> adopt(lock, l, thread));
     }
 
     private LockRequest request(DefaultRemoteLock lock) {
         return new LockRequest(lock.key(), lock.ownerId(), leaseTime, lock::markLost);
     }
 
-    /** Turns a granted lease into a held lock, or frees it at once if the locker closed or it was lost meanwhile. */
-    private RemoteLock adopt(DefaultRemoteLock lock, Lease lease, long thread) {
-        if (!lock.granted(lease)) {
+    /**
+     * Turns a granted lease into a held lock. A grant that is already stale (its validity ran out before it reached
+     * us) or was reported lost before it was handed over is released at once and gives empty; so is a grant that
+     * races with {@link #close()}, which then throws {@link LockerClosedException}.
+     */
+    private Optional<RemoteLock> adopt(DefaultRemoteLock lock, Lease lease, long thread) {
+        if (!lock.granted(lease) || lock.grantExpired()) {
+            log.debug("Grant of lock '{}' to {} was stale or lost on arrival; released", lock.key(), lock.ownerId());
+            lock.discard();
             releaseQuietly(lease);
-            throw new LockBackendException(
-                    "Lock '" + lock.key() + "' was lost by the store while it was being granted");
+            return Optional.empty();
         }
-        held.put(lock, new Held(thread, keeper.track(lock)));
-        guard.register(lock.key(), thread, lock);
-        if (closed.get()) {
-            lock.release();
-            throw closedException();
+        synchronized (lifecycle) {
+            if (closed) {
+                lock.discard();
+                releaseQuietly(lease);
+                throw closedException();
+            }
+            held.put(lock, new Held(thread, keeper.track(lock)));
+        }
+        if (thread != NO_THREAD) {
+            guard.register(lock.key(), thread, lock);
+        }
+        if (!lock.inHeldState()) {
+            forget(lock, false); // lost between the grant and the bookkeeping: stop what was just started
         }
         log.debug("Acquired lock '{}' as {} (token {})", lock.key(), lock.ownerId(), lease.fencingToken());
-        return lock;
+        return Optional.of(lock);
     }
 
     /** Called by a lock leaving the held state: stops its renewal; a lost lease is also deleted if still there. */
@@ -168,20 +265,18 @@ final class DefaultRemoteLocker implements RemoteLocker {
         Held h = held.remove(lock);
         if (h != null) {
             h.tracking().stop();
-            guard.unregister(lock.key(), h.threadId(), lock);
+            if (h.threadId() != NO_THREAD) {
+                guard.unregister(lock.key(), h.threadId(), lock);
+            }
         }
-        if (lost && !scheduler.isShutdown()) {
+        if (lost) {
             // The store may still hold it (the renewal failed, not the store): free it, only if still ours.
-            dispatch(() -> releaseQuietly(lock.lease()));
-        }
-    }
-
-    /** Runs a listener or clean-up on the locker's thread. */
-    void dispatch(Runnable task) {
-        try {
-            scheduler.execute(task);
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
-            task.run();
+            Lease lease = lock.lease();
+            try {
+                workers.execute(() -> releaseQuietly(lease));
+            } catch (RejectedExecutionException closing) {
+                releaseQuietly(lease);
+            }
         }
     }
 
@@ -215,7 +310,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 taken.add(lock.get());
             }
             complete = true;
-            return new DefaultLockGroup(taken);
+            return new DefaultLockGroup(taken, listenerExecutor);
         } finally {
             if (!complete) {
                 DefaultLockGroup.releaseInReverse(taken);
@@ -256,20 +351,42 @@ final class DefaultRemoteLocker implements RemoteLocker {
         };
     }
 
-    /** Seed 003's {@code try ... after}: runs the action, always releases, and reports a lease lost meanwhile. */
+    /**
+     * Seed 003's {@code try ... after}: runs the action, always releases, and reports a lease lost meanwhile: as a
+     * {@link LockLostException} when the action succeeded, as one suppressed by the action's own failure otherwise.
+     */
     private static <T, X extends Exception> T runHolding(List<RemoteLock> locks, LockedCall<T, X> action) throws X {
         T result;
         try {
             result = action.call();
         } catch (Throwable failure) {
-            try {
-                DefaultLockGroup.releaseInReverse(locks);
-            } catch (RuntimeException releaseFailure) {
+            List<String> lost = new ArrayList<>();
+            RuntimeException releaseFailure = releaseAll(locks, lost);
+            if (!lost.isEmpty()) {
+                failure.addSuppressed(new LockLostException(lost.get(0)));
+            }
+            if (releaseFailure != null) {
                 failure.addSuppressed(releaseFailure);
             }
             throw failure;
         }
         List<String> lost = new ArrayList<>();
+        RuntimeException releaseFailure = releaseAll(locks, lost);
+        if (!lost.isEmpty()) {
+            LockLostException e = new LockLostException(lost.get(0));
+            if (releaseFailure != null) {
+                e.addSuppressed(releaseFailure);
+            }
+            throw e;
+        }
+        if (releaseFailure != null) {
+            throw releaseFailure;
+        }
+        return result;
+    }
+
+    /** Releases last-first, adding the keys found lost to {@code lost}; returns the first failure, rest suppressed. */
+    private static RuntimeException releaseAll(List<RemoteLock> locks, List<String> lost) {
         RuntimeException releaseFailure = null;
         for (int i = locks.size() - 1; i >= 0; i--) {
             try {
@@ -284,17 +401,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 }
             }
         }
-        if (!lost.isEmpty()) {
-            LockLostException e = new LockLostException(lost.get(0));
-            if (releaseFailure != null) {
-                e.addSuppressed(releaseFailure);
-            }
-            throw e;
-        }
-        if (releaseFailure != null) {
-            throw releaseFailure;
-        }
-        return result;
+        return releaseFailure;
     }
 
     @Override
@@ -302,53 +409,170 @@ final class DefaultRemoteLocker implements RemoteLocker {
         Checks.key(key);
         Checks.positive(maxWait, "maxWait");
         ensureOpen();
-        long thread = Thread.currentThread().getId();
-        guard.check(key, thread);
-        Deadline deadline = Deadline.after(maxWait, ticker);
-        return async(() -> acquire(key, deadline, thread).orElseThrow(() -> new LockTimeoutException(key, maxWait)));
+        AsyncAcquisition acquisition = new AsyncAcquisition(key, Deadline.after(maxWait, ticker), maxWait);
+        enter(acquisition);
+        acquisition.start();
+        return acquisition.result;
+    }
+
+    /**
+     * One {@link #lockAsync} call: the backend's asynchronous acquisition (no thread held while waiting where the
+     * backend implements it natively), adopted on a worker thread so that a chain of hand-overs never runs on the
+     * granting thread's stack. A stale grant is released and the wait goes on until the deadline.
+     */
+    private final class AsyncAcquisition implements Waiter {
+        private final String key;
+        private final Deadline deadline;
+        private final Duration maxWait;
+        private final CompletableFuture<RemoteLock> result = new CompletableFuture<>();
+        private volatile CompletableFuture<Optional<Lease>> inBackend;
+
+        AsyncAcquisition(String key, Deadline deadline, Duration maxWait) {
+            this.key = key;
+            this.deadline = deadline;
+            this.maxWait = maxWait;
+            result.whenComplete((v, e) -> {
+                leave(this);
+                CompletableFuture<Optional<Lease>> attempt = inBackend;
+                if (attempt != null) {
+                    attempt.cancel(true); // cancelled or closed: withdraws the waiter (a no-op once granted)
+                }
+            });
+        }
+
+        void start() {
+            DefaultRemoteLock lock = new DefaultRemoteLock(DefaultRemoteLocker.this, key, OwnerIds.next());
+            CompletableFuture<Optional<Lease>> attempt;
+            try {
+                attempt = backend.acquireAsync(request(lock), deadline, workers);
+            } catch (RuntimeException e) {
+                result.completeExceptionally(backendFailure(key, "lockAsync", e));
+                return;
+            }
+            inBackend = attempt;
+            if (result.isDone()) {
+                attempt.cancel(true); // cancelled or closed while starting
+            }
+            attempt.whenCompleteAsync((lease, failure) -> granted(lock, lease, failure), adopting);
+        }
+
+        private void granted(DefaultRemoteLock lock, Optional<Lease> lease, Throwable failure) {
+            if (failure != null) {
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause()
+                        : failure;
+                if (!(cause instanceof CancellationException)) {
+                    result.completeExceptionally(
+                            cause instanceof RuntimeException r
+                                    ? backendFailure(key, "lockAsync", r)
+                                    : new LockBackendException("lockAsync('" + key + "') failed: " + cause, cause));
+                }
+                return;
+            }
+            if (lease.isEmpty()) {
+                result.completeExceptionally(new LockTimeoutException(key, maxWait));
+                return;
+            }
+            Optional<RemoteLock> adopted;
+            try {
+                adopted = adopt(lock, lease.get(), NO_THREAD);
+            } catch (RuntimeException closedMeanwhile) {
+                result.completeExceptionally(closedMeanwhile);
+                return;
+            }
+            if (adopted.isPresent()) {
+                if (!result.complete(adopted.get())) {
+                    adopted.get().release(); // cancelled meanwhile: nobody can receive it
+                }
+            } else if (deadline.hasPassed()) {
+                result.completeExceptionally(new LockTimeoutException(key, maxWait));
+            } else if (!result.isDone()) {
+                start(); // the grant was stale: wait again
+            }
+        }
+
+        @Override
+        public void lockerClosed() {
+            result.completeExceptionally(closedException());
+        }
     }
 
     @Override
     public CompletableFuture<Optional<RemoteLock>> tryLockAsync(String key) {
         Checks.key(key);
         ensureOpen();
-        long thread = Thread.currentThread().getId();
-        guard.check(key, thread);
-        return async(() -> attempt(key, thread));
-    }
-
-    /** Work that produces locks, run on the async pool; a result nobody can receive any more is released. */
-    private interface LockWork<T> {
-        T run() throws InterruptedException;
-    }
-
-    private <T> CompletableFuture<T> async(LockWork<T> work) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        Future<?> task = asyncExecutor.submit(() -> {
-            try {
-                T value = work.run();
-                if (!result.complete(value)) {
-                    releaseUnwanted(value);
+        CompletableFuture<Optional<RemoteLock>> result = new CompletableFuture<>();
+        Waiter waiter = () -> result.completeExceptionally(closedException());
+        enter(waiter);
+        result.whenComplete((v, e) -> leave(waiter));
+        try {
+            workers.execute(() -> {
+                if (result.isDone()) {
+                    return;
                 }
-            } catch (InterruptedException e) {
-                result.cancel(false);
-            } catch (Throwable e) {
-                result.completeExceptionally(e);
-            }
-        });
-        result.whenComplete((v, e) -> {
-            if (result.isCancelled()) {
-                task.cancel(true);
-            }
-        });
+                try {
+                    Optional<RemoteLock> lock = attempt(key, NO_THREAD);
+                    if (!result.complete(lock)) {
+                        lock.ifPresent(RemoteLock::release); // cancelled or closed meanwhile
+                    }
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException closing) {
+            result.completeExceptionally(closedException());
+        }
         return result;
     }
 
-    private static void releaseUnwanted(Object value) {
-        if (value instanceof RemoteLock lock) {
-            lock.release();
-        } else if (value instanceof Optional<?> maybe && maybe.isPresent() && maybe.get() instanceof RemoteLock lock) {
-            lock.release();
+    /** A thread blocked in the backend's {@code acquire}; closing the locker interrupts it. */
+    private final class BlockedThread implements Waiter {
+        private final Thread thread;
+        private boolean inside = true; // guarded by this
+        private boolean interrupted; // guarded by this
+
+        BlockedThread(Thread thread) {
+            this.thread = thread;
+        }
+
+        @Override
+        public synchronized void lockerClosed() {
+            if (inside) {
+                interrupted = true;
+                thread.interrupt();
+            }
+        }
+
+        synchronized boolean closedMeanwhile() {
+            return interrupted;
+        }
+
+        /** Leaves the backend; an interrupt of ours that the backend did not consume is taken back. */
+        synchronized void left() {
+            inside = false;
+            if (interrupted) {
+                Thread.interrupted();
+            }
+        }
+    }
+
+    private <W extends Waiter> W enter(W waiter) {
+        synchronized (lifecycle) {
+            if (closed) {
+                throw closedException();
+            }
+            waiters.add(waiter);
+        }
+        return waiter;
+    }
+
+    private void leave(Waiter waiter) {
+        if (waiter instanceof BlockedThread blocked) {
+            blocked.left();
+        }
+        synchronized (lifecycle) {
+            waiters.remove(waiter);
+            lifecycle.notifyAll();
         }
     }
 
@@ -358,11 +582,22 @@ final class DefaultRemoteLocker implements RemoteLocker {
         return capabilities;
     }
 
+    /**
+     * Ends every wait with {@link LockerClosedException} (threads blocked in the backend are interrupted, asynchronous
+     * attempts withdrawn), releases every lock still held, then disconnects. A grant that arrives during or after
+     * this is released at once.
+     */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        List<Waiter> waiting;
+        synchronized (lifecycle) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            waiting = new ArrayList<>(waiters);
         }
+        waiting.forEach(Waiter::lockerClosed);
         List<DefaultRemoteLock> still = new ArrayList<>(held.keySet());
         if (!still.isEmpty()) {
             log.info("Closing the {} locker: releasing {} lock(s) still held", backendName, still.size());
@@ -377,31 +612,56 @@ final class DefaultRemoteLocker implements RemoteLocker {
                         e.toString());
             }
         }
-        asyncExecutor.shutdownNow();
+        awaitWaitersGone();
         scheduler.shutdownNow();
-        try {
-            scheduler.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        workers.shutdownNow();
+        ownListenerExecutor.ifPresent(ExecutorService::shutdown);
         backend.close();
     }
 
+    /** Gives interrupted waiters a moment to leave the backend (and delete their queue entries) before it closes. */
+    private void awaitWaitersGone() {
+        long end = System.nanoTime() + CLOSE_WAIT_NANOS;
+        boolean interrupted = false;
+        synchronized (lifecycle) {
+            while (!waiters.isEmpty()) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    log.warn(
+                            "Closing the {} locker: {} wait(s) still ending; disconnecting anyway",
+                            backendName,
+                            waiters.size());
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lifecycle, left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private void ensureOpen() {
-        if (closed.get()) {
+        if (closed) {
             throw closedException();
         }
     }
 
-    private IllegalStateException closedException() {
-        return new IllegalStateException(
+    private LockerClosedException closedException() {
+        return new LockerClosedException(
                 "This " + backendName + " locker is closed; open a new one with RemoteLockers.open(...)");
     }
 
+    /**
+     * One error model: distlock's own exceptions pass; anything else a backend let out (a client library's exception,
+     * even one that is an {@link IllegalStateException} such as Curator's) becomes a {@link LockBackendException}.
+     */
     private RuntimeException backendFailure(String key, String operation, RuntimeException e) {
-        if (e instanceof io.distlock.LockException
-                || e instanceof IllegalArgumentException
-                || e instanceof IllegalStateException) {
+        if (e instanceof io.distlock.LockException || e instanceof LockerClosedException) {
             return e;
         }
         return new LockBackendException(
@@ -419,6 +679,6 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     @Override
     public String toString() {
-        return "RemoteLocker[" + backendName + (closed.get() ? ", closed" : "") + "]";
+        return "RemoteLocker[" + backendName + (closed ? ", closed" : "") + "]";
     }
 }

@@ -7,7 +7,10 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parsing of duration options ({@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, ISO-8601 {@code PT10S}). */
+/**
+ * Parsing of duration options ({@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, ISO-8601 {@code PT10S}); the same
+ * short form in messages is {@link io.distlock.spi.DurationText}.
+ */
 public final class Durations {
 
     private static final Pattern SHORT = Pattern.compile("(\\d{1,12})\\s*(ms|s|m|h)");

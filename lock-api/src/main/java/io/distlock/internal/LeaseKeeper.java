@@ -5,6 +5,8 @@ import io.distlock.Ticker;
 import io.distlock.spi.LockBackend;
 import java.time.Duration;
 import java.util.OptionalLong;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +17,10 @@ import org.slf4j.LoggerFactory;
  * Keeps held leases alive: for {@link LeaseModel#RENEWED_TTL} backends it renews each lease every third of the lease
  * time; for every backend it watches the lease's validity and marks the lock lost when it runs out unrenewed (seed
  * 000 section 5.3, with a third instead of a half so that one failed renewal still leaves time for another).
+ *
+ * <p>The scheduler's one thread only keeps time: each renewal (a store round trip that may block up to the backend's
+ * operation timeout) runs on the worker pool, so one slow or blocked renewal delays no other lock's renewal. A lock
+ * has at most one renewal in flight; the next is scheduled a period after the previous one ended.
  */
 final class LeaseKeeper {
 
@@ -25,18 +31,21 @@ final class LeaseKeeper {
     private final Duration leaseTime;
     private final Ticker ticker;
     private final ScheduledExecutorService scheduler;
+    private final Executor workers;
 
     LeaseKeeper(
             LockBackend backend,
             LeaseModel model,
             Duration leaseTime,
             Ticker ticker,
-            ScheduledExecutorService scheduler) {
+            ScheduledExecutorService scheduler,
+            Executor workers) {
         this.backend = backend;
         this.model = model;
         this.leaseTime = leaseTime;
         this.ticker = ticker;
         this.scheduler = scheduler;
+        this.workers = workers;
     }
 
     /** Starts keeping {@code lock}; the returned handle stops it. */
@@ -44,10 +53,13 @@ final class LeaseKeeper {
         Tracking tracking = new Tracking(lock);
         tracking.scheduleWatchdog();
         if (model == LeaseModel.RENEWED_TTL) {
-            long period = Math.max(1, leaseTime.toNanos() / 3);
-            tracking.renewal = scheduler.scheduleWithFixedDelay(tracking::renew, period, period, TimeUnit.NANOSECONDS);
+            tracking.scheduleRenewal();
         }
         return tracking;
+    }
+
+    private long periodNanos() {
+        return Math.max(1, leaseTime.toNanos() / 3);
     }
 
     /** The background work for one held lock. */
@@ -73,14 +85,30 @@ final class LeaseKeeper {
             }
         }
 
-        private void renew() {
+        private void scheduleRenewal() {
             if (stopped) {
                 return;
             }
-            if (!lock.isHeld()) {
-                return; // isHeld() marked it lost if its validity ran out
-            }
             try {
+                renewal = scheduler.schedule(this::startRenewal, periodNanos(), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                // the locker is closing
+            }
+        }
+
+        private void startRenewal() {
+            try {
+                workers.execute(this::renew);
+            } catch (RejectedExecutionException closing) {
+                // the locker is closing
+            }
+        }
+
+        private void renew() {
+            try {
+                if (stopped || !lock.isHeld()) {
+                    return; // isHeld() marked it lost if its validity ran out
+                }
                 OptionalLong validUntil = backend.renew(lock.lease());
                 if (validUntil.isEmpty()) {
                     lock.markLost("the store no longer holds it for this owner (renewal refused)");
@@ -90,6 +118,8 @@ final class LeaseKeeper {
                 scheduleWatchdog();
             } catch (RuntimeException e) {
                 log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
+            } finally {
+                scheduleRenewal();
             }
         }
 
@@ -99,12 +129,17 @@ final class LeaseKeeper {
             }
             long left = lock.validUntilNanos() - ticker.read();
             ScheduledFuture<?> previous = watchdog;
-            watchdog = scheduler.schedule(this::checkValidity, Math.max(0, left), TimeUnit.NANOSECONDS);
+            try {
+                watchdog = scheduler.schedule(this::checkValidity, Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                return;
+            }
             if (previous != null) {
                 previous.cancel(false);
             }
         }
 
+        /** Runs on the scheduler: never blocks (a loss is handed to the workers and the listeners' executors). */
         private void checkValidity() {
             if (stopped) {
                 return;

@@ -1,6 +1,8 @@
 package io.distlock.internal;
 
+import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
+import io.distlock.LockException;
 import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
 import io.distlock.spi.BackendConfig;
@@ -15,6 +17,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.regex.Pattern;
 
 /** Turns a URI and builder settings into an open {@link RemoteLocker}: parsing, discovery, option checks. */
@@ -42,6 +45,23 @@ public final class LockerFactory {
             Optional<LockBackendProvider> explicitProvider,
             Ticker ticker,
             Clock clock) {
+        return open(
+                rawUri, builderOptions, leaseTime, connectTimeout, explicitProvider, ticker, clock, Optional.empty());
+    }
+
+    /**
+     * Opens a locker whose loss listeners run on {@code listenerExecutor} (empty: a thread of the locker's own); see
+     * {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
+     */
+    public static RemoteLocker open(
+            String rawUri,
+            Map<String, String> builderOptions,
+            Optional<Duration> leaseTime,
+            Optional<Duration> connectTimeout,
+            Optional<LockBackendProvider> explicitProvider,
+            Ticker ticker,
+            Clock clock,
+            Optional<Executor> listenerExecutor) {
         URI uri = parse(rawUri);
         Map<String, String> options = queryOptions(uri, rawUri);
         for (Map.Entry<String, String> e : builderOptions.entrySet()) {
@@ -57,14 +77,22 @@ public final class LockerFactory {
         LockBackendProvider provider =
                 explicitProvider.orElseGet(() -> ProviderRegistry.forScheme(uri.getScheme(), classLoader()));
         BackendConfig config = new BackendConfig(withoutQuery(uri), options, ttl, connect, ticker, clock);
-        LockBackend backend = provider.open(config);
+        LockBackend backend;
+        try {
+            backend = provider.open(config);
+        } catch (LockException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new LockBackendException(
+                    "The " + provider.name() + " backend could not open '" + withoutQuery(uri) + "': " + e, e);
+        }
         try {
             config.rejectUnknownOptions(provider.name());
         } catch (LockConfigurationException e) {
             backend.close();
             throw e;
         }
-        return new DefaultRemoteLocker(provider.name(), backend, ttl, ticker, clock);
+        return new DefaultRemoteLocker(provider.name(), backend, ttl, ticker, clock, listenerExecutor);
     }
 
     static URI parse(String rawUri) {

@@ -4,18 +4,30 @@ import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One named space of in-memory locks: per key a holder and a FIFO queue of waiters, each waiter with its own
- * condition so a release wakes only the next in line. Fencing tokens come from one counter per space, so they grow
- * strictly per key even after an idle key's state is dropped.
+ * One named space of in-memory locks: per key a holder and a FIFO queue of waiters. A waiter is a future, not a
+ * thread: a release hands the lock straight to the next waiter in line and completes its future, so any number of
+ * asynchronous waiters costs no thread. Deadlines and the expiry of a holder that is never released are watched by one
+ * timer thread for the whole process. Fencing tokens come from one counter per space, so they grow strictly per key
+ * even after an idle key's state is dropped.
  */
 final class LockSpace {
+
+    /** Watches deadlines and holders' expiry for every space; only ever takes a space's mutex briefly. */
+    private static final ScheduledExecutorService TIMER = timer();
 
     private final String name;
     private final ReentrantLock mutex = new ReentrantLock();
@@ -25,18 +37,37 @@ final class LockSpace {
     /** The holder and the waiters of one key; guarded by the space's mutex. */
     private static final class KeyState {
         MemoryLease holder;
-        final ArrayDeque<Condition> queue = new ArrayDeque<>();
+        final ArrayDeque<Waiter> queue = new ArrayDeque<>();
+        ScheduledFuture<?> expiryCheck;
     }
+
+    /** One queued acquisition; its future completes with the grant, or empty at the deadline. */
+    private static final class Waiter {
+        final LockRequest request;
+        final Ticker ticker;
+        final Deadline deadline;
+        final CompletableFuture<Optional<MemoryLease>> future = new CompletableFuture<>();
+
+        Waiter(LockRequest request, Ticker ticker, Deadline deadline) {
+            this.request = request;
+            this.ticker = ticker;
+            this.deadline = deadline;
+        }
+    }
+
+    /** A grant made under the mutex, handed to its waiter after the mutex is released. */
+    private record Handover(Waiter waiter, MemoryLease lease) {}
 
     LockSpace(String name) {
         this.name = name;
     }
 
     Optional<MemoryLease> tryAcquire(LockRequest request, Ticker ticker) {
+        List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
             KeyState state = keys.computeIfAbsent(request.key(), k -> new KeyState());
-            expire(state);
+            expire(state, handovers);
             if (state.holder == null && state.queue.isEmpty()) {
                 return Optional.of(grant(state, request, ticker));
             }
@@ -44,54 +75,69 @@ final class LockSpace {
         } finally {
             forgetIfIdle(request.key());
             mutex.unlock();
+            handOver(handovers);
         }
     }
 
-    Optional<MemoryLease> acquire(LockRequest request, Ticker ticker, Deadline deadline) throws InterruptedException {
-        mutex.lockInterruptibly();
+    /**
+     * Joins the key's queue; the future completes with the lease when this waiter's turn comes, with empty once the
+     * deadline passed. Cancelling it leaves the queue; a grant that wins the race against the cancellation is
+     * released.
+     */
+    CompletableFuture<Optional<MemoryLease>> acquireAsync(LockRequest request, Ticker ticker, Deadline deadline) {
+        Waiter waiter = new Waiter(request, ticker, deadline);
+        List<Handover> handovers = new ArrayList<>();
+        mutex.lock();
         try {
             KeyState state = keys.computeIfAbsent(request.key(), k -> new KeyState());
-            Condition turn = mutex.newCondition();
-            state.queue.addLast(turn);
-            try {
-                while (true) {
-                    expire(state);
-                    if (state.holder == null && state.queue.peekFirst() == turn) {
-                        state.queue.removeFirst();
-                        return Optional.of(grant(state, request, ticker));
-                    }
-                    long wait = deadline.remainingNanos();
-                    if (wait <= 0) {
-                        return Optional.empty();
-                    }
-                    if (state.holder != null) {
-                        // Wake when the holder's lease would run out, in case it is never released.
-                        wait = Math.min(wait, Math.max(1, state.holder.validUntilNanos() - ticker.read()));
-                    }
-                    turn.awaitNanos(wait);
-                }
-            } finally {
-                if (state.queue.peekFirst() == turn) {
-                    state.queue.removeFirst();
-                    signalNext(state);
-                } else {
-                    state.queue.remove(turn);
-                }
+            expire(state, handovers);
+            if (state.holder == null && state.queue.isEmpty()) {
+                handovers.add(new Handover(waiter, grant(state, request, ticker)));
+            } else {
+                state.queue.addLast(waiter);
+                armExpiry(request.key(), state);
             }
         } finally {
-            forgetIfIdle(request.key());
             mutex.unlock();
+        }
+        handOver(handovers);
+        if (!waiter.future.isDone()) {
+            if (deadline.isBounded()) {
+                armDeadline(waiter);
+            }
+            waiter.future.whenComplete((lease, failure) -> {
+                if (waiter.future.isCancelled()) {
+                    withdraw(waiter);
+                }
+            });
+        }
+        return waiter.future;
+    }
+
+    /** The blocking form: waits on the asynchronous one; an interrupt withdraws the waiter. */
+    Optional<MemoryLease> acquire(LockRequest request, Ticker ticker, Deadline deadline) throws InterruptedException {
+        CompletableFuture<Optional<MemoryLease>> future = acquireAsync(request, ticker, deadline);
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            if (!future.cancel(false)) {
+                future.getNow(Optional.empty()).ifPresent(this::release); // granted just now: nobody will use it
+            }
+            throw e;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("In-memory acquisition failed", e.getCause());
         }
     }
 
     boolean renew(MemoryLease lease, Ticker ticker) {
+        List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
             KeyState state = keys.get(lease.key());
             if (state == null || state.holder != lease) {
                 return false;
             }
-            expire(state);
+            expire(state, handovers);
             if (state.holder != lease) {
                 return false;
             }
@@ -99,27 +145,30 @@ final class LockSpace {
             return true;
         } finally {
             mutex.unlock();
+            handOver(handovers);
         }
     }
 
     boolean release(MemoryLease lease) {
+        List<Handover> handovers = new ArrayList<>();
+        boolean ours = false;
         mutex.lock();
         try {
             KeyState state = keys.get(lease.key());
-            boolean ours = false;
             if (state != null) {
-                expire(state);
+                expire(state, handovers);
                 if (state.holder == lease) { // compare-and-delete: only our own grant
                     state.holder = null;
-                    signalNext(state);
+                    serveNext(state, handovers);
                     ours = true;
                 }
             }
             forgetIfIdle(lease.key());
-            return ours;
         } finally {
             mutex.unlock();
         }
+        handOver(handovers);
+        return ours;
     }
 
     private MemoryLease grant(KeyState state, LockRequest request, Ticker ticker) {
@@ -135,26 +184,115 @@ final class LockSpace {
         return lease;
     }
 
-    /** Drops a holder whose lease ran out, as a store drops an entry whose TTL passed, and wakes the next waiter. */
-    private static void expire(KeyState state) {
+    /** Drops a holder whose lease ran out, as a store drops an entry whose TTL passed, and serves the next waiter. */
+    private void expire(KeyState state, List<Handover> handovers) {
         if (state.holder != null && state.holder.expired()) {
             state.holder = null;
-            signalNext(state);
+        }
+        serveNext(state, handovers);
+    }
+
+    /** Grants a free key to the first waiter still waiting. */
+    private void serveNext(KeyState state, List<Handover> handovers) {
+        while (state.holder == null && !state.queue.isEmpty()) {
+            Waiter next = state.queue.pollFirst();
+            if (!next.future.isDone()) {
+                handovers.add(new Handover(next, grant(state, next.request, next.ticker)));
+            }
         }
     }
 
-    private static void signalNext(KeyState state) {
-        Condition next = state.queue.peekFirst();
-        if (next != null) {
-            next.signal();
+    /** Completes the waiters' futures outside the mutex; a grant whose waiter gave up meanwhile is released. */
+    private void handOver(List<Handover> handovers) {
+        for (Handover h : handovers) {
+            if (!h.waiter().future.complete(Optional.of(h.lease()))) {
+                release(h.lease());
+            }
         }
+    }
+
+    private void withdraw(Waiter waiter) {
+        String key = waiter.request.key();
+        mutex.lock();
+        try {
+            KeyState state = keys.get(key);
+            if (state != null) {
+                state.queue.remove(waiter);
+                forgetIfIdle(key);
+            }
+        } finally {
+            mutex.unlock();
+        }
+    }
+
+    /** Ends the wait with empty once its deadline (on its ticker) has passed. */
+    private void armDeadline(Waiter waiter) {
+        long left = waiter.deadline.remainingNanos();
+        TIMER.schedule(
+                () -> {
+                    if (waiter.future.isDone()) {
+                        return;
+                    }
+                    if (!waiter.deadline.hasPassed()) {
+                        armDeadline(waiter); // a ticker that moves slower than real time
+                        return;
+                    }
+                    withdraw(waiter);
+                    waiter.future.complete(Optional.empty());
+                },
+                Math.max(0, left),
+                TimeUnit.NANOSECONDS);
+    }
+
+    /** While waiters queue behind a holder, checks again when the holder's lease would run out unreleased. */
+    private void armExpiry(String key, KeyState state) {
+        if (state.holder == null || state.queue.isEmpty()) {
+            return;
+        }
+        if (state.expiryCheck != null && !state.expiryCheck.isDone()) {
+            return;
+        }
+        long left = Math.max(TimeUnit.MILLISECONDS.toNanos(1), state.holder.validUntilNanos() - state.holder.now());
+        state.expiryCheck = TIMER.schedule(
+                () -> {
+                    List<Handover> handovers = new ArrayList<>();
+                    mutex.lock();
+                    try {
+                        KeyState current = keys.get(key);
+                        if (current != state) {
+                            return;
+                        }
+                        state.expiryCheck = null;
+                        expire(state, handovers);
+                        armExpiry(key, state);
+                        forgetIfIdle(key);
+                    } finally {
+                        mutex.unlock();
+                    }
+                    handOver(handovers);
+                },
+                left,
+                TimeUnit.NANOSECONDS);
     }
 
     private void forgetIfIdle(String key) {
         KeyState state = keys.get(key);
         if (state != null && state.holder == null && state.queue.isEmpty()) {
+            if (state.expiryCheck != null) {
+                state.expiryCheck.cancel(false);
+            }
             keys.remove(key);
         }
+    }
+
+    private static ScheduledExecutorService timer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "distlock-memory-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
     }
 
     @Override

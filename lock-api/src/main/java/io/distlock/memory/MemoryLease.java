@@ -47,6 +47,11 @@ final class MemoryLease implements Lease {
         validUntilNanos = nowNanos + leaseNanos;
     }
 
+    /** The lease's ticker now. */
+    long now() {
+        return ticker.read();
+    }
+
     boolean expired() {
         return ticker.read() - validUntilNanos >= 0;
     }

@@ -9,6 +9,8 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /** A locker's view of one {@link LockSpace}; stateless besides its ticker. */
 final class MemoryLockBackend implements LockBackend {
@@ -36,6 +38,20 @@ final class MemoryLockBackend implements LockBackend {
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
         return space.acquire(request, ticker, deadline).map(Lease.class::cast);
+    }
+
+    /** Native: a waiter is a future in the key's queue, completed by the release before it; no thread is held. */
+    @Override
+    public CompletableFuture<Optional<Lease>> acquireAsync(
+            LockRequest request, Deadline deadline, Executor blockingExecutor) {
+        CompletableFuture<Optional<MemoryLease>> inSpace = space.acquireAsync(request, ticker, deadline);
+        CompletableFuture<Optional<Lease>> result = inSpace.thenApply(lease -> lease.map(Lease.class::cast));
+        result.whenComplete((lease, failure) -> {
+            if (result.isCancelled() && !inSpace.cancel(false)) {
+                inSpace.getNow(Optional.empty()).ifPresent(space::release); // granted just before the cancel
+            }
+        });
+        return result;
     }
 
     @Override

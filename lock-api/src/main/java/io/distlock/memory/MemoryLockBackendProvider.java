@@ -34,11 +34,13 @@ public final class MemoryLockBackendProvider implements LockBackendProvider {
     }
 
     static String spaceName(URI uri) {
-        if (uri.getHost() != null) {
-            return uri.getHost();
-        }
         if (uri.getAuthority() != null) {
-            return uri.getAuthority();
+            String path = uri.getPath();
+            if (path != null && !path.isEmpty() && !path.equals("/")) {
+                throw new LockConfigurationException("Malformed memory URI '" + uri + "': nothing may follow the"
+                        + " space name; expected memory: or memory://name");
+            }
+            return uri.getHost() != null ? uri.getHost() : uri.getAuthority();
         }
         String path = uri.isOpaque() ? uri.getSchemeSpecificPart() : uri.getPath();
         String name = path == null ? "" : path.replaceAll("^/+|/+$", "");

@@ -37,4 +37,16 @@ class BareSchemeUriTest {
             assertTrue(left.compareTo(Duration.ofMinutes(4)) > 0, "lease left " + left + ", want about 5 minutes");
         }
     }
+
+    @Test
+    void open_memoryUriWithAPathAfterTheSpaceName_isRejected() {
+        for (String uri : new String[] {"memory://a/b", "memory:///a/b"}) {
+            LockConfigurationException e = assertThrows(
+                    LockConfigurationException.class,
+                    () -> RemoteLockers.open(uri).close(),
+                    uri);
+            assertTrue(e.getMessage().contains("Malformed memory URI"), e.getMessage());
+        }
+        RemoteLockers.open("memory://a/").close();
+    }
 }

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockLostException;
+import io.distlock.ManualTicker;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.spi.DurationText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -249,6 +251,27 @@ class DefaultRemoteLockerTest {
         assertThatThrownBy(() -> locker.lock("k", null))
                 .isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("maxWait");
+    }
+
+    @Test
+    void key_withAnUnpairedSurrogate_isRejected_whilePairedOnesAreFine() {
+        assertThatThrownBy(() -> locker.tryLock("a\uD800b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired surrogate U+D800 at index 1");
+        assertThatThrownBy(() -> locker.tryLock("\uDC00"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired surrogate");
+        assertThat(locker.tryLock("emoji-\uD83D\uDE00")).isPresent();
+    }
+
+    @Test
+    void durations_inMessages_readAsTyped() {
+        assertThat(DurationText.of(Duration.ofSeconds(10))).isEqualTo("10s");
+        assertThat(DurationText.of(Duration.ofMillis(50))).isEqualTo("50ms");
+        assertThat(DurationText.of(Duration.ofMillis(1500))).isEqualTo("1500ms");
+        assertThat(DurationText.of(Duration.ofMinutes(90))).isEqualTo("1h30m");
+        assertThat(DurationText.of(Duration.ofSeconds(61))).isEqualTo("1m1s");
+        assertThatThrownBy(() -> locker.lock("k", Duration.ofSeconds(-10))).hasMessageContaining("got -10s");
     }
 
     @Test

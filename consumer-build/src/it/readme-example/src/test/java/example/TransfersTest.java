@@ -13,7 +13,7 @@ import java.util.Optional;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
 
-/** The README's example, built as a user builds it, against two backends in one JVM. */
+/** The README's example, built as a user builds it, against memory: and two real stores in one JVM. */
 class TransfersTest {
 
     @Test
@@ -41,6 +41,22 @@ class TransfersTest {
                 Optional<RemoteLock> lock = locker.tryLock("account:42");
                 assertTrue(lock.isPresent(), "ZooKeeper and memory: are separate stores");
                 lock.get().close();
+            }
+        }
+    }
+
+    @Test
+    void readmeExample_runsOnRedis_besideZooKeeper() throws Exception {
+        try (RedisServer redis = RedisServer.start();
+                TestingServer zk = new TestingServer();
+                RemoteLocker zkLocker = RemoteLockers.open("zk://" + zk.getConnectString() + "/locks")) {
+            Transfers.main(new String[] {"redis://" + redis.address() + "?ttl=10s"});
+            try (RemoteLocker redisLocker = RemoteLockers.open("redis://" + redis.address());
+                    RemoteLocker otherRedisLocker = RemoteLockers.open("redis://" + redis.address());
+                    RemoteLock onZk = zkLocker.lock("account:42", Duration.ofSeconds(5));
+                    RemoteLock onRedis = redisLocker.lock("account:42", Duration.ofSeconds(5))) {
+                assertTrue(onZk.isHeld() && onRedis.isHeld(), "one key in two stores, both held");
+                assertTrue(otherRedisLocker.tryLock("account:42").isEmpty(), "Redis excludes a second owner");
             }
         }
     }

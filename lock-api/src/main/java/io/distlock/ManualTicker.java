@@ -1,6 +1,5 @@
-package io.distlock.internal;
+package io.distlock;
 
-import io.distlock.Ticker;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -1,0 +1,95 @@
+package io.distlock.internal;
+
+import io.distlock.Capabilities;
+import io.distlock.memory.MemoryLockBackendProvider;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLossListener;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The real in-memory backend with hooks around its calls: to make a reply arrive late, a renewal hang or a loss arrive
+ * at a chosen moment. Counts renewals and releases per key; remembers each key's latest loss listener.
+ */
+final class HookedProvider implements LockBackendProvider {
+
+    volatile Consumer<Lease> afterGrant = lease -> {};
+    volatile Function<Lease, Optional<OptionalLong>> beforeRenew = lease -> Optional.empty();
+    final Map<String, AtomicInteger> renewals = new ConcurrentHashMap<>();
+    final Map<String, AtomicInteger> releases = new ConcurrentHashMap<>();
+    final Map<String, LeaseLossListener> lossListeners = new ConcurrentHashMap<>();
+
+    @Override
+    public String name() {
+        return "hooked-memory";
+    }
+
+    @Override
+    public Set<String> uriSchemes() {
+        return Set.of("memory");
+    }
+
+    int renewals(String key) {
+        return renewals.computeIfAbsent(key, k -> new AtomicInteger()).get();
+    }
+
+    int releases(String key) {
+        return releases.computeIfAbsent(key, k -> new AtomicInteger()).get();
+    }
+
+    @Override
+    public LockBackend open(BackendConfig config) {
+        LockBackend memory = new MemoryLockBackendProvider().open(config);
+        return new LockBackend() {
+            @Override
+            public Capabilities capabilities() {
+                return memory.capabilities();
+            }
+
+            @Override
+            public Optional<Lease> tryAcquire(io.distlock.spi.LockRequest request) {
+                lossListeners.put(request.key(), request.lossListener());
+                Optional<Lease> lease = memory.tryAcquire(request);
+                lease.ifPresent(afterGrant);
+                return lease;
+            }
+
+            @Override
+            public Optional<Lease> acquire(io.distlock.spi.LockRequest request, Deadline deadline)
+                    throws InterruptedException {
+                lossListeners.put(request.key(), request.lossListener());
+                Optional<Lease> lease = memory.acquire(request, deadline);
+                lease.ifPresent(afterGrant);
+                return lease;
+            }
+
+            @Override
+            public OptionalLong renew(Lease lease) {
+                renewals.computeIfAbsent(lease.key(), k -> new AtomicInteger()).incrementAndGet();
+                Optional<OptionalLong> instead = beforeRenew.apply(lease);
+                return instead.isPresent() ? instead.get() : memory.renew(lease);
+            }
+
+            @Override
+            public boolean release(Lease lease) {
+                releases.computeIfAbsent(lease.key(), k -> new AtomicInteger()).incrementAndGet();
+                return memory.release(lease);
+            }
+
+            @Override
+            public void close() {
+                memory.close();
+            }
+        };
+    }
+}
