@@ -219,7 +219,8 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private String commandLine() {
-        List<String> args = new ArrayList<>(List.of("./lockctl", "bench"));
+        boolean peers = stores.stream().anyMatch(s -> s.startsWith("peer:"));
+        List<String> args = new ArrayList<>(peers ? List.of("scripts/bench-peers") : List.of("./lockctl", "bench"));
         stores.forEach(s -> args.addAll(List.of("--store", s)));
         if (mode == Mode.contended) {
             args.addAll(List.of(

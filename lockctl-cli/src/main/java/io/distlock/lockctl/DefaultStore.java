@@ -2,8 +2,15 @@ package io.distlock.lockctl;
 
 import java.util.List;
 
-/** The store to use when none is given: an {@link EmbeddedZooKeeper} for the life of the command. */
+/**
+ * The store to use when none is given: an {@link EmbeddedZooKeeper} for the life of the command. A given URI or peer
+ * spec may also name that server with the host {@code embedded} ({@code zk://embedded/bench}, {@code
+ * peer:curator://embedded/bench}), to compare targets on one embedded server.
+ */
 final class DefaultStore implements AutoCloseable {
+
+    /** The host name that stands for the embedded server in a given URI. */
+    static final String EMBEDDED_HOST = "://embedded";
 
     private final EmbeddedZooKeeper server;
     private final String basePath;
@@ -15,7 +22,8 @@ final class DefaultStore implements AutoCloseable {
 
     /** Starts an embedded ZooKeeper if {@code given} is empty; locks go under {@code basePath}. */
     static DefaultStore unless(List<String> given, String basePath) throws Exception {
-        return new DefaultStore(given.isEmpty() ? EmbeddedZooKeeper.start() : null, basePath);
+        boolean embedded = given.isEmpty() || given.stream().anyMatch(DefaultStore::namesEmbedded);
+        return new DefaultStore(embedded ? EmbeddedZooKeeper.start() : null, basePath);
     }
 
     /** Starts an embedded ZooKeeper if {@code given} is null. */
@@ -23,14 +31,31 @@ final class DefaultStore implements AutoCloseable {
         return unless(given == null ? List.of() : List.of(given), basePath);
     }
 
-    /** {@code given}, or the embedded server's URI if none was given. */
+    /** {@code given} with the embedded server's address in place of the host {@code embedded}; else its URI. */
     List<String> uris(List<String> given) {
-        return server == null ? given : List.of(server.uri(basePath));
+        if (given.isEmpty()) {
+            return List.of(server.uri(basePath));
+        }
+        return given.stream().map(this::resolve).toList();
     }
 
-    /** {@code given}, or the embedded server's URI if it is null. */
+    /** {@code given} with the embedded server's address in place of the host {@code embedded}; if null, its URI. */
     String uri(String given) {
-        return server == null ? given : server.uri(basePath);
+        return given == null ? server.uri(basePath) : resolve(given);
+    }
+
+    private String resolve(String given) {
+        if (!namesEmbedded(given)) {
+            return given;
+        }
+        return given.replaceFirst(java.util.regex.Pattern.quote(EMBEDDED_HOST) + "(:\\d+)?", "://" + server.address());
+    }
+
+    private static boolean namesEmbedded(String uri) {
+        return uri.contains(EMBEDDED_HOST + "/")
+                || uri.endsWith(EMBEDDED_HOST)
+                || uri.contains(EMBEDDED_HOST + "?")
+                || uri.contains(EMBEDDED_HOST + ":");
     }
 
     @Override

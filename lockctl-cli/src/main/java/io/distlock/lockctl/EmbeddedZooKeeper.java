@@ -60,7 +60,12 @@ final class EmbeddedZooKeeper implements AutoCloseable {
 
     /** The lock URI of this server, with {@code basePath} as the locks' base path. */
     String uri(String basePath) {
-        return "zk://127.0.0.1:" + port + "/" + basePath;
+        return "zk://" + address() + "/" + basePath;
+    }
+
+    /** {@code 127.0.0.1:<port>}. */
+    String address() {
+        return "127.0.0.1:" + port;
     }
 
     @Override

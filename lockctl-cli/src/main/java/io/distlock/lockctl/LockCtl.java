@@ -22,7 +22,13 @@ import picocli.CommandLine.ScopeType;
             "  lockctl conformance --store zk://127.0.0.1:2181/kit",
             "  lockctl demo",
         },
-        subcommands = {BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            BenchCommand.class,
+            RunCommand.class,
+            ConformanceCommand.class,
+            DemoCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class LockCtl {
 
     @Option(

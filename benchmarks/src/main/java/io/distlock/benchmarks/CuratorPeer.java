@@ -1,0 +1,59 @@
+package io.distlock.benchmarks;
+
+import io.distlock.lockctl.bench.BenchTarget;
+import io.distlock.lockctl.bench.BenchTargetFactory;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryOneTime;
+
+/**
+ * Curator's {@code InterProcessMutex}: {@code peer:curator://h:2181[,h:2181...]/basePath}. The lock of key {@code k}
+ * is {@code /basePath/<k percent-encoded>}, the layout distlock's ZooKeeper backend uses.
+ */
+public final class CuratorPeer implements BenchTargetFactory {
+
+    @Override
+    public boolean supports(String spec) {
+        return PeerSpec.names(spec, "curator");
+    }
+
+    @Override
+    public BenchTarget open(String spec) throws InterruptedException {
+        PeerSpec peer = PeerSpec.parse(spec, 2181);
+        CuratorFramework client = CuratorFrameworkFactory.newClient(
+                String.join(",", peer.hosts()), 30_000, 10_000, new RetryOneTime(100));
+        client.start();
+        if (!client.blockUntilConnected(10, TimeUnit.SECONDS)) {
+            client.close();
+            throw new IllegalStateException("Cannot reach ZooKeeper at " + peer.hosts() + " within 10 s");
+        }
+        String base = "/" + (peer.path().isEmpty() ? "curator" : peer.path());
+        Map<String, InterProcessMutex> mutexes = new HashMap<>();
+        return new BenchTarget() {
+            @Override
+            public Held acquire(String key) throws Exception {
+                InterProcessMutex mutex = mutexes.computeIfAbsent(
+                        key,
+                        k -> new InterProcessMutex(client, base + "/" + URLEncoder.encode(k, StandardCharsets.UTF_8)));
+                mutex.acquire();
+                return mutex::release;
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+
+    @Override
+    public String describe() {
+        return "peer:curator://h:2181/base (Curator InterProcessMutex)";
+    }
+}

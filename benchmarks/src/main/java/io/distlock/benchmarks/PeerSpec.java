@@ -1,0 +1,75 @@
+package io.distlock.benchmarks;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A peer target spec, {@code peer:<name>://host[:port][,host[:port]...][/path][?name=value&...]}, taken apart.
+ *
+ * @param name the peer's name, e.g. {@code curator}
+ * @param hosts {@code host:port} of each server, the default port filled in
+ * @param path the part after the hosts without its leading slash, possibly empty
+ * @param options the query options
+ */
+record PeerSpec(String name, List<String> hosts, String path, Map<String, String> options) {
+
+    static final String PREFIX = "peer:";
+
+    /** Whether {@code spec} names the peer {@code name}. */
+    static boolean names(String spec, String name) {
+        return spec.startsWith(PREFIX + name + "://");
+    }
+
+    /**
+     * Parses {@code spec}.
+     *
+     * @throws IllegalArgumentException naming what is malformed
+     */
+    static PeerSpec parse(String spec, int defaultPort) {
+        if (!spec.startsWith(PREFIX) || !spec.contains("://")) {
+            throw new IllegalArgumentException(
+                    "Malformed peer spec '" + spec + "'; expected peer:<name>://host:port[,host:port...][/path]");
+        }
+        String name = spec.substring(PREFIX.length(), spec.indexOf("://"));
+        String rest = spec.substring(spec.indexOf("://") + 3);
+        Map<String, String> options = new LinkedHashMap<>();
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            for (String pair : rest.substring(q + 1).split("&")) {
+                int eq = pair.indexOf('=');
+                if (eq <= 0) {
+                    throw new IllegalArgumentException("Malformed option '" + pair + "' in peer spec '" + spec + "'");
+                }
+                options.put(pair.substring(0, eq), pair.substring(eq + 1));
+            }
+            rest = rest.substring(0, q);
+        }
+        int slash = rest.indexOf('/');
+        String hostPart = slash >= 0 ? rest.substring(0, slash) : rest;
+        String path = slash >= 0 ? rest.substring(slash + 1) : "";
+        List<String> hosts = new ArrayList<>();
+        for (String host : hostPart.split(",")) {
+            String h = host.trim();
+            if (h.isEmpty()) {
+                throw new IllegalArgumentException("Peer spec '" + spec + "' names no host");
+            }
+            hosts.add(h.contains(":") ? h : h + ":" + defaultPort);
+        }
+        return new PeerSpec(name, List.copyOf(hosts), path, options);
+    }
+
+    /** The option {@code key}, or {@code fallback}. */
+    String option(String key, String fallback) {
+        return options.getOrDefault(key, fallback);
+    }
+
+    static String host(String hostPort) {
+        return hostPort.substring(0, hostPort.lastIndexOf(':'));
+    }
+
+    static int port(String hostPort) {
+        return Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1));
+    }
+}

@@ -1,0 +1,59 @@
+package io.distlock.benchmarks;
+
+import io.distlock.lockctl.bench.BenchTarget;
+import io.distlock.lockctl.bench.BenchTargetFactory;
+import java.util.ArrayList;
+import java.util.List;
+import org.redisson.Redisson;
+import org.redisson.RedissonRedLock;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * Redisson's locks: {@code peer:redisson://h:6379} (an {@code RLock} on one server) and {@code
+ * peer:redisson-redlock://h1:6379,h2:6379,h3:6379} (a {@code RedissonRedLock} over one client per master).
+ */
+public final class RedissonPeer implements BenchTargetFactory {
+
+    @Override
+    public boolean supports(String spec) {
+        return PeerSpec.names(spec, "redisson") || PeerSpec.names(spec, "redisson-redlock");
+    }
+
+    @Override
+    public BenchTarget open(String spec) {
+        PeerSpec peer = PeerSpec.parse(spec, 6379);
+        boolean redlock = peer.name().equals("redisson-redlock");
+        List<RedissonClient> clients = new ArrayList<>();
+        for (String host : redlock ? peer.hosts() : peer.hosts().subList(0, 1)) {
+            Config config = new Config();
+            config.useSingleServer().setAddress("redis://" + host).setConnectionMinimumIdleSize(1);
+            clients.add(Redisson.create(config));
+        }
+        return new BenchTarget() {
+            @Override
+            public Held acquire(String key) {
+                RLock lock;
+                if (redlock) {
+                    RLock[] locks = clients.stream().map(c -> c.getLock(key)).toArray(RLock[]::new);
+                    lock = new RedissonRedLock(locks);
+                } else {
+                    lock = clients.get(0).getLock(key);
+                }
+                lock.lock();
+                return lock::unlock;
+            }
+
+            @Override
+            public void close() {
+                clients.forEach(RedissonClient::shutdown);
+            }
+        };
+    }
+
+    @Override
+    public String describe() {
+        return "peer:redisson://h:6379 (Redisson RLock), peer:redisson-redlock://h1,h2,h3 (RedissonRedLock)";
+    }
+}

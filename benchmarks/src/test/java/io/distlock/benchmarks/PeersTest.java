@@ -1,0 +1,138 @@
+package io.distlock.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.kit.TestTimeouts;
+import io.distlock.lockctl.bench.BenchTarget;
+import io.distlock.lockctl.bench.Targets;
+import io.distlock.testing.EtcdCluster;
+import io.distlock.testing.RedisServers;
+import io.distlock.testing.ZooKeeperEnsemble;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Every peer against its real store: two clients on one key exclude each other, and the floors count requests. */
+class PeersTest {
+
+    @RegisterExtension
+    static final RedisServers REDIS = RedisServers.builder().servers(3).build();
+
+    @RegisterExtension
+    static final EtcdCluster ETCD = EtcdCluster.builder().members(1).build();
+
+    @RegisterExtension
+    static final ZooKeeperEnsemble ZK = ZooKeeperEnsemble.builder().servers(1).build();
+
+    private static final int PER_CLIENT = 25;
+
+    @Test
+    void curator_twoClients_excludeEachOther() throws Exception {
+        assertExcludes("peer:curator://" + ZK.connectString() + "/peers");
+    }
+
+    @Test
+    void redisson_twoClients_excludeEachOther() throws Exception {
+        assertExcludes("peer:redisson://" + REDIS.endpoints().get(0));
+    }
+
+    @Test
+    void redissonRedLock_twoClients_excludeEachOther() throws Exception {
+        assertExcludes("peer:redisson-redlock://" + String.join(",", REDIS.endpoints()));
+    }
+
+    @Test
+    void jetcdLock_twoClients_excludeEachOther() throws Exception {
+        assertExcludes("peer:jetcd-lock://" + etcd());
+    }
+
+    @Test
+    void etcdTxnFloor_twoClients_excludeEachOther_andCountRequests() throws Exception {
+        assertExcludes("peer:etcd-txn://" + etcd());
+        assertCountsTwoRequestsPerFreeAcquisition("peer:etcd-txn://" + etcd());
+    }
+
+    @Test
+    void redisFloor_oneMaster_excludes_andCountsRequests() throws Exception {
+        assertExcludes("peer:redis-setnx://" + REDIS.endpoints().get(0));
+        assertCountsTwoRequestsPerFreeAcquisition(
+                "peer:redis-setnx://" + REDIS.endpoints().get(0));
+    }
+
+    @Test
+    void redisFloor_threeMasters_excludes_andCountsEveryMaster() throws Exception {
+        String spec = "peer:redis-setnx://" + String.join(",", REDIS.endpoints());
+        assertExcludes(spec);
+        try (BenchTarget target = Targets.open(spec)) {
+            target.acquire("counted").release();
+            assertThat(target.storeRequests()).hasValue(6);
+        }
+    }
+
+    @Test
+    void unknownPeer_isRejectedWithThePeersAvailable() {
+        assertThatThrownBy(() -> Targets.open("peer:nosuch://h"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("peer:curator://")
+                .hasMessageContaining("peer:redis-setnx://");
+    }
+
+    private static String etcd() {
+        return ETCD.clientEndpoints().get(0).substring("http://".length());
+    }
+
+    /** Two clients each take the key {@value #PER_CLIENT} times around a read-pause-write of a plain counter. */
+    private static void assertExcludes(String spec) throws Exception {
+        String key = "exclusion-" + System.nanoTime();
+        int[] counter = {0};
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        List<BenchTarget> targets = new ArrayList<>();
+        try {
+            targets.add(Targets.open(spec));
+            targets.add(Targets.open(spec));
+            List<Future<?>> done = new ArrayList<>();
+            for (BenchTarget target : targets) {
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < PER_CLIENT; i++) {
+                        BenchTarget.Held held = target.acquire(key);
+                        int read = counter[0];
+                        LockSupport.parkNanos(200_000); // widen the window a lost exclusion would show in
+                        counter[0] = read + 1;
+                        held.release();
+                    }
+                    return null;
+                }));
+            }
+            Duration limit = TestTimeouts.scaled(Duration.ofSeconds(60));
+            for (Future<?> f : done) {
+                f.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            synchronized (counter) {
+                assertThat(counter[0]).as(spec).isEqualTo(2 * PER_CLIENT);
+            }
+        } finally {
+            pool.shutdownNow();
+            for (BenchTarget target : targets) {
+                target.close();
+            }
+        }
+    }
+
+    private static void assertCountsTwoRequestsPerFreeAcquisition(String spec) throws Exception {
+        try (BenchTarget target = Targets.open(spec)) {
+            long before = target.storeRequests().orElseThrow();
+            for (int i = 0; i < 5; i++) {
+                target.acquire("counted-" + i).release();
+            }
+            assertThat(target.storeRequests().orElseThrow() - before).isEqualTo(10);
+        }
+    }
+}

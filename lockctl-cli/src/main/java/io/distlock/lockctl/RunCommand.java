@@ -1,0 +1,224 @@
+package io.distlock.lockctl;
+
+import io.distlock.LockTimeoutException;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
+
+/**
+ * Runs a command while holding a lock, like {@code flock(1)} across machines: waits for the lock, runs the command,
+ * returns its exit code, releases the lock in every case. Terminates the command if the lock is lost.
+ */
+@Command(
+        name = "run",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Runs COMMAND while holding the lock on --key, like flock(1) across machines, and exits with its code.",
+            "SIGINT and SIGTERM are forwarded to the command. If the lock is lost while it runs, the command is",
+            "terminated (SIGTERM, then SIGKILL after --grace) and lockctl exits with 76. The lock is released in",
+            "every case. The command sees DISTLOCK_KEY, DISTLOCK_OWNER_ID and, where the store gives one,",
+            "DISTLOCK_FENCING_TOKEN (pass it to the resource you guard)."
+        },
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  lockctl run --store zk://10.0.0.1:2181/locks --key nightly-backup -- ./backup.sh --full",
+            "  lockctl run --store etcd://127.0.0.1:2379/locks --key deploy --wait 0 -- make deploy   # 75 if busy",
+            "  lockctl run --store redis://127.0.0.1:6379 --key report --wait 5m -- sh -c 'echo $DISTLOCK_FENCING_TOKEN'"
+        })
+final class RunCommand implements Callable<Integer> {
+
+    /** Environment variable: the locked key. */
+    static final String KEY_VARIABLE = "DISTLOCK_KEY";
+    /** Environment variable: the fencing token, where the store gives one. */
+    static final String TOKEN_VARIABLE = "DISTLOCK_FENCING_TOKEN";
+    /** Environment variable: the owner id of this acquisition. */
+    static final String OWNER_VARIABLE = "DISTLOCK_OWNER_ID";
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--store",
+            paramLabel = "URI",
+            description = "Lock store URI (default: an embedded ZooKeeper, which locks within this lockctl only).")
+    String store;
+
+    @Option(names = "--key", required = true, description = "The key to lock.")
+    String key;
+
+    @Option(
+            names = "--wait",
+            defaultValue = "30s",
+            converter = DurationConverter.class,
+            description = "How long to wait for the lock; 0 = one attempt, exit 75 at once if busy"
+                    + " (default: ${DEFAULT-VALUE}).")
+    Duration wait;
+
+    @Option(
+            names = "--grace",
+            defaultValue = "10s",
+            converter = DurationConverter.class,
+            description = "After the lock is lost: time between SIGTERM and SIGKILL (default: ${DEFAULT-VALUE}).")
+    Duration grace;
+
+    @Parameters(paramLabel = "COMMAND", arity = "0..*", description = "The command and its arguments, after --.")
+    List<String> command = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+        if (command.isEmpty()) {
+            throw new ParameterException(
+                    spec.commandLine(), "Missing command: give it after --, e.g. lockctl run --key k -- ./job.sh");
+        }
+        if (wait.isNegative()) {
+            throw new ParameterException(spec.commandLine(), "--wait must not be negative");
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        try (DefaultStore defaults = DefaultStore.unless(store, "run");
+                RemoteLocker locker = RemoteLockers.open(defaults.uri(store))) {
+            Optional<RemoteLock> taken = take(locker);
+            if (taken.isEmpty()) {
+                err.println("lockctl: the lock on '" + key + "' is held by someone else"
+                        + (wait.isZero() ? " (--wait 0: one attempt)" : " and was not granted within " + wait));
+                return ExitCodes.BUSY;
+            }
+            try (RemoteLock lock = taken.get()) {
+                return runHolding(lock, err);
+            }
+        }
+    }
+
+    private Optional<RemoteLock> take(RemoteLocker locker) throws InterruptedException {
+        if (wait.isZero()) {
+            return locker.tryLock(key);
+        }
+        try {
+            return Optional.of(locker.lock(key, wait));
+        } catch (LockTimeoutException e) {
+            return Optional.empty();
+        }
+    }
+
+    private int runHolding(RemoteLock lock, PrintWriter err) throws InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+        Map<String, String> env = builder.environment();
+        env.put(KEY_VARIABLE, key);
+        env.put(OWNER_VARIABLE, lock.ownerId());
+        lock.fencingToken().ifPresent(token -> env.put(TOKEN_VARIABLE, Long.toString(token)));
+        // handlers first, so that a signal arriving while the command starts is not lost
+        ChildSignals signals = new ChildSignals();
+        Map<Signal, SignalHandler> previous = signals.install();
+        Process child;
+        try {
+            child = builder.start();
+        } catch (IOException e) {
+            previous.forEach(Signal::handle);
+            boolean missing = e.getMessage() != null && e.getMessage().contains("error=2,");
+            err.println("lockctl: cannot run '" + command.get(0) + "': "
+                    + (missing ? "command not found" : e.getMessage()));
+            return missing ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
+        }
+        signals.started(child);
+        AtomicBoolean lost = new AtomicBoolean();
+        lock.onLost(l -> {
+            lost.set(true);
+            terminate(child);
+        });
+        try {
+            int code = child.waitFor();
+            if (lost.get()) {
+                err.println("lockctl: the lock on '" + key + "' was lost while the command ran; the command was"
+                        + " terminated (it exited with " + code + ")");
+                return ExitCodes.LOCK_LOST;
+            }
+            return code;
+        } finally {
+            previous.forEach(Signal::handle);
+        }
+    }
+
+    /** SIGTERM now, SIGKILL after the grace period if the command is still running. */
+    private void terminate(Process child) {
+        child.destroy();
+        Thread killer = new Thread(
+                () -> {
+                    try {
+                        if (!child.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+                            child.destroyForcibly();
+                        }
+                    } catch (InterruptedException e) {
+                        child.destroyForcibly();
+                    }
+                },
+                "lockctl-terminate");
+        killer.setDaemon(true);
+        killer.start();
+    }
+
+    /** Passes SIGINT and SIGTERM on to the command; lockctl itself keeps running until the command exits. */
+    private static final class ChildSignals {
+        private Process child;
+        private String pending;
+
+        Map<Signal, SignalHandler> install() {
+            Map<Signal, SignalHandler> previous = new HashMap<>();
+            for (String name : List.of("INT", "TERM")) {
+                try {
+                    Signal signal = new Signal(name);
+                    previous.put(signal, Signal.handle(signal, s -> forward(s.getName())));
+                } catch (IllegalArgumentException unsupported) {
+                    // e.g. a JVM run with -Xrs; the command then gets only what its process group gets
+                }
+            }
+            return previous;
+        }
+
+        synchronized void started(Process started) {
+            child = started;
+            if (pending != null) {
+                send(child, pending);
+            }
+        }
+
+        private synchronized void forward(String signal) {
+            if (child == null) {
+                pending = signal;
+            } else {
+                send(child, signal);
+            }
+        }
+    }
+
+    private static void send(Process child, String signal) {
+        try {
+            new ProcessBuilder("kill", "-" + signal, Long.toString(child.pid()))
+                    .inheritIO()
+                    .start()
+                    .waitFor();
+        } catch (IOException e) {
+            child.destroy();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
