@@ -68,6 +68,9 @@ final class RedlockBackend implements LockBackend {
             return t;
         });
         timers.setRemoveOnCancelPolicy(true);
+        // Subscribed before the first wait, in the background: a locker's first waiter would otherwise pay for the
+        // pub/sub connections (and, in a fresh JVM, their classes) while its rivals are already woken by messages.
+        waiters.subscribed();
     }
 
     @Override

@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Push wake-up: every release publishes the freed key on one channel per master ({@code <prefix>released}); this
- * registry listens on that channel through one pub/sub connection per master, however many keys are waited on, and
- * wakes the local waiters of the key named in each message.
+ * registry listens on that channel through one pub/sub connection per master (opened with the backend, in the
+ * background), however many keys are waited on, and wakes the local waiters of the key named in each message.
  *
  * <p>One channel for all keys means no subscribe and unsubscribe per wait (the races and leaked subscriptions of
  * per-lock channels), at the cost of every locker hearing every release of its prefix; a message for a key nobody

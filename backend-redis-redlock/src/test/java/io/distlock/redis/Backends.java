@@ -1,7 +1,6 @@
 package io.distlock.redis;
 
 import io.distlock.Ticker;
-import io.distlock.internal.OwnerIds;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
@@ -10,6 +9,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /** Opens the backend directly through the SPI, with a chosen ticker and options: for tests below the locker. */
 final class Backends {
@@ -33,6 +33,6 @@ final class Backends {
     }
 
     static LockRequest request(String key, Duration ttl) {
-        return new LockRequest(key, OwnerIds.next(), ttl, reason -> {});
+        return new LockRequest(key, UUID.randomUUID() + ".test", ttl, reason -> {});
     }
 }

@@ -16,6 +16,7 @@ import io.distlock.testing.RedisServers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -82,6 +83,11 @@ class RedlockBackendTest {
     void storeRequests_acquireAndRelease_countsOneRoundTripPerMasterEach() {
         String key = RedisProbe.uniqueKey("count");
         try (LockBackend backend = Backends.open(REDIS.endpoints(), TTL)) {
+            // Opening subscribes to the release channel on each master in the background: 5 round trips.
+            Deadlines.await(
+                    () -> backend.storeRequests().orElseThrow() == 5,
+                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    () -> "subscriptions counted: " + backend.storeRequests());
             long before = backend.storeRequests().orElseThrow();
             Lease lease = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
             assertThat(backend.release(lease)).isTrue();
@@ -108,22 +114,25 @@ class RedlockBackendTest {
     }
 
     @Test
-    void lock_waiterWokenByReleaseMessage_longBeforeItsPollInterval() throws Exception {
+    void acquire_waiterWokenByReleaseMessage_longBeforeItsPollInterval() throws Exception {
         String key = RedisProbe.uniqueKey("push");
-        try (RemoteLocker holder = locker("");
-                RemoteLocker waiter = locker("?pollInterval=60s&retryDelay=10ms")) {
-            RemoteLock held = holder.lock(key, TestTimeouts.scaled(Duration.ofSeconds(5)));
-            CompletableFuture<RemoteLock> next = waiter.lockAsync(key, Duration.ofSeconds(50));
+        try (LockBackend holder = Backends.open(REDIS.endpoints(), TTL);
+                LockBackend waiter =
+                        Backends.open(REDIS.endpoints(), TTL, Ticker.system(), Map.of("pollInterval", "60s"))) {
+            Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long before = waiter.storeRequests().orElseThrow();
+            CompletableFuture<Optional<Lease>> next = waiter.acquireAsync(
+                    Backends.request(key, TTL), Deadline.after(Duration.ofSeconds(50), Ticker.system()), Runnable::run);
+            // Its first attempt is sent: it fails on the held key, and the waiter sleeps on a 60s poll timer.
             Deadlines.await(
-                    () -> subscribedEverywhere(1),
+                    () -> waiter.storeRequests().orElseThrow() - before >= 5,
                     TestTimeouts.scaled(Duration.ofSeconds(5)),
-                    () -> "the waiter did not subscribe");
-            // Subscribed: its first attempt failed and it now waits (or is trying again at the subscription).
-            held.release();
-            RemoteLock got =
-                    next.get(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(got.isHeld()).isTrue();
-            got.release();
+                    () -> "the waiter made no attempt");
+            assertThat(next).isNotDone();
+            assertThat(holder.release(held)).isTrue();
+            Lease got = next.get(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(waiter.release(got)).isTrue();
         }
     }
 
@@ -150,12 +159,15 @@ class RedlockBackendTest {
                 }));
             }
             started.await();
+            // Two lockers, each with one pub/sub connection per master, however many keys it waits on.
             Deadlines.await(
-                    () -> subscribedEverywhere(1),
+                    () -> subscribedEverywhere(2),
                     TestTimeouts.scaled(Duration.ofSeconds(5)),
-                    () -> "the waiting locker did not subscribe");
-            assertThat(Deadlines.holdsFor(Duration.ofMillis(300), () -> subscribedEverywhere(1)))
-                    .as("one subscriber per master while %d keys are waited on", keys)
+                    () -> "the lockers did not subscribe");
+            assertThat(Deadlines.holdsFor(
+                            Duration.ofMillis(500),
+                            () -> subscribedEverywhere(2) && waits.stream().noneMatch(Future::isDone)))
+                    .as("two subscribers per master while %d keys are waited on", keys)
                     .isTrue();
             held.forEach(RemoteLock::release);
             for (Future<Boolean> w : waits) {
@@ -196,6 +208,7 @@ class RedlockBackendTest {
                 LockBackend waiter = Backends.open(REDIS.endpoints(), TTL)) {
             Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
             CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+            long before = waiter.storeRequests().orElseThrow();
             Thread t = new Thread(() -> {
                 try {
                     waiter.acquire(Backends.request(key, TTL), Deadline.after(Duration.ofSeconds(30), Ticker.system()));
@@ -206,9 +219,9 @@ class RedlockBackendTest {
             });
             t.start();
             Deadlines.await(
-                    () -> subscribedEverywhere(1),
+                    () -> waiter.storeRequests().orElseThrow() - before >= 5,
                     TestTimeouts.scaled(Duration.ofSeconds(5)),
-                    () -> "the waiter did not start waiting");
+                    () -> "the waiter made no attempt");
             t.interrupt();
             assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
             holder.release(held);

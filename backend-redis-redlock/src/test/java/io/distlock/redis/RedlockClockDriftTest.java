@@ -46,10 +46,21 @@ class RedlockClockDriftTest {
         probe.close();
     }
 
-    /** A ticker that runs at {@code rate} times real time. */
-    private static Ticker skewed(double rate) {
-        long origin = System.nanoTime();
-        return () -> origin + (long) ((System.nanoTime() - origin) * rate);
+    /** A ticker that runs at {@code rate} times real time ({@link System#nanoTime()}). */
+    private record Skewed(long origin, double rate) implements Ticker {
+        Skewed(double rate) {
+            this(System.nanoTime(), rate);
+        }
+
+        @Override
+        public long read() {
+            return at(System.nanoTime());
+        }
+
+        /** What this ticker reads at real time {@code realNanos}. */
+        long at(long realNanos) {
+            return origin + (long) ((realNanos - origin) * rate);
+        }
     }
 
     /** Rates within the drift factor (0.01 of the ttl, plus 2 ms), fast and slow: safe. */
@@ -72,11 +83,12 @@ class RedlockClockDriftTest {
     }
 
     /**
-     * Acquires with a ticker at {@code rate}, waits (real time) until the key is gone from a majority of the masters,
-     * and returns how far the holder's validity then still reached into the future by its own ticker.
+     * Acquires with a ticker at {@code rate} and returns how far the holder's validity reaches, by its own ticker,
+     * beyond the earliest instant the masters can expire the keys (the ttl after the attempt began, in real time);
+     * checks on the masters that the keys do expire, and not before that instant.
      */
     private long overstayNanos(double rate) throws Exception {
-        Ticker ticker = skewed(rate);
+        Skewed ticker = new Skewed(rate);
         String key = RedisProbe.uniqueKey("drift");
         String redisKey = "distlock:" + key;
         try (LockBackend backend = Backends.open(
@@ -84,12 +96,15 @@ class RedlockClockDriftTest {
                 TTL,
                 ticker,
                 Map.of(RedisLockBackendProvider.CLOCK_DRIFT_FACTOR, Double.toString(DRIFT_FACTOR)))) {
+            long attemptBegan = System.nanoTime();
             Lease lease = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long earliestExpiry = attemptBegan + TTL.toNanos();
             Deadlines.await(
                     () -> goneFromMajority(redisKey),
                     TestTimeouts.scaled(Duration.ofSeconds(10)),
                     () -> "the key " + redisKey + " did not expire");
-            return lease.validUntilNanos() - ticker.read();
+            assertThat(System.nanoTime()).as("keys gone, real time").isGreaterThanOrEqualTo(earliestExpiry);
+            return lease.validUntilNanos() - ticker.at(earliestExpiry);
         }
     }
 

@@ -8,19 +8,29 @@ import org.junit.jupiter.api.Timeout;
  * module's tests and supplies the store's URI:
  *
  * <pre>{@code
- * class EtcdConformanceTest extends LockerConformanceTests {
- *     @RegisterExtension static EtcdServer etcd = EtcdServer.single();
- *     @Override public String lockerUri() { return "etcd://" + etcd.address() + "/kit"; }
+ * class ZooKeeperConformanceTest extends LockerConformanceTests {
+ *     @RegisterExtension
+ *     static final ZooKeeperEnsemble ZK = ZooKeeperEnsemble.builder().build(); // from test-fixtures
+ *
+ *     @Override
+ *     public String lockerUri() {
+ *         return "zk://" + ZK.connectString() + "/kit";
+ *     }
  * }
  * }</pre>
  *
  * <p>The tests come from the contracts this class combines, one concept each: {@link MutualExclusionContract}
- * (Theorems 1 and 3), {@link ProgressContract} (Theorems 2 and 4), {@link LeaseContract}, {@link AbandonedAttemptContract}, {@link
- * FencingContract},
- * {@link MultiKeyContract}, {@link LockHandleContract}, {@link BadInputContract} and {@link MultiProcessContract}. A
- * backend that can pass only some may implement those interfaces instead. Tests that need a capability the backend
- * does not declare ({@link io.distlock.Capabilities}) are skipped through JUnit assumptions, with the reason in the
- * report. The hooks with defaults are in {@link LockerFixture}.
+ * (Theorems 1 and 3), {@link ProgressContract} (Theorems 2 and 4), {@link LeaseContract}, {@link
+ * AbandonedAttemptContract}, {@link FencingContract}, {@link MultiKeyContract}, {@link LockHandleContract}, {@link
+ * BadInputContract} and {@link MultiProcessContract}. A backend that can pass only some may implement those interfaces
+ * instead. Tests that need what the backend does not declare ({@link io.distlock.Capabilities}, or a hook left at its
+ * default) are marked {@link Requires} and skipped with the reason, in the console and in the report. The hooks with
+ * defaults are in {@link LockerFixture}; give {@link LockerFixture#unreachableUri()} and {@link
+ * LockerFixture#storeEntries(String)} where you can.
+ *
+ * <p>The seeds' listings and theorems the tests check (Theorems 1 to 4 of seed 000, its leases, seed 001's and 003's
+ * ordered multi-key locking, seed 002's owner-checked release and extension) are stated in the project's {@code
+ * docs/theory.md}, since the seeds themselves are not shipped.
  *
  * <p>Every test has a five-minute ceiling; the waits inside are bounded far more tightly by the fixture's durations,
  * all scaled by {@link io.distlock.kit.TestTimeouts}.
