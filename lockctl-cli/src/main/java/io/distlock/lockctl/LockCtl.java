@@ -21,12 +21,14 @@ import picocli.CommandLine.ScopeType;
             "  lockctl run --store zk://127.0.0.1:2181/locks --key backup -- ./backup.sh",
             "  lockctl conformance --store zk://127.0.0.1:2181/kit",
             "  lockctl demo",
+            "  lockctl time-service --store cassandra://127.0.0.1:9042/locks",
         },
         subcommands = {
             BenchCommand.class,
             RunCommand.class,
             ConformanceCommand.class,
             DemoCommand.class,
+            TimeServiceCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class LockCtl {

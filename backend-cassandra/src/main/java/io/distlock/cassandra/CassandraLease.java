@@ -1,0 +1,81 @@
+package io.distlock.cassandra;
+
+import io.distlock.spi.Lease;
+import java.time.Duration;
+import java.util.OptionalLong;
+
+/**
+ * One granted lock: the key, the owner id, the queue ticket (absent for the legacy algorithm), the fencing token when
+ * fencing is on, the lease time its cells' TTL is rewritten for, and the validity of the last grant or renewal.
+ */
+final class CassandraLease implements Lease {
+
+    private final String key;
+    private final String ownerId;
+    private final String ticket;
+    private final Duration leaseTime;
+    private final OptionalLong fencingToken;
+    private volatile long validUntilNanos;
+
+    CassandraLease(
+            String key,
+            String ownerId,
+            String ticket,
+            Duration leaseTime,
+            OptionalLong fencingToken,
+            long validUntilNanos) {
+        this.key = key;
+        this.ownerId = ownerId;
+        this.ticket = ticket;
+        this.leaseTime = leaseTime;
+        this.fencingToken = fencingToken;
+        this.validUntilNanos = validUntilNanos;
+    }
+
+    /** The same lease with its fencing token. */
+    CassandraLease withFencingToken(long token) {
+        return new CassandraLease(key, ownerId, ticket, leaseTime, OptionalLong.of(token), validUntilNanos);
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+
+    @Override
+    public String ownerId() {
+        return ownerId;
+    }
+
+    /** The queue cell's clustering value; null for the legacy algorithm. */
+    String ticket() {
+        return ticket;
+    }
+
+    Duration leaseTime() {
+        return leaseTime;
+    }
+
+    @Override
+    public OptionalLong fencingToken() {
+        return fencingToken;
+    }
+
+    @Override
+    public long validUntilNanos() {
+        return validUntilNanos;
+    }
+
+    void extendTo(long validUntil) {
+        validUntilNanos = validUntil;
+    }
+
+    @Override
+    public String toString() {
+        return "CassandraLease[" + key + ", " + ownerId + (ticket == null ? "" : ", ticket=" + ticket)
+                + fencingToken.stream()
+                        .mapToObj(t -> ", token=" + t)
+                        .findFirst()
+                        .orElse("") + "]";
+    }
+}

@@ -1,0 +1,140 @@
+package io.distlock.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
+import io.distlock.LockBackendException;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks in Cassandra by one of seed 000's algorithms ({@link QueueAlgorithm} or {@link LegacyAlgorithm}), leases as
+ * TTLs on the lock's cells rewritten by the locker's renewal, optional fencing tokens ({@link Fencing}), and for the
+ * queue a GlobalTime replica ({@link GlobalTime}) for its tickets. One driver session per backend.
+ */
+final class CassandraLockBackend implements LockBackend {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CassandraLockBackend.class);
+
+    private final CqlSession session;
+    private final CassandraSettings settings;
+    private final CqlCalls calls;
+    private final CassandraStatements statements;
+    private final ScheduledExecutorService scheduler;
+    private final GlobalTime time;
+    private final LockAlgorithm algorithm;
+    private final Fencing fencing;
+    private final Capabilities capabilities;
+
+    CassandraLockBackend(
+            CqlSession session,
+            CassandraSettings settings,
+            CqlCalls calls,
+            CassandraStatements statements,
+            GlobalTime time,
+            LockAlgorithm algorithm) {
+        this.session = session;
+        this.settings = settings;
+        this.calls = calls;
+        this.statements = statements;
+        this.time = time;
+        this.algorithm = algorithm;
+        this.fencing = settings.fencing() ? new Fencing(calls, statements) : null;
+        this.capabilities = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL);
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "distlock-cassandra-time");
+            t.setDaemon(true);
+            return t;
+        });
+        if (time != null) {
+            time.start(scheduler);
+        }
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(LockRequest request) {
+        return fenced(algorithm.tryAcquire(request));
+    }
+
+    @Override
+    public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
+        return fenced(algorithm.acquire(request, deadline));
+    }
+
+    /** Draws the fencing token of a grant when fencing is on; releases the grant if that fails. */
+    private Optional<Lease> fenced(Optional<CassandraLease> granted) {
+        if (granted.isEmpty() || fencing == null) {
+            return granted.map(Lease.class::cast);
+        }
+        CassandraLease lease = granted.get();
+        try {
+            return Optional.of(lease.withFencingToken(fencing.next(lease.key())));
+        } catch (RuntimeException e) {
+            try {
+                algorithm.release(lease);
+            } catch (RuntimeException releaseFailure) {
+                e.addSuppressed(releaseFailure);
+            }
+            throw e instanceof LockBackendException b
+                    ? b
+                    : new LockBackendException("Could not draw a fencing token for lock '" + lease.key() + "'", e);
+        }
+    }
+
+    @Override
+    public OptionalLong renew(Lease lease) {
+        return algorithm.renew((CassandraLease) lease);
+    }
+
+    @Override
+    public boolean release(Lease lease) {
+        return algorithm.release((CassandraLease) lease);
+    }
+
+    @Override
+    public OptionalLong storeRequests() {
+        return OptionalLong.of(calls.requests());
+    }
+
+    /** The algorithm, for tests that drive its steps. */
+    LockAlgorithm algorithm() {
+        return algorithm;
+    }
+
+    /** The GlobalTime replica; null for the legacy algorithm. */
+    GlobalTime time() {
+        return time;
+    }
+
+    @Override
+    public void close() {
+        if (time != null) {
+            time.close();
+        }
+        scheduler.shutdownNow();
+        try {
+            session.close();
+        } catch (RuntimeException e) {
+            LOG.debug("Closing the Cassandra session failed: {}", e.toString());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CassandraLockBackend[" + settings.location().hosts() + "/"
+                + settings.location().keyspace() + ", " + settings.algorithm().optionValue() + "]";
+    }
+}

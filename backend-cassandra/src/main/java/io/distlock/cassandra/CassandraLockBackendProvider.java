@@ -1,0 +1,95 @@
+package io.distlock.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import java.util.Set;
+
+/**
+ * The Cassandra backend: {@code cassandra://host[:port][,host[:port]...]/keyspace} (port 9042 when omitted), on the
+ * Apache Cassandra Java driver.
+ *
+ * <h2>Algorithms</h2>
+ * {@code algorithm=queue} (default) is seed 000's fair lock (section 5): a queue row per lock ordered by tickets from
+ * the GlobalTime service, an owner row, all reads and writes at QUORUM, no lightweight transaction in the lock path.
+ * {@code algorithm=legacy} is the algorithm it replaced (section 4), kept as a baseline for the benchmark: not fair.
+ * Both keep a lock by TTLs on its cells that the locker rewrites ({@link io.distlock.LeaseModel#RENEWED_TTL}).
+ *
+ * <h2>Options</h2>
+ * See {@link CassandraOptions} for the names and a typed builder: {@code localDatacenter}, {@code consistency}, {@code
+ * algorithm}, {@code pollMin}, {@code pollMax}, {@code createSchema}, {@code fencing}, {@code timeService}, {@code
+ * timePeriod}, {@code timeMaxLead}; and the common {@code ttl} and {@code connectTimeout} (which is also each store
+ * request's timeout).
+ *
+ * <p>Opening connects (at most {@code connectTimeout}), checks that the keyspace has the lock tables (creating them
+ * with {@code createSchema=true}), and for the queue algorithm reads GlobalTime once.
+ */
+public final class CassandraLockBackendProvider implements LockBackendProvider {
+
+    /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+    public CassandraLockBackendProvider() {}
+
+    /** {@code cassandra}. */
+    @Override
+    public String name() {
+        return "cassandra";
+    }
+
+    /** {@code cassandra}. */
+    @Override
+    public Set<String> uriSchemes() {
+        return Set.of("cassandra");
+    }
+
+    /**
+     * Connects and prepares the statements.
+     *
+     * @throws LockConfigurationException if the URI or an option is malformed
+     * @throws LockBackendException if the cluster cannot be reached in time or lacks the keyspace or tables
+     */
+    @Override
+    public LockBackend open(BackendConfig config) {
+        CassandraSettings settings = CassandraSettings.read(config);
+        config.rejectUnknownOptions(name());
+        CqlSession session = CassandraConnection.open(settings, config.connectTimeout());
+        try {
+            CassandraConnection.ensureSchema(session, settings);
+            CqlCalls calls = new CqlCalls(
+                    session,
+                    settings.location().hosts() + "/" + settings.location().keyspace(),
+                    settings.operationTimeout());
+            CassandraStatements statements =
+                    new CassandraStatements(session, settings.consistency(), settings.serialConsistency());
+            GlobalTime time = null;
+            LockAlgorithm algorithm;
+            LocalWakeUps wakeUps = new LocalWakeUps();
+            if (settings.algorithm() == CassandraOptions.Algorithm.QUEUE) {
+                time = new GlobalTime(
+                        calls,
+                        statements,
+                        config.clock(),
+                        config.ticker(),
+                        settings.timePeriod(),
+                        settings.timeMaxLead(),
+                        settings.embeddedTimeService());
+                algorithm = new QueueAlgorithm(
+                        calls, statements, time, wakeUps, config.ticker(), settings.pollMin(), settings.pollMax());
+            } else {
+                algorithm = new LegacyAlgorithm(calls, statements, config.ticker());
+            }
+            return new CassandraLockBackend(session, settings, calls, statements, time, algorithm);
+        } catch (RuntimeException e) {
+            session.close();
+            if (e instanceof LockBackendException || e instanceof LockConfigurationException) {
+                throw e;
+            }
+            throw new LockBackendException(
+                    "Could not open the Cassandra backend at "
+                            + settings.location().hosts() + ": " + e,
+                    e);
+        }
+    }
+}

@@ -1,0 +1,138 @@
+package io.distlock.cassandra;
+
+import io.distlock.RemoteLockerBuilder;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The options of the Cassandra backend: their names (as URI query parameters or {@link RemoteLockerBuilder#option})
+ * and a typed builder that sets them on a locker builder.
+ *
+ * <pre>{@code
+ * RemoteLocker locker = CassandraOptions.create()
+ *         .localDatacenter("dc1")
+ *         .algorithm(CassandraOptions.Algorithm.QUEUE)
+ *         .fencing(true)
+ *         .applyTo(RemoteLockers.builder().uri("cassandra://10.0.0.1:9042,10.0.0.2:9042/locks"))
+ *         .leaseTime(Duration.ofSeconds(30))
+ *         .build();
+ * }</pre>
+ *
+ * <p>Not thread-safe; build, apply, discard.
+ */
+public final class CassandraOptions {
+
+    /** Option: the driver's local data center; default {@value #DEFAULT_LOCAL_DATACENTER}. */
+    public static final String LOCAL_DATACENTER = "localDatacenter";
+    /** Option: {@code QUORUM} (default), {@code LOCAL_QUORUM} or {@code ALL}: reads and writes of the lock path. */
+    public static final String CONSISTENCY = "consistency";
+    /** Option: {@code queue} (default, seed 000 section 5) or {@code legacy} (section 4, a baseline). */
+    public static final String ALGORITHM = "algorithm";
+    /** Option: the shortest poll interval of a waiter (the next in line); default 5ms. */
+    public static final String POLL_MIN = "pollMin";
+    /** Option: the longest poll interval of a waiter (far back in the queue); default 250ms. */
+    public static final String POLL_MAX = "pollMax";
+    /** Option: {@code true} to create the missing tables on open (idempotent); default {@code false}. */
+    public static final String CREATE_SCHEMA = "createSchema";
+    /** Option: {@code true} to hand out fencing tokens (a lightweight transaction per grant); default false. */
+    public static final String FENCING = "fencing";
+    /**
+     * Option: {@code embedded} (default: every locker runs a GlobalTime replica) or {@code external} (a stand-alone
+     * {@link TimeService} keeps the cell; lockers only read it).
+     */
+    public static final String TIME_SERVICE = "timeService";
+    /** Option: how often a GlobalTime replica runs Listing 8; default 500ms. */
+    public static final String TIME_PERIOD = "timePeriod";
+    /** Option: how far ahead of the Cassandra servers' clocks GlobalTime and tickets may go; default 1s. */
+    public static final String TIME_MAX_LEAD = "timeMaxLead";
+
+    /** The data center the forked test servers and a default Cassandra install report. */
+    public static final String DEFAULT_LOCAL_DATACENTER = "datacenter1";
+
+    /** The lock algorithm. */
+    public enum Algorithm {
+        /** Seed 000 section 5: the fair queue (Listings 5-7). */
+        QUEUE,
+        /** Seed 000 section 4: shadow and main tables with random back-off; a baseline, not fair. */
+        LEGACY;
+
+        /** The option value, lower case. */
+        public String optionValue() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    private final Map<String, String> options = new LinkedHashMap<>();
+
+    private CassandraOptions() {}
+
+    /** An empty set of options (every option at its default). */
+    public static CassandraOptions create() {
+        return new CassandraOptions();
+    }
+
+    /** Sets {@value #LOCAL_DATACENTER}. */
+    public CassandraOptions localDatacenter(String dataCenter) {
+        return put(LOCAL_DATACENTER, Objects.requireNonNull(dataCenter, "dataCenter"));
+    }
+
+    /** Sets {@value #CONSISTENCY}. */
+    public CassandraOptions consistency(String level) {
+        return put(CONSISTENCY, Objects.requireNonNull(level, "level"));
+    }
+
+    /** Sets {@value #ALGORITHM}. */
+    public CassandraOptions algorithm(Algorithm algorithm) {
+        return put(ALGORITHM, algorithm.optionValue());
+    }
+
+    /** Sets {@value #POLL_MIN} and {@value #POLL_MAX}. */
+    public CassandraOptions pollInterval(Duration min, Duration max) {
+        put(POLL_MIN, min.toMillis() + "ms");
+        return put(POLL_MAX, max.toMillis() + "ms");
+    }
+
+    /** Sets {@value #CREATE_SCHEMA}. */
+    public CassandraOptions createSchema(boolean create) {
+        return put(CREATE_SCHEMA, Boolean.toString(create));
+    }
+
+    /** Sets {@value #FENCING}. */
+    public CassandraOptions fencing(boolean fencing) {
+        return put(FENCING, Boolean.toString(fencing));
+    }
+
+    /** Sets {@value #TIME_SERVICE}: {@code true} for {@code embedded}, {@code false} for {@code external}. */
+    public CassandraOptions embeddedTimeService(boolean embedded) {
+        return put(TIME_SERVICE, embedded ? "embedded" : "external");
+    }
+
+    /** Sets {@value #TIME_PERIOD}. */
+    public CassandraOptions timePeriod(Duration period) {
+        return put(TIME_PERIOD, period.toMillis() + "ms");
+    }
+
+    /** Sets {@value #TIME_MAX_LEAD}. */
+    public CassandraOptions timeMaxLead(Duration maxLead) {
+        return put(TIME_MAX_LEAD, maxLead.toMillis() + "ms");
+    }
+
+    /** The options set so far, by name. */
+    public Map<String, String> toMap() {
+        return Map.copyOf(options);
+    }
+
+    /** Sets every option given here on {@code builder} and returns it. */
+    public RemoteLockerBuilder applyTo(RemoteLockerBuilder builder) {
+        options.forEach(builder::option);
+        return builder;
+    }
+
+    private CassandraOptions put(String name, String value) {
+        options.put(name, value);
+        return this;
+    }
+}

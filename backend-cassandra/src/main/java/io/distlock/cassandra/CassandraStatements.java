@@ -1,0 +1,180 @@
+package io.distlock.cassandra;
+
+import com.datastax.oss.driver.api.core.ConsistencyLevel;
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import io.distlock.LockBackendException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * Every CQL statement of the backend, in one place: the schema and the prepared statements of the lock path, the
+ * legacy algorithm, the GlobalTime cell and the fencing counter. Table names are fixed; the keyspace is the session's.
+ */
+final class CassandraStatements {
+
+    /** Seed 000 Listing 5: a lock's queue row; the clustering column is the ticket (20-digit micros + owner id). */
+    static final String QUEUE_TABLE = "distlock_queue";
+    /** Seed 000 section 5: a lock's owner ("main") row; the clustering column is the owner id. */
+    static final String OWNER_TABLE = "distlock_owner";
+    /** Seed 000 Listing 8: the one GlobalTime cell. */
+    static final String TIME_TABLE = "distlock_time";
+    /** Fencing counters, one partition per lock, written only with lightweight transactions. */
+    static final String FENCE_TABLE = "distlock_fence";
+    /** Seed 000 section 4: the legacy algorithm's main table. */
+    static final String LEGACY_MAIN_TABLE = "distlock_legacy_main";
+    /** Seed 000 section 4: the legacy algorithm's shadow table. */
+    static final String LEGACY_SHADOW_TABLE = "distlock_legacy_shadow";
+
+    /** The tables every algorithm may use. */
+    static final List<String> TABLES =
+            List.of(QUEUE_TABLE, OWNER_TABLE, TIME_TABLE, FENCE_TABLE, LEGACY_MAIN_TABLE, LEGACY_SHADOW_TABLE);
+
+    /** The schema, idempotent; shown in the README. */
+    static final List<String> SCHEMA = List.of(
+            "CREATE TABLE IF NOT EXISTS " + QUEUE_TABLE + " (lock_id text, ticket text, PRIMARY KEY (lock_id, ticket))",
+            "CREATE TABLE IF NOT EXISTS " + OWNER_TABLE + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))",
+            "CREATE TABLE IF NOT EXISTS " + TIME_TABLE + " (name text PRIMARY KEY, micros bigint)",
+            "CREATE TABLE IF NOT EXISTS " + FENCE_TABLE + " (lock_id text PRIMARY KEY, last_token bigint)",
+            "CREATE TABLE IF NOT EXISTS " + LEGACY_MAIN_TABLE
+                    + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))",
+            "CREATE TABLE IF NOT EXISTS " + LEGACY_SHADOW_TABLE
+                    + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))");
+
+    /** The GlobalTime cell's row key (tests use others, to run several cells side by side). */
+    static final String GLOBAL_TIME_ROW = "global";
+
+    final Cql enqueue;
+    final Cql readQueue;
+    final Cql dequeue;
+    final Cql writeOwner;
+    final Cql readOwners;
+    final Cql readOwner;
+    final Cql deleteOwner;
+
+    final Cql legacyReadMain;
+    final Cql legacyReadMainOwner;
+    final Cql legacyWriteMain;
+    final Cql legacyDeleteMain;
+    final Cql legacyWriteShadow;
+    final Cql legacyReadShadow;
+    final Cql legacyDeleteShadow;
+
+    final Cql readGlobalTime;
+    final Cql readServerTime;
+    final Cql writeGlobalTime;
+
+    final Cql readFence;
+    final Cql createFence;
+    final Cql advanceFence;
+
+    CassandraStatements(CqlSession session, ConsistencyLevel consistency, ConsistencyLevel serial) {
+        enqueue = prepare(
+                session,
+                "INSERT INTO " + QUEUE_TABLE + " (lock_id, ticket) VALUES (?, ?) USING TTL ?",
+                consistency,
+                serial);
+        readQueue = prepare(
+                session, "SELECT ticket FROM " + QUEUE_TABLE + " WHERE lock_id = ? LIMIT ?", consistency, serial);
+        dequeue = prepare(
+                session, "DELETE FROM " + QUEUE_TABLE + " WHERE lock_id = ? AND ticket = ?", consistency, serial);
+        writeOwner = prepare(
+                session,
+                "INSERT INTO " + OWNER_TABLE + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
+                consistency,
+                serial);
+        readOwners = prepare(
+                session, "SELECT owner FROM " + OWNER_TABLE + " WHERE lock_id = ? LIMIT 2", consistency, serial);
+        readOwner = prepare(
+                session, "SELECT owner FROM " + OWNER_TABLE + " WHERE lock_id = ? AND owner = ?", consistency, serial);
+        deleteOwner = prepare(
+                session, "DELETE FROM " + OWNER_TABLE + " WHERE lock_id = ? AND owner = ?", consistency, serial);
+
+        legacyReadMain = prepare(
+                session, "SELECT owner FROM " + LEGACY_MAIN_TABLE + " WHERE lock_id = ? LIMIT 2", consistency, serial);
+        legacyReadMainOwner = prepare(
+                session,
+                "SELECT owner FROM " + LEGACY_MAIN_TABLE + " WHERE lock_id = ? AND owner = ?",
+                consistency,
+                serial);
+        legacyWriteMain = prepare(
+                session,
+                "INSERT INTO " + LEGACY_MAIN_TABLE + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
+                consistency,
+                serial);
+        legacyDeleteMain = prepare(
+                session, "DELETE FROM " + LEGACY_MAIN_TABLE + " WHERE lock_id = ? AND owner = ?", consistency, serial);
+        legacyWriteShadow = prepare(
+                session,
+                "INSERT INTO " + LEGACY_SHADOW_TABLE + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
+                consistency,
+                serial);
+        legacyReadShadow = prepare(
+                session,
+                "SELECT owner FROM " + LEGACY_SHADOW_TABLE + " WHERE lock_id = ? LIMIT 2",
+                consistency,
+                serial);
+        legacyDeleteShadow = prepare(
+                session,
+                "DELETE FROM " + LEGACY_SHADOW_TABLE + " WHERE lock_id = ? AND owner = ?",
+                consistency,
+                serial);
+
+        readGlobalTime = prepare(session, "SELECT micros FROM " + TIME_TABLE + " WHERE name = ?", consistency, serial);
+        readServerTime = prepare(
+                session, "SELECT toUnixTimestamp(now()) AS server_ms FROM system.local", ConsistencyLevel.ONE, serial);
+        // Seed 000 Listing 8 line 4: the write timestamp equals the value, so last-write-wins keeps the maximum.
+        writeGlobalTime = prepare(
+                session,
+                "UPDATE " + TIME_TABLE + " USING TIMESTAMP ? SET micros = ? WHERE name = ?",
+                consistency,
+                serial);
+
+        readFence = prepare(session, "SELECT last_token FROM " + FENCE_TABLE + " WHERE lock_id = ?", serial, serial);
+        createFence = prepare(
+                session,
+                "INSERT INTO " + FENCE_TABLE + " (lock_id, last_token) VALUES (?, 1) IF NOT EXISTS",
+                consistency,
+                serial);
+        advanceFence = prepare(
+                session,
+                "UPDATE " + FENCE_TABLE + " SET last_token = ? WHERE lock_id = ? IF last_token = ?",
+                consistency,
+                serial);
+        awaitPrepared();
+    }
+
+    private final List<Cql> all = new ArrayList<>();
+
+    /** Sends one statement to be prepared; every statement is prepared in parallel, then awaited together. */
+    private Cql prepare(CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial) {
+        Cql statement = new Cql(
+                session.prepareAsync(SimpleStatement.newInstance(cql)).toCompletableFuture(), consistency, serial);
+        all.add(statement);
+        return statement;
+    }
+
+    private void awaitPrepared() {
+        for (Cql statement : all) {
+            try {
+                statement.prepared().join();
+            } catch (CompletionException e) {
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                throw new LockBackendException("Cassandra could not prepare the lock statements: " + cause, cause);
+            }
+        }
+    }
+
+    /** A prepared statement with the consistency levels its executions use. */
+    record Cql(CompletableFuture<PreparedStatement> prepared, ConsistencyLevel consistency, ConsistencyLevel serial) {
+
+        /** Binds the values and sets the consistency levels. */
+        BoundStatement bind(Object... values) {
+            return prepared.join().bind(values).setConsistencyLevel(consistency).setSerialConsistencyLevel(serial);
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package io.distlock.cassandra;
+
+import com.datastax.oss.driver.api.core.cql.ResultSet;
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.distlock.LockBackendException;
+
+/**
+ * Fencing tokens from a table of its own, one partition per lock, written only with lightweight transactions (never
+ * mixed with the lock path's plain writes, which would be unsafe on one partition). The holder of a lock draws the
+ * next token right after the grant; holders draw one after another, so tokens increase strictly in acquisition order.
+ */
+final class Fencing {
+
+    private static final int MAX_ATTEMPTS = 20;
+
+    private final CqlCalls calls;
+    private final CassandraStatements statements;
+
+    Fencing(CqlCalls calls, CassandraStatements statements) {
+        this.calls = calls;
+        this.statements = statements;
+    }
+
+    /** The next token of {@code key}: one more than the last one given, 1 for the first. */
+    long next(String key) {
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            Row current = calls.execute(statements.readFence.bind(key), "reading the fencing counter")
+                    .one();
+            if (current == null) {
+                ResultSet created = calls.execute(statements.createFence.bind(key), "creating the fencing counter");
+                if (created.wasApplied()) {
+                    return 1L;
+                }
+                continue;
+            }
+            long token = current.getLong(0);
+            ResultSet advanced =
+                    calls.execute(statements.advanceFence.bind(token + 1, key, token), "advancing the fencing counter");
+            if (advanced.wasApplied()) {
+                return token + 1;
+            }
+        }
+        throw new LockBackendException("Could not advance the fencing counter of lock '" + key + "' in " + MAX_ATTEMPTS
+                + " attempts: other writers keep changing it");
+    }
+}

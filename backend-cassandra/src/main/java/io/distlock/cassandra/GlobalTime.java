@@ -1,0 +1,196 @@
+package io.distlock.cassandra;
+
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Seed 000 section 5.4: the GlobalTime cell, one replica of its updating service, and the ticket clock built on it.
+ *
+ * <p><b>Updating (Listing 8, Theorem 5).</b> Every period a replica reads the cell and, if its local time is larger,
+ * writes its local time with {@code USING TIMESTAMP} equal to the value. The cell's value always equals its write
+ * timestamp, and Cassandra keeps the write with the largest timestamp, so the value never decreases, whatever the
+ * order in which replicas' writes arrive.
+ *
+ * <p><b>A replica clock far ahead (seed section 7).</b> A replica writes at most {@code maxLead} beyond the clock of
+ * the Cassandra node that coordinated its read ({@code now()} of {@code system.local}): a replica whose clock ran ten
+ * minutes ahead and then died leaves the cell at most {@code maxLead} ahead of the servers, so the others take it over
+ * within {@code maxLead} instead of ten minutes.
+ *
+ * <p><b>Granularity (tickets).</b> A cell updated every 500 ms gives everyone inside one period the same time, and
+ * ties are broken by owner id, which is not arrival order. Tickets therefore come from a hybrid logical clock: the
+ * local clock, never below the last GlobalTime this replica has seen, never more than {@code maxLead} beyond it (plus
+ * the time elapsed since it was seen), and strictly increasing within this process. Theorem 2's argument still holds:
+ * once the cell passes a waiter's ticket (it advances with the replicas' clocks) and every locker has read it (within
+ * one period), no later arrival can be queued ahead of that waiter.
+ *
+ * <p>Thread-safe.
+ */
+final class GlobalTime implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GlobalTime.class);
+
+    private final CqlCalls calls;
+    private final CassandraStatements statements;
+    private final Clock clock;
+    private final Ticker ticker;
+    private final Duration period;
+    private final long maxLeadMicros;
+    private final boolean updates;
+    private final String row;
+
+    private long seenGlobalMicros;
+    private long seenAtNanos;
+    private long lastTicketMicros;
+    private ScheduledFuture<?> task;
+    private volatile boolean failing;
+
+    /**
+     * @param updates whether this replica writes the cell (Listing 8) or only reads it (a stand-alone service runs)
+     */
+    GlobalTime(
+            CqlCalls calls,
+            CassandraStatements statements,
+            Clock clock,
+            Ticker ticker,
+            Duration period,
+            Duration maxLead,
+            boolean updates) {
+        this(calls, statements, clock, ticker, period, maxLead, updates, CassandraStatements.GLOBAL_TIME_ROW);
+    }
+
+    /** As above, on the cell of row {@code row} instead of the one every locker uses (for tests). */
+    GlobalTime(
+            CqlCalls calls,
+            CassandraStatements statements,
+            Clock clock,
+            Ticker ticker,
+            Duration period,
+            Duration maxLead,
+            boolean updates,
+            String row) {
+        this.row = row;
+        this.calls = calls;
+        this.statements = statements;
+        this.clock = clock;
+        this.ticker = ticker;
+        this.period = period;
+        this.maxLeadMicros = toMicros(maxLead);
+        this.updates = updates;
+        this.seenAtNanos = ticker.read();
+    }
+
+    /** Runs {@link #tick()} once now (failing if the store cannot be read), then every period on {@code scheduler}. */
+    synchronized void start(ScheduledExecutorService scheduler) {
+        tick();
+        long periodNanos = period.toNanos();
+        task = scheduler.scheduleWithFixedDelay(this::tickQuietly, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void tickQuietly() {
+        try {
+            tick();
+            if (failing) {
+                failing = false;
+                LOG.info("GlobalTime is readable again through {}", calls);
+            }
+        } catch (RuntimeException e) {
+            if (!failing) {
+                failing = true;
+                LOG.warn("GlobalTime update failed (tickets keep the local clock meanwhile): {}", e.toString());
+            }
+        }
+    }
+
+    /**
+     * Listing 8 once: reads the cell and, if this replica updates and its local time is larger, writes the local time
+     * (bounded by the coordinator's clock plus {@code maxLead}) with that value as the write timestamp.
+     *
+     * @return the value the cell holds as far as this replica knows
+     */
+    long tick() {
+        long local = toMicros(clock.instant());
+        long global = readCell();
+        observe(global);
+        if (!updates || local <= global) {
+            return global;
+        }
+        long serverMicros = readServerMicros();
+        long value = Math.min(local, serverMicros + maxLeadMicros);
+        if (value <= global) {
+            return global;
+        }
+        write(value);
+        observe(value);
+        return value;
+    }
+
+    /** Listing 8 line 4: the cell gets {@code value} with write timestamp {@code value}. */
+    void write(long valueMicros) {
+        calls.execute(statements.writeGlobalTime.bind(valueMicros, valueMicros, row), "updating GlobalTime");
+    }
+
+    /** The cell's value at the read consistency; 0 while it was never written. */
+    long readCell() {
+        Row row = calls.execute(statements.readGlobalTime.bind(this.row), "reading GlobalTime")
+                .one();
+        return row == null || row.isNull(0) ? 0L : row.getLong(0);
+    }
+
+    private long readServerMicros() {
+        Row row = calls.execute(statements.readServerTime.bind(), "reading the server's clock")
+                .one();
+        if (row == null) {
+            throw new LockBackendException("Cassandra returned no row for system.local reading its clock");
+        }
+        return row.getLong(0) * 1000L;
+    }
+
+    private synchronized void observe(long globalMicros) {
+        if (globalMicros >= seenGlobalMicros) {
+            seenGlobalMicros = globalMicros;
+            seenAtNanos = ticker.read();
+        }
+    }
+
+    /** The largest GlobalTime this replica has read or written. */
+    synchronized long seenMicros() {
+        return seenGlobalMicros;
+    }
+
+    /**
+     * The time of a new ticket (seed 000 Listing 5, line 1): the hybrid logical clock described above, strictly
+     * increasing in this process.
+     */
+    synchronized long ticketMicros() {
+        long sinceSeen = Math.max(0, (ticker.read() - seenAtNanos) / 1000L);
+        long physical = Math.min(toMicros(clock.instant()), seenGlobalMicros + sinceSeen + maxLeadMicros);
+        long t = Math.max(physical, seenGlobalMicros);
+        t = Math.max(t, lastTicketMicros + 1);
+        lastTicketMicros = t;
+        return t;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (task != null) {
+            task.cancel(false);
+        }
+    }
+
+    private static long toMicros(Instant instant) {
+        return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1000L);
+    }
+
+    private static long toMicros(Duration d) {
+        return d.toNanos() / 1000L;
+    }
+}

@@ -1,0 +1,25 @@
+package io.distlock.cassandra;
+
+import io.distlock.spi.Deadline;
+import io.distlock.spi.LockRequest;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/** One of the backend's two algorithms: seed 000's queue (section 5) or the legacy shadow table (section 4). */
+interface LockAlgorithm {
+
+    /** One attempt that never waits for a holder. */
+    Optional<CassandraLease> tryAcquire(LockRequest request);
+
+    /** Takes the lock, waiting until the deadline; nothing of a failed attempt is left in the store. */
+    Optional<CassandraLease> acquire(LockRequest request, Deadline deadline) throws InterruptedException;
+
+    /** Rewrites the lease's cells with a fresh TTL if the owner cell is still there. */
+    OptionalLong renew(CassandraLease lease);
+
+    /** Deletes the lease's cells; true if the owner cell was still there. */
+    boolean release(CassandraLease lease);
+
+    /** Whether waiters are served in ticket order. */
+    boolean fair();
+}

@@ -1,0 +1,70 @@
+package io.distlock.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.distlock.kit.LockerFixture;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.testing.CassandraCluster;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The kit's hooks for a Cassandra cluster of the fixture: URIs, the lock tables' entries, a short lease. */
+interface CassandraKitHooks extends LockerFixture {
+
+    /** One session per cluster for reading the tables (closed with the cluster's class). */
+    Map<CassandraCluster, CqlSession> SESSIONS = new ConcurrentHashMap<>();
+
+    /** The cluster of the test class. */
+    CassandraCluster cluster();
+
+    /** Options added to the URI, e.g. {@code fencing=true}; empty for none. */
+    String options();
+
+    @Override
+    default String lockerUri() {
+        return uri(cluster(), options());
+    }
+
+    /** The backend URI of the cluster's keyspace with {@code options}. */
+    static String uri(CassandraCluster cluster, String options) {
+        return "cassandra://" + cluster.contactPointsString() + "/" + cluster.keyspace() + "?localDatacenter="
+                + cluster.localDatacenter() + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
+    }
+
+    /** Cassandra TTLs count whole seconds: the expiry tests use 2 s leases (written with a 3 s TTL). */
+    @Override
+    default Duration shortLeaseTime() {
+        return TestTimeouts.scaled(Duration.ofSeconds(2));
+    }
+
+    @Override
+    default Optional<String> unreachableUri() {
+        return Optional.of("cassandra://127.0.0.1:1/kit");
+    }
+
+    @Override
+    default Optional<List<String>> storeEntries(String key) {
+        CqlSession session = SESSIONS.computeIfAbsent(cluster(), CassandraCluster::newSession);
+        return Optional.of(entries(session, key));
+    }
+
+    /** Every cell of {@code key} in the lock tables (queue, owner, legacy main and shadow), one line each. */
+    static List<String> entries(CqlSession session, String key) {
+        List<String> cells = new ArrayList<>();
+        for (String table : List.of(
+                CassandraStatements.QUEUE_TABLE,
+                CassandraStatements.OWNER_TABLE,
+                CassandraStatements.LEGACY_MAIN_TABLE,
+                CassandraStatements.LEGACY_SHADOW_TABLE)) {
+            for (Row row : session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(
+                    "SELECT * FROM " + table + " WHERE lock_id = ?", key))) {
+                cells.add(table + ":" + row.getFormattedContents());
+            }
+        }
+        return cells;
+    }
+}

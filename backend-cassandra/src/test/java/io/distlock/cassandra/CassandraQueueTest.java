@@ -1,0 +1,422 @@
+package io.distlock.cassandra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import io.distlock.LockBackendException;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.Ticker;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import io.distlock.testing.CassandraCluster;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The backend's own tests on one node: what the kit cannot see from outside (the tables after every kind of failed
+ * attempt, Listing 6's retry path, GlobalTime's Theorem 5 and the two problems seed 000 leaves open, the request
+ * count).
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class CassandraQueueTest {
+
+    @RegisterExtension
+    static final CassandraCluster CASSANDRA =
+            CassandraCluster.builder().withNodes(1).build();
+
+    private static CqlSession session;
+
+    @BeforeAll
+    static void schema() {
+        // Creates the tables once; the session reads them back.
+        try (LockBackend backend = open("", Duration.ofSeconds(5))) {
+            assertThat(backend.capabilities().fair()).isTrue();
+        }
+        session = CASSANDRA.newSession();
+    }
+
+    @AfterAll
+    static void closeSession() {
+        if (session != null) {
+            session.close();
+        }
+    }
+
+    static String uri(String options) {
+        return CassandraKitHooks.uri(CASSANDRA, options);
+    }
+
+    static CassandraLockBackend open(String options, Duration lease) {
+        return open(options, lease, Clock.systemUTC());
+    }
+
+    static CassandraLockBackend open(String options, Duration lease, Clock clock) {
+        String full = uri(options);
+        URI bare = URI.create(full.substring(0, full.indexOf('?')));
+        Map<String, String> map = new java.util.LinkedHashMap<>();
+        for (String pair : full.substring(full.indexOf('?') + 1).split("&")) {
+            map.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
+        }
+        BackendConfig config = new BackendConfig(bare, map, lease, Duration.ofSeconds(20), Ticker.system(), clock);
+        return (CassandraLockBackend) new CassandraLockBackendProvider().open(config);
+    }
+
+    static LockRequest request(String key, Duration lease) {
+        return new LockRequest(key, UUID.randomUUID().toString(), lease, reason -> {});
+    }
+
+    /** The cells of {@code key} left in every lock table. */
+    static List<String> cellsOf(String key) {
+        return CassandraKitHooks.entries(session, key);
+    }
+
+    static String key(String name) {
+        return "cq-" + name + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @Test
+    void failedAndFinishedAttempts_leaveNothingInTheTables() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        for (String algorithm : List.of("queue", "legacy")) {
+            String key = key(algorithm);
+            try (CassandraLockBackend a = open("algorithm=" + algorithm, lease);
+                    CassandraLockBackend b = open("algorithm=" + algorithm, lease)) {
+                Lease held = a.tryAcquire(request(key, lease)).orElseThrow();
+                assertThat(cellsOf(key)).isNotEmpty();
+
+                // A refused tryLock.
+                assertThat(b.tryAcquire(request(key, lease))).isEmpty();
+                // A wait that times out.
+                assertThat(b.acquire(request(key, lease), Deadline.after(Duration.ofMillis(700), Ticker.system())))
+                        .isEmpty();
+                // A wait that is interrupted.
+                AtomicReference<Throwable> outcome = new AtomicReference<>();
+                CountDownLatch started = new CountDownLatch(1);
+                Thread waiter = new Thread(() -> {
+                    started.countDown();
+                    try {
+                        b.acquire(request(key, lease), Deadline.unbounded(Ticker.system()));
+                    } catch (Throwable e) {
+                        outcome.set(e);
+                    }
+                });
+                long requestsBefore = b.storeRequests().orElseThrow();
+                waiter.start();
+                started.await();
+                Deadlines.await(
+                        () -> b.storeRequests().orElseThrow() >= requestsBefore + 3,
+                        TestTimeouts.scaled(Duration.ofSeconds(10)),
+                        () -> "the waiter sent nothing");
+                waiter.interrupt();
+                waiter.join(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis());
+                assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+
+                // Only the holder's cells are left.
+                List<String> cells = cellsOf(key);
+                assertThat(cells).allMatch(c -> c.contains(held.ownerId()), "only the holder's cells: " + cells);
+                assertThat(a.release(held)).isTrue();
+                assertThat(cellsOf(key)).isEmpty();
+                assertThat(a.release(held)).isFalse();
+            }
+        }
+    }
+
+    /**
+     * Listing 6 lines 3-8, forced: B's ticket is earlier than A's but B enqueues after A already saw itself first
+     * (the delay between taking the time and writing the cell, seed section 5). Both write their owner cell, both see
+     * two cells (Lemma 1), both withdraw; then B, first in the queue, takes the lock and A waits behind it.
+     */
+    @Test
+    void listing6_twoOwnersBothBelievingFirst_bothWithdraw_thenEarlierTicketWins() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("retry");
+        try (CassandraLockBackend backend = open("", lease)) {
+            QueueAlgorithm queue = (QueueAlgorithm) backend.algorithm();
+            LockRequest ra = request(key, lease);
+            LockRequest rb = request(key, lease);
+            long now = backend.time().ticketMicros();
+            QueueAlgorithm.Attempt a = queue.new Attempt(ra, QueueAlgorithm.ticket(now + 1000, ra.ownerId()));
+            QueueAlgorithm.Attempt b = queue.new Attempt(rb, QueueAlgorithm.ticket(now, rb.ownerId()));
+
+            a.enqueue();
+            assertThat(a.place()).isZero();
+            b.enqueue();
+            assertThat(b.place()).isZero();
+            a.writeOwner();
+            b.writeOwner();
+            // Lemma 1: at least one sees both; here both do, as both wrote before either read.
+            assertThat(a.ownerRowHoldsOnlyUs()).isFalse();
+            assertThat(b.ownerRowHoldsOnlyUs()).isFalse();
+            a.withdrawClaim();
+            b.withdrawClaim();
+
+            // Back to line 2: A is no longer first; B is, and is alone in the owner row.
+            assertThat(a.place()).isEqualTo(1);
+            Lease bLease = b.claim().orElseThrow();
+            CompletableFuture<Optional<CassandraLease>> aWaits = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return a.await(Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(30)), Ticker.system()));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(Deadlines.holdsFor(Duration.ofMillis(500), () -> !aWaits.isDone()))
+                    .as("A waits behind B")
+                    .isTrue();
+            assertThat(backend.release(bLease)).isTrue();
+            CassandraLease aLease = aWaits.get(30, TimeUnit.SECONDS).orElseThrow();
+            assertThat(aLease.ownerId()).isEqualTo(ra.ownerId());
+            assertThat(backend.release(aLease)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
+        }
+    }
+
+    /** Theorem 5: updaters whose clocks are seconds apart race on the cell; a reader never sees it go down. */
+    @Test
+    void globalTime_updatersSkewedBySeconds_neverDecreases_theorem5() throws Exception {
+        CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20));
+        CassandraStatements st = new CassandraStatements(
+                session,
+                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM,
+                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL);
+        long[] skewsSeconds = {-3, 0, 2, 5};
+        List<GlobalTime> updaters = new ArrayList<>();
+        for (long skew : skewsSeconds) {
+            updaters.add(new GlobalTime(
+                    calls,
+                    st,
+                    skewed(Duration.ofSeconds(skew)),
+                    Ticker.system(),
+                    Duration.ofMillis(50),
+                    Duration.ofSeconds(10),
+                    true,
+                    "theorem5"));
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        for (GlobalTime updater : updaters) {
+            Thread t = new Thread(() -> {
+                while (!stop.get()) {
+                    updater.tick();
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        GlobalTime reader = new GlobalTime(
+                calls,
+                st,
+                Clock.systemUTC(),
+                Ticker.system(),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(1),
+                false,
+                "theorem5");
+        long last = 0;
+        int reads = 0;
+        long end = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        while (System.nanoTime() < end) {
+            long value = reader.readCell();
+            assertThat(value).as("GlobalTime after %d reads", reads).isGreaterThanOrEqualTo(last);
+            last = value;
+            reads++;
+        }
+        stop.set(true);
+        for (Thread t : threads) {
+            t.join();
+        }
+        last = reader.readCell();
+        // The replica 5 s ahead wrote last-write-wins maxima, bounded by the server's clock plus maxLead (10 s).
+        long serverNow = Instant.now().toEpochMilli() * 1000;
+        assertThat(last).isGreaterThan(serverNow + Duration.ofSeconds(3).toNanos() / 1000);
+
+        // A replica whose read was stale writes a smaller value afterwards: the cell keeps the larger one.
+        GlobalTime behind = updaters.get(0);
+        behind.write(last - Duration.ofSeconds(7).toNanos() / 1000);
+        assertThat(reader.readCell()).isEqualTo(last);
+    }
+
+    /**
+     * Seed section 7: a replica whose clock ran far ahead, then died, would stall the cell for as long as it was
+     * ahead. Bounded here by {@code timeMaxLead}: it writes at most that far beyond the server's clock, so a correct
+     * replica takes the cell over within about that long.
+     */
+    @Test
+    void globalTime_replicaTenMinutesAheadDies_othersAdvanceTheCellWithinMaxLead() throws Exception {
+        CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20));
+        CassandraStatements st = new CassandraStatements(
+                session,
+                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM,
+                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL);
+        Duration maxLead = Duration.ofSeconds(1);
+        GlobalTime ahead = new GlobalTime(
+                calls,
+                st,
+                skewed(Duration.ofMinutes(10)),
+                Ticker.system(),
+                Duration.ofMillis(500),
+                maxLead,
+                true,
+                "ahead");
+        long written = ahead.tick();
+        long serverNow = Instant.now().toEpochMilli() * 1000;
+        assertThat(written).isLessThanOrEqualTo(serverNow + maxLead.toNanos() / 1000 + 500_000);
+        // "ahead" dies. A correct replica advances the cell past it within maxLead plus a few periods.
+        GlobalTime correct = new GlobalTime(
+                calls, st, Clock.systemUTC(), Ticker.system(), Duration.ofMillis(500), maxLead, true, "ahead");
+        Deadlines.await(
+                () -> correct.tick() > written,
+                TestTimeouts.scaled(Duration.ofSeconds(5)),
+                () -> "GlobalTime stayed at " + written + " after the replica ahead stopped");
+        // Its tickets are bounded the same way: a locker whose clock is ten minutes ahead queues at most maxLead
+        // beyond the cell, not ten minutes behind everyone else.
+        long ticket = ahead.ticketMicros();
+        assertThat(ticket)
+                .isLessThan(correct.seenMicros() + Duration.ofSeconds(3).toNanos() / 1000);
+    }
+
+    /**
+     * Granularity: within one period of the cell, tickets of two lockers interleaved in time come out in that order,
+     * and a locker whose clock is behind never issues a ticket below the GlobalTime it has seen.
+     */
+    @Test
+    void tickets_inOnePeriod_followArrivalOrder_andNeverGoBelowTheSeenGlobalTime() throws Exception {
+        try (CassandraLockBackend a = open("timePeriod=10s", Duration.ofSeconds(5));
+                CassandraLockBackend b = open("timePeriod=10s", Duration.ofSeconds(5));
+                CassandraLockBackend slow = open(
+                        "timePeriod=10s&timeService=external", Duration.ofSeconds(5), skewed(Duration.ofSeconds(-5)))) {
+            long previous = 0;
+            for (int i = 0; i < 50; i++) {
+                GlobalTime t = (i % 2 == 0 ? a : b).time();
+                long ticket = t.ticketMicros();
+                assertThat(ticket).as("ticket %d", i).isGreaterThan(previous);
+                previous = ticket;
+            }
+            long seen = slow.time().seenMicros();
+            assertThat(seen).isPositive();
+            assertThat(slow.time().ticketMicros()).isGreaterThanOrEqualTo(seen);
+        }
+    }
+
+    /** Every query counts: an uncontended tryLock is 6 requests (Listing 7), its release 3. */
+    @Test
+    void storeRequests_uncontendedTryLockAndRelease_countsEveryQuery() {
+        try (CassandraLockBackend backend = open("timePeriod=1h", Duration.ofSeconds(5))) {
+            String key = key("count");
+            long before = backend.storeRequests().orElseThrow();
+            Lease lease =
+                    backend.tryAcquire(request(key, Duration.ofSeconds(5))).orElseThrow();
+            long afterGrant = backend.storeRequests().orElseThrow();
+            assertThat(backend.release(lease)).isTrue();
+            long afterRelease = backend.storeRequests().orElseThrow();
+            assertThat(afterGrant - before).isEqualTo(6);
+            assertThat(afterRelease - afterGrant).isEqualTo(3);
+        }
+    }
+
+    /**
+     * A waiter whose wait outlasts several TTLs keeps its place: its queue cell is rewritten while it waits, so a
+     * later arrival does not overtake it.
+     */
+    @Test
+    void waiter_waitingLongerThanItsTtl_keepsItsPlace() throws Exception {
+        Duration lease = Duration.ofSeconds(1); // queue cells get a 2 s TTL
+        String key = key("keep");
+        try (RemoteLocker holderLocker =
+                        RemoteLockers.builder().uri(uri("")).leaseTime(lease).build();
+                RemoteLocker first =
+                        RemoteLockers.builder().uri(uri("")).leaseTime(lease).build();
+                RemoteLocker second =
+                        RemoteLockers.builder().uri(uri("")).leaseTime(lease).build()) {
+            RemoteLock held = holderLocker.lock(key);
+            CompletableFuture<RemoteLock> firstWaits = first.lockAsync(key, Duration.ofMinutes(1));
+            Deadlines.await(
+                    () -> cellsOf(key).stream()
+                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
+                                    .count()
+                            == 2,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the first waiter did not enqueue: " + cellsOf(key));
+            // Two TTLs of the waiter's queue cell pass; it must stay queued all along.
+            assertThat(Deadlines.holdsFor(
+                            Duration.ofSeconds(4),
+                            () -> !firstWaits.isDone()
+                                    && cellsOf(key).stream()
+                                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
+                                                    .count()
+                                            == 2))
+                    .as("the waiter's queue cell outlived its TTL")
+                    .isTrue();
+            CompletableFuture<RemoteLock> secondWaits = second.lockAsync(key, Duration.ofMinutes(1));
+            Deadlines.await(
+                    () -> cellsOf(key).stream()
+                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
+                                    .count()
+                            == 3,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the first waiter lost its place or the second did not enqueue: " + cellsOf(key));
+            held.close();
+            RemoteLock firstLock = firstWaits.get(30, TimeUnit.SECONDS);
+            assertThat(secondWaits).isNotDone();
+            firstLock.close();
+            secondWaits.get(30, TimeUnit.SECONDS).close();
+        }
+        assertThat(cellsOf(key)).isEmpty();
+    }
+
+    @Test
+    void open_withoutTables_failsNamingCreateSchema() {
+        session.execute("CREATE KEYSPACE IF NOT EXISTS distlock_no_tables WITH replication = "
+                + "{'class': 'SimpleStrategy', 'replication_factor': 1}");
+        String noTables = "cassandra://" + CASSANDRA.contactPointsString() + "/distlock_no_tables?localDatacenter="
+                + CASSANDRA.localDatacenter();
+        try {
+            assertThatThrownBy(() -> RemoteLockers.open(noTables).close())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("createSchema=true")
+                    .hasMessageContaining("CREATE TABLE IF NOT EXISTS distlock_queue");
+        } finally {
+            session.execute("DROP KEYSPACE IF EXISTS distlock_no_tables");
+        }
+    }
+
+    @Test
+    void open_missingKeyspace_failsNamingIt() {
+        String missing = "cassandra://" + CASSANDRA.contactPointsString() + "/no_such_keyspace?localDatacenter="
+                + CASSANDRA.localDatacenter();
+        assertThatThrownBy(() -> RemoteLockers.open(missing).close())
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("no_such_keyspace")
+                .hasMessageContaining("CREATE KEYSPACE");
+    }
+
+    static Clock skewed(Duration offset) {
+        return Clock.offset(Clock.system(ZoneOffset.UTC), offset);
+    }
+}

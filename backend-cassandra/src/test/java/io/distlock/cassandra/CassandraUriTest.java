@@ -1,0 +1,93 @@
+package io.distlock.cassandra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import io.distlock.RemoteLockers;
+import java.net.URI;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** URIs and options, checked before anything connects (no server needed). */
+class CassandraUriTest {
+
+    @Test
+    void parse_hostsPortsAndKeyspace() {
+        CassandraLocation location = CassandraLocation.parse(URI.create("cassandra://a:9142,b,c:9043/locks_1"));
+        assertThat(location.keyspace()).isEqualTo("locks_1");
+        assertThat(location.hosts()).isEqualTo("a:9142,b:9042,c:9043");
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "cassandra:///ks",
+                "cassandra://h:9042",
+                "cassandra://h:9042/",
+                "cassandra://h:0/ks",
+                "cassandra://h:70000/ks",
+                "cassandra://h:x/ks",
+                "cassandra://h,,g/ks",
+                "cassandra://h/bad-keyspace"
+            })
+    void open_malformedUri_failsNamingTheProblem(String uri) {
+        assertThatThrownBy(() -> RemoteLockers.open(uri))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("Invalid Cassandra URI");
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "algorithm=fifo",
+                "consistency=ONE",
+                "pollMin=0ms",
+                "pollMin=1s&pollMax=10ms",
+                "createSchema=yes",
+                "timeService=none",
+                "localDatacenter=",
+                "colour=blue"
+            })
+    void open_badOption_failsBeforeConnecting(String option) {
+        // Port 1 has nothing listening: a connect attempt would fail differently, and only after the timeout.
+        assertThatThrownBy(() -> RemoteLockers.open("cassandra://127.0.0.1:1/ks?connectTimeout=30s&" + option))
+                .isInstanceOf(LockConfigurationException.class);
+    }
+
+    @Test
+    void open_unreachable_failsWithinConnectTimeoutNamingTheHosts() {
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> RemoteLockers.open("cassandra://127.0.0.1:1/ks?connectTimeout=2s"))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("127.0.0.1:1");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void ttl_isWholeSecondsAndNeverShorterThanTheLease() {
+        assertThat(Ttl.seconds(Duration.ofMillis(300))).isEqualTo(2);
+        assertThat(Ttl.seconds(Duration.ofSeconds(1))).isEqualTo(2);
+        assertThat(Ttl.seconds(Duration.ofMillis(1001))).isEqualTo(3);
+        assertThat(Ttl.seconds(Duration.ofSeconds(30))).isEqualTo(31);
+        assertThat((long) Ttl.seconds(Duration.ofDays(100_000))).isEqualTo(Ttl.MAX_TTL_SECONDS);
+    }
+
+    @Test
+    void options_typedBuilder_setsTheNamedOptions() {
+        assertThat(CassandraOptions.create()
+                        .algorithm(CassandraOptions.Algorithm.LEGACY)
+                        .fencing(true)
+                        .pollInterval(Duration.ofMillis(2), Duration.ofMillis(100))
+                        .embeddedTimeService(false)
+                        .toMap())
+                .containsEntry("algorithm", "legacy")
+                .containsEntry("fencing", "true")
+                .containsEntry("pollMin", "2ms")
+                .containsEntry("pollMax", "100ms")
+                .containsEntry("timeService", "external");
+    }
+}
