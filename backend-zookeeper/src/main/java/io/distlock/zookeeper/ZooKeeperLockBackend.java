@@ -205,6 +205,12 @@ final class ZooKeeperLockBackend implements LockBackend {
         }
     }
 
+    /** Requests sent to ZooKeeper: create, getChildren, getData (the predecessor's watch), exists, delete. */
+    @Override
+    public OptionalLong storeRequests() {
+        return OptionalLong.of(calls.requests());
+    }
+
     @Override
     public void close() {
         steps.shutdownNow();
