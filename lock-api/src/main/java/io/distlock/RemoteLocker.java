@@ -12,9 +12,10 @@ import java.util.concurrent.CompletableFuture;
  * meant to be shared: open one per store and process, use it from any number of threads, and close it on shutdown.
  *
  * <h2>Keys</h2>
- * A key names the shared resource. It is any non-blank string of at most {@value #MAX_KEY_BYTES} bytes in UTF-8; each
- * backend encodes it into a valid store name. A {@code null} key throws {@link NullPointerException}; a blank or
- * oversized key throws {@link IllegalArgumentException}.
+ * A key names the shared resource. It is any non-blank, valid Unicode string (no unpaired surrogate) of at most {@value
+ * #MAX_KEY_BYTES} bytes in UTF-8; each backend encodes it into a valid store name, and every backend accepts every such
+ * key. A {@code null} key throws {@link NullPointerException}; a blank, malformed or oversized key throws {@link
+ * IllegalArgumentException}.
  *
  * <h2>Two strategies (seed 000, section 3)</h2>
  * <ul>
@@ -25,18 +26,33 @@ import java.util.concurrent.CompletableFuture;
  * </ul>
  *
  * <h2>Not re-entrant (seed 003)</h2>
- * A thread that asks this locker for a key it already holds through this locker gets an {@link IllegalStateException}
- * at once instead of waiting for itself forever. Other threads sharing the locker wait or fail as usual. Ownership of
- * a lock is not tied to a thread: a lock may be released from any thread.
+ * The rule, for the synchronous calls ({@link #lock(String)}, {@link #lock(String, Duration)}, {@link #tryLock}, {@link
+ * #lockAll}, {@code withLock}, {@code withLocks}): the call fails at once with {@link IllegalStateException} if the
+ * calling thread took one of its keys through a synchronous call of this same locker and that lock is still held
+ * (not released, not lost). It would otherwise wait for itself forever. Nothing else is checked: other threads sharing
+ * the locker, and other lockers, wait or fail as usual; locks taken by {@link #lockAsync}/{@link #tryLockAsync} belong
+ * to no thread, and the asynchronous calls are never checked (two {@code lockAsync} calls for one key from one
+ * event-loop thread both queue; the second is served when the first lock is released). Ownership of a lock is not tied
+ * to a thread: a lock may be released from any thread.
  *
  * <h2>Leases</h2>
  * Every lock is a lease. The locker keeps it alive in the background (renewing every third of the lease time, or
  * through the store's session) until it is released. If the lease cannot be kept, the lock is marked lost: {@link
- * RemoteLock#isHeld()} turns false and the listeners of {@link RemoteLock#onLost} are called once.
+ * RemoteLock#isHeld()} turns false and the listeners of {@link RemoteLock#onLost} are called once. The store decides:
+ * a lock whose entry the store dropped or that was deleted out of band is lost too, and a grant that reaches the caller
+ * after its lease ran out is never handed over ({@code lock} tries again, {@code tryLock} returns empty).
+ *
+ * <h2>Errors</h2>
+ * Argument errors throw {@link NullPointerException} or {@link IllegalArgumentException}; a call on a closed locker
+ * {@link LockerClosedException}. From the store come only {@link LockBackendException} (the client library's exception
+ * as its cause), {@link LockTimeoutException} (not granted within {@code maxWait} because another owner held the lock)
+ * and {@link LockLostException}; a deadline that passes while the store cannot be reached is a {@link
+ * LockBackendException}.
  *
  * <h2>Closing</h2>
- * {@link #close()} releases every lock still held through this locker and disconnects. Any later call throws {@link
- * IllegalStateException}.
+ * {@link #close()} ends every call waiting for a lock with {@link LockerClosedException} (nothing is left in the
+ * store), releases every lock still held through this locker (and, at once, any grant that races with the close), and
+ * disconnects. Any later call throws {@link LockerClosedException}.
  */
 public interface RemoteLocker extends AutoCloseable {
 
@@ -51,8 +67,8 @@ public interface RemoteLocker extends AutoCloseable {
      *
      * @return the held lock; release it with {@link RemoteLock#close()}, best in a try-with-resources block
      * @throws InterruptedException if the thread is interrupted while waiting; nothing is left held in the store
-     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
-     *     locker is closed
+     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker (see "Not
+     *     re-entrant"), or the locker is closed, also while waiting ({@link LockerClosedException})
      * @throws LockBackendException if the store cannot be reached or fails
      */
     RemoteLock lock(String key) throws InterruptedException;
@@ -151,23 +167,31 @@ public interface RemoteLocker extends AutoCloseable {
             throws X, InterruptedException;
 
     /**
-     * Asynchronous {@link #lock(String, Duration)}: returns at once; the wait runs on the locker's threads.
+     * Asynchronous {@link #lock(String, Duration)}: returns at once. Where the backend implements asynchronous
+     * acquisition natively ({@code memory:}, ZooKeeper) no thread is held while waiting, and calls are queued in call
+     * order; otherwise the wait runs on a thread of the locker's pool. Not checked for re-entrancy.
      *
-     * <p>The future completes with the held lock, or exceptionally with {@link LockTimeoutException} or {@link
-     * LockBackendException}. Cancelling the future stops the wait; a lock granted to a cancelled future is released.
-     * Argument errors and a closed locker are thrown directly.
+     * <p>The future completes with the held lock, or exceptionally with {@link LockTimeoutException}, {@link
+     * LockBackendException} or, if the locker is closed meanwhile, {@link LockerClosedException}. Cancelling the
+     * future withdraws the waiter from the store. If the grant won the race, the future is already complete and {@code
+     * cancel} returns false: the caller owns the lock and must release it. Argument errors and a closed locker are
+     * thrown directly.
      */
     CompletableFuture<RemoteLock> lockAsync(String key, Duration maxWait);
 
-    /** Asynchronous {@link #tryLock(String)}: returns at once; the attempt runs on the locker's threads. */
+    /**
+     * Asynchronous {@link #tryLock(String)}: returns at once; the attempt runs on a thread of the locker's pool. Not
+     * checked for re-entrancy. A lock granted to a future cancelled meanwhile is released.
+     */
     CompletableFuture<Optional<RemoteLock>> tryLockAsync(String key);
 
     /** What the backend behind this locker guarantees: fencing tokens, fairness, push wake-up, lease model. */
     Capabilities capabilities();
 
     /**
-     * Releases every lock still held through this locker and disconnects from the store. Idempotent. Blocks for the
-     * releases' round trips.
+     * Ends every waiting call with {@link LockerClosedException}, releases every lock still held through this locker
+     * and disconnects from the store. Idempotent. Blocks for the releases' round trips, and at most a few seconds for
+     * the waiting calls to leave the store.
      */
     @Override
     void close();

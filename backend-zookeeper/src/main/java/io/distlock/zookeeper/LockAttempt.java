@@ -147,6 +147,16 @@ final class LockAttempt {
 
     /** One look at the queue: the lease once we are first; empty to look again. */
     private Optional<Lease> step(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        return look(deadline, null);
+    }
+
+    /**
+     * One look at the queue: the lease once we are first; otherwise a watch on the predecessor, then, for a blocking
+     * wait ({@code onChange} null), sleep until it fires; for an asynchronous one, return empty at once and let the
+     * watch run {@code onChange} (at once if the predecessor is already gone). Empty to look again.
+     */
+    Optional<Lease> look(Deadline deadline, Runnable onChange)
+            throws InterruptedException, TimeoutException, KeeperException {
         if (node == null) {
             enqueue(deadline);
         }
@@ -169,6 +179,12 @@ final class LockAttempt {
             return granted;
         }
         String predecessor = ZKPaths.makePath(lockPath, queue.get(index - 1));
+        if (onChange != null) {
+            if (!calls.watch(predecessor, event -> onChange.run(), deadline)) {
+                onChange.run(); // gone already: look again
+            }
+            return Optional.empty();
+        }
         synchronized (this) {
             woken = false;
         }
@@ -222,7 +238,7 @@ final class LockAttempt {
         return Optional.of(lease);
     }
 
-    private static boolean isConnectionTrouble(KeeperException e) {
+    static boolean isConnectionTrouble(KeeperException e) {
         return switch (e.code()) {
             case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONMOVED, SESSIONEXPIRED -> true;
             default -> false;
@@ -265,7 +281,7 @@ final class LockAttempt {
      * Waits for the answer up to the operation timeout, never interruptibly; if the store cannot be reached, the
      * deletion is handed to the session watch, which does it once the connection is back.
      */
-    private void leave() {
+    void leave() {
         if (protectionId == null) {
             return;
         }
@@ -297,7 +313,7 @@ final class LockAttempt {
         }
     }
 
-    private LockBackendException failure(String operation, KeeperException e) {
+    LockBackendException failure(String operation, KeeperException e) {
         return new LockBackendException(
                 "ZooKeeper at " + sessions.connectString() + " failed during " + operation + "('" + request.key()
                         + "'): " + e.getMessage() + "; nothing is left held",

@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
@@ -40,11 +41,18 @@ final class ZkCalls {
     private final CuratorFramework client;
     private final SessionWatch sessions;
     private final Ticker ticker;
+    /** Requests sent to the server (each try of a repeated call counted; parents created on first use are not). */
+    private final AtomicLong requests = new AtomicLong();
 
     ZkCalls(CuratorFramework client, SessionWatch sessions, Ticker ticker) {
         this.client = client;
         this.sessions = sessions;
         this.ticker = ticker;
+    }
+
+    /** Requests sent to the server so far, for {@link ZooKeeperLockBackend#storeRequests()}. */
+    long requests() {
+        return requests.get();
     }
 
     /** A fresh protection id. Only uniqueness matters (it is no secret), so a fast generator will do. */
@@ -81,6 +89,7 @@ final class ZkCalls {
                     }
                 }
                 Stat stat = new Stat();
+                requests.incrementAndGet();
                 String path = client.create()
                         .storingStatIn(stat)
                         .creatingParentContainersIfNeeded()
@@ -108,12 +117,14 @@ final class ZkCalls {
             return Optional.empty();
         }
         String path = ZKPaths.makePath(lockPath, name.get());
+        requests.incrementAndGet();
         Stat stat = client.checkExists().forPath(path);
         return stat == null ? Optional.empty() : Optional.of(new Created(path, stat, sentNanos));
     }
 
     private List<String> children(String lockPath) throws Exception {
         try {
+            requests.incrementAndGet();
             return client.getChildren().forPath(lockPath);
         } catch (KeeperException.NoNodeException e) {
             return List.of();
@@ -141,6 +152,7 @@ final class ZkCalls {
             throws InterruptedException, TimeoutException, KeeperException {
         return idempotent(deadline, () -> {
             try {
+                requests.incrementAndGet();
                 client.getData().usingWatcher(watcher).forPath(path);
                 return true;
             } catch (KeeperException.NoNodeException e) {
@@ -151,7 +163,10 @@ final class ZkCalls {
 
     /** The node's stat, or null if it does not exist. */
     Stat exists(String path, Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
-        return idempotent(deadline, () -> client.checkExists().forPath(path));
+        return idempotent(deadline, () -> {
+            requests.incrementAndGet();
+            return client.checkExists().forPath(path);
+        });
     }
 
     /**
@@ -161,6 +176,7 @@ final class ZkCalls {
     boolean delete(String path, Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         return idempotent(deadline, () -> {
             try {
+                requests.incrementAndGet();
                 client.delete().forPath(path);
                 return true;
             } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {

@@ -12,6 +12,9 @@ import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
@@ -21,6 +24,8 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Locks as ephemeral sequential nodes under {@code <basePath>/<encoded key>}, in the layout of Curator's {@code
@@ -28,6 +33,7 @@ import org.apache.zookeeper.data.Stat;
  */
 final class ZooKeeperLockBackend implements LockBackend {
 
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
     private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.SESSION);
 
     private final CuratorFramework client;
@@ -36,6 +42,8 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final ZkLocation location;
     private final Ticker ticker;
     private final Duration operationTimeout;
+    /** Runs the short steps of asynchronous acquisitions, in call order. */
+    private final ScheduledThreadPoolExecutor steps;
 
     ZooKeeperLockBackend(
             CuratorFramework client,
@@ -47,6 +55,12 @@ final class ZooKeeperLockBackend implements LockBackend {
         this.location = location;
         this.ticker = ticker;
         this.operationTimeout = operationTimeout;
+        this.steps = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "distlock-zookeeper-async");
+            t.setDaemon(true);
+            return t;
+        });
+        steps.setRemoveOnCancelPolicy(true);
         this.sessions = new SessionWatch(client, location.connectString(), requestedSessionTimeout.toNanos(), ticker);
         this.calls = new ZkCalls(client, sessions, ticker);
         sessions.start();
@@ -90,6 +104,26 @@ final class ZooKeeperLockBackend implements LockBackend {
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
         return attempt(request).await(deadline);
+    }
+
+    /**
+     * Native: the queue node's predecessor watch and the connection's state changes drive the attempt, no thread waits
+     * (see {@link AsyncAcquisition}); {@code blockingExecutor} is not used.
+     */
+    @Override
+    public CompletableFuture<Optional<Lease>> acquireAsync(
+            LockRequest request, Deadline deadline, Executor blockingExecutor) {
+        return new AsyncAcquisition(
+                        attempt(request), sessions, deadline, ticker, operationTimeout, steps, this::releaseQuietly)
+                .start();
+    }
+
+    private void releaseQuietly(Lease lease) {
+        try {
+            release(lease);
+        } catch (RuntimeException e) {
+            log.debug("Could not release an unwanted grant of '{}'; it goes with the session: {}", lease.key(), e);
+        }
     }
 
     private LockAttempt attempt(LockRequest request) {
@@ -171,8 +205,15 @@ final class ZooKeeperLockBackend implements LockBackend {
         }
     }
 
+    /** Requests sent to ZooKeeper: create, getChildren, getData (the predecessor's watch), exists, delete. */
+    @Override
+    public OptionalLong storeRequests() {
+        return OptionalLong.of(calls.requests());
+    }
+
     @Override
     public void close() {
+        steps.shutdownNow();
         sessions.close();
         CloseableUtils.closeQuietly(client);
     }

@@ -163,6 +163,63 @@ class ZooKeeperLockTest {
     }
 
     @Test
+    void lockAsync_manyPendingOnOneKey_holdNoThread_andAreServedInCallOrder() throws Exception {
+        int calls = 200;
+        RemoteLock held = a.lock("async-fifo", WAIT);
+        int threadsBefore = Thread.activeCount();
+        List<Integer> served = Collections.synchronizedList(new ArrayList<>());
+        List<CompletableFuture<Void>> done = new ArrayList<>();
+        for (int i = 0; i < calls; i++) {
+            int call = i;
+            done.add(b.lockAsync("async-fifo", Duration.ofMinutes(5)).thenAccept(lock -> {
+                served.add(call);
+                lock.release();
+            }));
+        }
+        Conditions.await("every call queued", WAIT, () -> nodeCount("async-fifo") == calls + 1);
+        int threadsWhilePending = Thread.activeCount();
+
+        held.release();
+        CompletableFuture.allOf(done.toArray(CompletableFuture[]::new))
+                .get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+
+        assertThat(threadsWhilePending - threadsBefore)
+                .as("threads started for %d pending lockAsync calls", calls)
+                .isLessThan(16);
+        List<Integer> inCallOrder = new ArrayList<>();
+        for (int i = 0; i < calls; i++) {
+            inCallOrder.add(i);
+        }
+        assertThat(served).containsExactlyElementsOf(inCallOrder);
+        assertThat(nodes("async-fifo")).isEmpty();
+    }
+
+    @Test
+    void lockAsync_cancelledWhileWaiting_deletesItsQueueNode() throws Exception {
+        RemoteLock held = a.lock("async-cancel", WAIT);
+        CompletableFuture<RemoteLock> waiting = b.lockAsync("async-cancel", Duration.ofHours(1));
+        Conditions.await("the waiter queued", WAIT, () -> nodeCount("async-cancel") == 2);
+
+        assertThat(waiting.cancel(true)).isTrue();
+
+        Conditions.await("the waiter's node deleted", WAIT, () -> nodeCount("async-cancel") == 1);
+        assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(nodes("async-cancel")).isEmpty();
+    }
+
+    @Test
+    void lockAsync_timedOut_failsWithLockTimeoutException_andLeavesNoNode() throws Exception {
+        RemoteLock held = a.lock("async-timeout", WAIT);
+        CompletableFuture<RemoteLock> waiting = b.lockAsync("async-timeout", Duration.ofMillis(300));
+        assertThatThrownBy(() -> waiting.get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                .cause()
+                .isInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("300ms");
+        Conditions.await("only the holder's node", WAIT, () -> nodeCount("async-timeout") == 1);
+        assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    @Test
     void capabilities_declareFencingFairPushAndSession() {
         assertThat(a.capabilities()).isEqualTo(new Capabilities(true, true, true, LeaseModel.SESSION));
     }

@@ -20,6 +20,22 @@ class ZooKeeperUriTest {
     }
 
     @Test
+    void open_unknownOptionAgainstAnUnreachableStore_failsAtOnce_beforeConnecting() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        String uri = "zk://127.0.0.1:" + closedPort + "/locks?bogus=1&connectTimeout=30s";
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> RemoteLockers.open(uri))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("bogus");
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - start))
+                .as("reported before trying to connect, not after connectTimeout")
+                .isLessThan(java.time.Duration.ofSeconds(10));
+    }
+
+    @Test
     void parse_readsHostsPortsAndBasePath() {
         assertThat(parse("zk://127.0.0.1:2181/locks")).isEqualTo(new ZkLocation("127.0.0.1:2181", "/locks"));
         assertThat(parse("zk://a:1,b:2,c:3/x/y/")).isEqualTo(new ZkLocation("a:1,b:2,c:3", "/x/y"));

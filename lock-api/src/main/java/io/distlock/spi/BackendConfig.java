@@ -176,6 +176,7 @@ public final class BackendConfig {
 
     @Override
     public String toString() {
-        return "BackendConfig[" + uri + ", options=" + options.keySet() + ", leaseTime=" + leaseTime + "]";
+        return "BackendConfig[" + uri + ", options=" + options.keySet() + ", leaseTime=" + DurationText.of(leaseTime)
+                + "]";
     }
 }

@@ -80,7 +80,8 @@ public final class Deadline {
 
     @Override
     public String toString() {
-        return maxWait.map(d -> "Deadline[" + d + ", " + Duration.ofNanos(Math.max(0, remainingNanos())) + " left]")
+        return maxWait.map(d -> "Deadline[" + DurationText.of(d) + ", "
+                        + DurationText.of(Duration.ofNanos(Math.max(0, remainingNanos()))) + " left]")
                 .orElse("Deadline[unbounded]");
     }
 }

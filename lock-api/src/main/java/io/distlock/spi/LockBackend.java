@@ -33,8 +33,12 @@ public interface LockBackend extends AutoCloseable {
      * wait for their turn; they must not retry {@link #tryAcquire} in a loop. Must not return empty before the
      * deadline has passed.
      *
-     * @return the lease, or empty if the deadline passed first (nothing is left in the store)
-     * @throws InterruptedException if the thread is interrupted while waiting (nothing is left in the store)
+     * @return the lease, or empty if the deadline passed first while the store was answering (nothing is left in the
+     *     store)
+     * @throws io.distlock.LockBackendException if the deadline passed while the store could not be reached (the same
+     *     on every backend: the user sees a store failure, not a lock held by someone else)
+     * @throws InterruptedException if the thread is interrupted while waiting (nothing is left in the store); the
+     *     locker also interrupts a waiting thread when it is closed
      */
     Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException;
 
@@ -44,7 +48,9 @@ public interface LockBackend extends AutoCloseable {
      * blocking {@link #acquire} on {@code blockingExecutor}, one thread per pending call.
      *
      * <p>The future completes with the lease, with empty once the deadline has passed (nothing left in the store), or
-     * exceptionally with a {@link io.distlock.LockBackendException}. Cancelling it withdraws the attempt: the backend
+     * exceptionally with a {@link io.distlock.LockBackendException} (also when the deadline passed while the store
+     * could not be reached, as for {@link #acquire}). The locker adopts the lease on its own threads, so completing
+     * the future from a client's I/O or event thread is fine. Cancelling it withdraws the attempt: the backend
      * removes the waiter's entry from the store, and releases a grant that arrives after the cancellation. If the grant
      * won the race, the future is already complete with the lease and {@code cancel} returns false: the caller owns it.
      *

@@ -3,6 +3,7 @@ package io.distlock.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
 import io.distlock.ManualTicker;
 import io.distlock.ReleaseResult;
@@ -80,6 +81,20 @@ class LossAndRenewalTest {
             assertThat(locker.tryLock("k")).isEmpty();
             hooked.afterGrant = lease -> {};
             assertThat(locker.tryLock("k")).as("the lost grant was freed").isPresent();
+        }
+    }
+
+    @Test
+    void tryLock_whenTheClientLibraryThrowsItsOwnIllegalStateException_throwsLockBackendException(TestInfo test) {
+        HookedProvider hooked = new HookedProvider();
+        IllegalStateException clientsOwn = new IllegalStateException("client is closed"); // as Curator's does
+        hooked.afterGrant = lease -> {
+            throw clientsOwn;
+        };
+        try (RemoteLocker locker = manual(test, hooked)) {
+            assertThatThrownBy(() -> locker.tryLock("k"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasCause(clientsOwn);
         }
     }
 

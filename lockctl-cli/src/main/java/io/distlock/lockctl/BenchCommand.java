@@ -131,6 +131,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--no-charts", description = "Write the JSON and the text summary only.")
     boolean noCharts;
 
+    @Option(
+            names = "--replot",
+            paramLabel = "DIR",
+            description = "Measure nothing: redraw the charts and index.html of DIR/bench.json, print its summary.")
+    Path replot;
+
     /** The two kinds of run. */
     enum Mode {
         contended,
@@ -139,6 +145,16 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (replot != null) {
+            BenchReport report =
+                    new ObjectMapper().readValue(replot.resolve("bench.json").toFile(), BenchReport.class);
+            Reports.write(report, replot);
+            spec.commandLine().getOut().print(Reports.text(report));
+            spec.commandLine()
+                    .getOut()
+                    .println("Report: " + replot.resolve("index.html").toAbsolutePath());
+            return ExitCodes.OK;
+        }
         validate();
         PrintWriter console = spec.commandLine().getOut();
         Path dir = out != null

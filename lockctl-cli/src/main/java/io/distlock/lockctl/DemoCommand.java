@@ -30,14 +30,23 @@ import picocli.CommandLine.Spec;
         description = {
             "Seed 000's ATM story: ATMs withdraw from one account at once, with or without a lock.",
             "Under the lock the balance never goes below zero; with --no-lock the race shows."
+        },
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  lockctl demo                                  # on an embedded ZooKeeper",
+            "  lockctl demo --no-lock                        # the race the lock prevents",
+            "  lockctl demo --store redis://127.0.0.1:6379 --atms 5 --withdrawals 10"
         })
 final class DemoCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--uri", defaultValue = "memory:", description = "Lock store URI (default: ${DEFAULT-VALUE}).")
-    String uri;
+    @Option(
+            names = {"--store", "--uri"},
+            paramLabel = "URI",
+            description = "Lock store URI (default: an embedded ZooKeeper).")
+    String store;
 
     @Option(names = "--atms", defaultValue = "2", description = "ATMs withdrawing at once (default: ${DEFAULT-VALUE}).")
     int atms;
@@ -76,6 +85,12 @@ final class DemoCommand implements Callable<Integer> {
                     spec.commandLine(), "--atms, --withdrawals and --amount must be positive, --balance not negative");
         }
         PrintWriter out = spec.commandLine().getOut();
+        try (DefaultStore defaults = DefaultStore.unless(store, "demo")) {
+            return demo(out, defaults.uri(store));
+        }
+    }
+
+    private int demo(PrintWriter out, String uri) throws Exception {
         balance = openingBalance;
         out.printf(
                 "Account opens with %d; %d ATMs try %d withdrawals of %d each, %s.%n",

@@ -28,6 +28,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link Mode#BLACKHOLE}: connections are accepted and kept, but nothing is forwarded in either direction, like a
  *       network partition that drops packets: clients time out. Bytes sent meanwhile are held (as TCP would
  *       retransmit them) and delivered on {@link #heal()}; connections accepted meanwhile reach the server then.
+ *   <li>{@link Mode#HOLD_REPLIES}: requests reach the server, its replies are held (delivered on {@link #heal()},
+ *       discarded by {@link #drop()}): to lose the reply of a request the server has applied, set this mode, send,
+ *       wait until the effect is visible to another client, then {@link #drop()}.
  * </ul>
  *
  * <p>Blocking sockets, two daemon threads per connection; meant for tests, not for throughput. Thread-safe. Stop it
@@ -46,7 +49,9 @@ public final class TcpProxy implements AutoCloseable {
         /** Close open connections; accept and close new ones. */
         DROP,
         /** Accept and hold connections, forward nothing; clients time out. */
-        BLACKHOLE
+        BLACKHOLE,
+        /** Forward client to server; hold server to client (the replies). */
+        HOLD_REPLIES
     }
 
     private final String name;
@@ -215,15 +220,16 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
-     * Blocks while the mode is {@link Mode#BLACKHOLE}. Returns whether traffic may go on ({@code false} once the mode
-     * is {@link Mode#DROP} or the proxy is closed).
+     * Blocks while traffic in this direction is held ({@link Mode#BLACKHOLE}, or {@link Mode#HOLD_REPLIES} for
+     * replies). Returns whether traffic may go on ({@code false} once the mode is {@link Mode#DROP} or the proxy is
+     * closed).
      */
-    private boolean awaitPassable() throws InterruptedException {
+    private boolean awaitPassable(boolean toServer) throws InterruptedException {
         synchronized (gate) {
-            while (mode == Mode.BLACKHOLE && !closed) {
+            while ((mode == Mode.BLACKHOLE || (mode == Mode.HOLD_REPLIES && !toServer)) && !closed) {
                 gate.wait();
             }
-            return mode == Mode.PASS && !closed;
+            return (mode == Mode.PASS || mode == Mode.HOLD_REPLIES) && !closed;
         }
     }
 
@@ -264,7 +270,7 @@ public final class TcpProxy implements AutoCloseable {
 
         void open() {
             try {
-                if (!awaitPassable()) {
+                if (!awaitPassable(true)) {
                     close();
                     return;
                 }
@@ -277,9 +283,9 @@ public final class TcpProxy implements AutoCloseable {
                     close();
                     return;
                 }
-                daemon(() -> pump(client, up), "distlock-proxy-" + name + "-" + id + "-up")
+                daemon(() -> pump(client, up, true), "distlock-proxy-" + name + "-" + id + "-up")
                         .start();
-                daemon(() -> pump(up, client), "distlock-proxy-" + name + "-" + id + "-down")
+                daemon(() -> pump(up, client, false), "distlock-proxy-" + name + "-" + id + "-down")
                         .start();
             } catch (IOException e) {
                 LOG.debug("Proxy {} cannot reach {}: {}", name, target, e.toString());
@@ -290,7 +296,7 @@ public final class TcpProxy implements AutoCloseable {
             }
         }
 
-        private void pump(Socket from, Socket to) {
+        private void pump(Socket from, Socket to, boolean toServer) {
             byte[] buffer = new byte[BUFFER_SIZE];
             try {
                 InputStream in = from.getInputStream();
@@ -300,7 +306,7 @@ public final class TcpProxy implements AutoCloseable {
                     if (n < 0) {
                         break;
                     }
-                    if (!awaitPassable()) {
+                    if (!awaitPassable(toServer)) {
                         close();
                         return;
                     }

@@ -12,6 +12,7 @@ import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /** The human side of a {@link BenchReport}: the text summary, the PNG charts and the HTML page. */
@@ -160,6 +161,9 @@ public final class Reports {
                 .yAxisTitle("ms since the start")
                 .build();
         chart.getStyler().setLegendVisible(true);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setXAxisDecimalPattern("0");
+        chart.getStyler().setYAxisDecimalPattern("0");
         for (int p = 0; p < run.grantMs().size(); p++) {
             double[] y = run.grantMs().get(p);
             double[] x = new double[y.length];
@@ -183,6 +187,8 @@ public final class Reports {
                 .yAxisTitle("fraction of acquisitions")
                 .build();
         chart.getStyler().setXAxisLogarithmic(true);
+        chart.getStyler().setYAxisDecimalPattern("0.00");
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideSE);
         for (RunData run : runs) {
             double[] waits =
                     run.waitMs().stream().flatMapToDouble(Arrays::stream).toArray();
@@ -229,11 +235,76 @@ public final class Reports {
         h.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>lockctl bench</title>\n")
                 .append("<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}")
                 .append("td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}")
-                .append("td:nth-child(2),th:nth-child(2){text-align:left}img{max-width:100%}</style>")
+                .append("td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>")
                 .append("</head><body>\n<h1>lockctl bench</h1>\n");
         h.append("<p>").append(escape(report.environment())).append("</p>\n");
         h.append("<p>Reproduce: <code>").append(escape(report.command())).append("</code></p>\n");
-        h.append("<pre>").append(escape(text(report))).append("</pre>\n");
+        if (!report.comparisons().isEmpty()) {
+            h.append("<h2>Contended</h2>\n<p>Median over rounds; ratios are medians of paired ratios against ")
+                    .append(escape(report.stores().get(0)))
+                    .append(" (rate x &gt; 1: more acquisitions per second).</p>\n");
+            table(
+                    h,
+                    List.of(
+                            "P",
+                            "store",
+                            "acq/s",
+                            "rate x",
+                            "pairs",
+                            "mean wait ms",
+                            "p99 ms",
+                            "max ms",
+                            "hand-offs/s",
+                            "hand-off ms",
+                            "Jain",
+                            "requests/acq",
+                            "CPU ms/acq"),
+                    report.comparisons().stream()
+                            .map(c -> List.of(
+                                    Integer.toString(c.processes()),
+                                    c.store(),
+                                    fmt("%.1f", c.acquisitionsPerSecond()),
+                                    fmt("%.2f", c.rateRatio()),
+                                    fmt("%.2f-%.2f", c.rateRatioMin(), c.rateRatioMax()),
+                                    fmt("%.2f", c.meanWaitMs()),
+                                    fmt("%.2f", c.p99WaitMs()),
+                                    fmt("%.2f", c.maxWaitMs()),
+                                    fmt("%.1f", c.handOffsPerSecond()),
+                                    fmt("%.2f", c.meanHandOffMs()),
+                                    fmt("%.4f", c.jain()),
+                                    c.storeRequestsPerAcquisition() == null
+                                            ? "-"
+                                            : fmt("%.2f", c.storeRequestsPerAcquisition()),
+                                    fmt("%.3f", c.cpuMsPerAcquisition())))
+                            .toList());
+        }
+        if (!report.uncontended().isEmpty()) {
+            h.append("<h2>Uncontended acquire + release</h2>\n");
+            table(
+                    h,
+                    List.of("store", "mean ms", "p50 ms", "p99 ms", "max ms", "ratio", "requests/acq"),
+                    report.uncontended().stream()
+                            .map(u -> List.of(
+                                    u.store(),
+                                    fmt("%.3f", u.meanMs()),
+                                    fmt("%.3f", u.p50Ms()),
+                                    fmt("%.3f", u.p99Ms()),
+                                    fmt("%.3f", u.maxMs()),
+                                    fmt("%.2f", u.ratio()),
+                                    u.storeRequestsPerAcquisition() == null
+                                            ? "-"
+                                            : fmt("%.2f", u.storeRequestsPerAcquisition())))
+                            .toList());
+        }
+        if (!report.heapPerHeldLockBytes().isEmpty()) {
+            h.append("<h2>Client heap per held lock</h2>\n");
+            table(
+                    h,
+                    List.of("store", "locks held", "bytes per lock"),
+                    report.heapPerHeldLockBytes().stream()
+                            .map(x -> List.of(x.store(), Integer.toString(x.held()), fmt("%.0f", x.bytesPerLock())))
+                            .toList());
+        }
         for (Path chart : charts) {
             String name = chart.getFileName().toString();
             h.append("<p><img src=\"")
@@ -244,6 +315,22 @@ public final class Reports {
         }
         h.append("<p>Raw data: <a href=\"bench.json\">bench.json</a></p>\n</body></html>\n");
         return h.toString();
+    }
+
+    private static void table(StringBuilder h, List<String> header, List<List<String>> rows) {
+        h.append("<table>\n<tr>");
+        header.forEach(c -> h.append("<th>").append(escape(c)).append("</th>"));
+        h.append("</tr>\n");
+        for (List<String> row : rows) {
+            h.append("<tr>");
+            row.forEach(c -> h.append("<td>").append(escape(c)).append("</td>"));
+            h.append("</tr>\n");
+        }
+        h.append("</table>\n");
+    }
+
+    private static String fmt(String format, Object... args) {
+        return String.format(Locale.ROOT, format, args);
     }
 
     private static String escape(String s) {

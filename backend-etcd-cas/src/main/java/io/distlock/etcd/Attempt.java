@@ -1,0 +1,230 @@
+package io.distlock.etcd;
+
+import io.distlock.LockBackendException;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition of one key, driven by etcd's answers and watch events: no thread waits while it waits (the blocking
+ * {@code acquire} is this future awaited). It ends exactly once, by a grant, by giving up at the deadline, by a
+ * failure, or by cancellation; every end but the grant deletes the attempt's key before (or, for a cancellation,
+ * right after) the future completes. A grant that loses the race against a cancellation is released.
+ */
+abstract class Attempt {
+
+    private static final Logger log = LoggerFactory.getLogger(Attempt.class);
+
+    final EtcdLockBackend backend;
+    final EtcdCalls calls;
+    final LockRequest request;
+    final Deadline deadline;
+    final boolean tryOnce;
+    final CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
+    /** Completes once nothing of this attempt is left in the store (or its removal is handed to the session). */
+    final CompletableFuture<Void> cleaned = new CompletableFuture<>();
+
+    private boolean finished; // guarded by this
+    private Watch.Watcher watcher; // guarded by this
+
+    Attempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
+        this.backend = backend;
+        this.calls = backend.calls();
+        this.request = request;
+        this.deadline = deadline;
+        this.tryOnce = tryOnce;
+    }
+
+    /** Starts the attempt; the future completes as described in {@link io.distlock.spi.LockBackend#acquireAsync}. */
+    final CompletableFuture<Optional<Lease>> start() {
+        result.whenComplete((lease, failure) -> {
+            if (result.isCancelled() && finish()) {
+                stopWatching();
+                cleanUp().whenComplete((v, e) -> cleaned.complete(null));
+            }
+        });
+        if (!tryOnce && deadline.isBounded()) {
+            scheduleDeadline();
+        }
+        try {
+            begin();
+        } catch (RuntimeException e) {
+            fail(e);
+        }
+        return result;
+    }
+
+    /** Sends the first request. */
+    abstract void begin();
+
+    /** Deletes whatever this attempt may have put; completes when done or handed over. */
+    abstract CompletableFuture<Void> cleanUp();
+
+    /** The deadline of one request: the operation timeout, and never past the attempt's deadline. */
+    final Deadline requestDeadline() {
+        Deadline op = Deadline.after(backend.operationTimeout(), calls.ticker());
+        return deadline.remainingNanos() < op.remainingNanos() ? deadline : op;
+    }
+
+    final synchronized boolean isFinished() {
+        return finished;
+    }
+
+    /** Claims the end of the attempt; true for the one caller that may end it. */
+    private synchronized boolean finish() {
+        if (finished) {
+            return false;
+        }
+        finished = true;
+        return true;
+    }
+
+    /** Ends the attempt with a grant; a grant that arrives after the end is left to the clean-up. */
+    final void grant(EtcdLease lease) {
+        if (!finish()) {
+            return;
+        }
+        stopWatching();
+        cleaned.complete(null);
+        if (!lease.session().adopt(lease)) {
+            lease.lose(calls.ticker().read(), "the etcd session was lost while the lock was being granted");
+        }
+        if (!result.complete(Optional.of(lease))) {
+            backend.releaseQuietly(lease); // cancelled meanwhile: the grant is nobody's
+        }
+    }
+
+    /** Ends the attempt without the lock (deadline passed, or tryLock found it held). */
+    final void giveUp() {
+        if (!finish()) {
+            return;
+        }
+        stopWatching();
+        cleanUp().whenComplete((v, e) -> {
+            cleaned.complete(null);
+            result.complete(Optional.empty());
+        });
+    }
+
+    /** Ends the attempt with a failure, after cleaning up. */
+    final void fail(Throwable failure) {
+        if (!finish()) {
+            return;
+        }
+        stopWatching();
+        Throwable cause = EtcdCalls.unwrap(failure);
+        RuntimeException error = cause instanceof LockBackendException e
+                ? e
+                : new LockBackendException(
+                        "etcd at " + calls.endpoints() + " failed while taking lock '" + request.key() + "': " + cause,
+                        cause);
+        cleanUp().whenComplete((v, e) -> {
+            cleaned.complete(null);
+            result.completeExceptionally(error);
+        });
+    }
+
+    /** Whether a failure may be retried within the deadline by starting over (our key vanished, lease not found). */
+    final boolean canStartOver() {
+        return !tryOnce && !deadline.hasPassed() && !isFinished();
+    }
+
+    /**
+     * Watches {@code key} from {@code fromRevision} on and calls {@code onDeleted} once, on its deletion or on a watch
+     * error (the caller reads the state again either way).
+     */
+    final void watchForDeletion(String key, long fromRevision, Runnable onDeleted) {
+        AtomicBoolean fired = new AtomicBoolean();
+        Runnable once = () -> {
+            if (fired.compareAndSet(false, true)) {
+                stopWatching();
+                if (!isFinished()) {
+                    onDeleted.run();
+                }
+            }
+        };
+        Watch.Watcher w = calls.watchDeletes(
+                key,
+                fromRevision,
+                (WatchResponse response) -> {
+                    for (WatchEvent event : response.getEvents()) {
+                        if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                            once.run();
+                            return;
+                        }
+                    }
+                },
+                error -> {
+                    log.debug("Watch of {} for lock '{}' ended: {}", key, request.key(), error.toString());
+                    once.run();
+                });
+        boolean close;
+        synchronized (this) {
+            close = finished || fired.get();
+            if (!close) {
+                watcher = w;
+            }
+        }
+        if (close) {
+            w.close();
+        }
+    }
+
+    private void stopWatching() {
+        Watch.Watcher w;
+        synchronized (this) {
+            w = watcher;
+            watcher = null;
+        }
+        if (w != null) {
+            try {
+                w.close();
+            } catch (RuntimeException e) {
+                log.debug("Closing a watch failed: {}", e.toString());
+            }
+        }
+    }
+
+    private void scheduleDeadline() {
+        long left = deadline.remainingNanos();
+        if (left <= 0) {
+            calls.timer().execute(this::giveUp);
+            return;
+        }
+        calls.timer()
+                .schedule(
+                        () -> {
+                            if (isFinished()) {
+                                return;
+                            }
+                            if (deadline.hasPassed()) {
+                                giveUp();
+                            } else {
+                                scheduleDeadline();
+                            }
+                        },
+                        left,
+                        TimeUnit.NANOSECONDS);
+    }
+
+    /** Runs {@code step} unless the attempt has ended; a failure of the step fails the attempt. */
+    final void guarded(Runnable step) {
+        if (isFinished()) {
+            return;
+        }
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            fail(e);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.distlock.etcd;
+
+import static io.distlock.etcd.EtcdCalls.bytes;
+import static io.distlock.etcd.EtcdCalls.text;
+
+import io.distlock.spi.Deadline;
+import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link EtcdLockMode#CAS}: seed 001's {@code CAS_versioned} with version 0 meaning "must not exist", as one etcd
+ * transaction on the lock's single key {@code <prefix>/<name>}:
+ *
+ * <pre>
+ * If(createRevision(key) == 0) Then put(key, ownerId, lease) Else get(key)
+ * </pre>
+ *
+ * <p>The {@code Else} branch is what makes the retry after a lost reply safe <em>and</em> correct: the seed says a
+ * versioned CAS may be sent again until a real answer comes, and indeed the repeat cannot overwrite anybody; but a
+ * repeat of a put that was applied fails its compare, and without reading the key back the caller would take its own
+ * lock for somebody else's and leave it behind. Reading the key in the same transaction and finding our owner id in
+ * it tells us the first put was ours. A waiter watches the key from the revision it read and tries again on its
+ * deletion (every waiter is woken; not fair).
+ */
+final class CasAttempt extends Attempt {
+
+    private static final Logger log = LoggerFactory.getLogger(CasAttempt.class);
+
+    private final String key;
+    private volatile EtcdSession session;
+    /** Whether a put of ours may have been applied (sent, and not answered "held by another"). */
+    private volatile boolean mayHoldKey;
+
+    CasAttempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
+        super(backend, request, deadline, tryOnce);
+        this.key = backend.casKey(request.key());
+    }
+
+    @Override
+    void begin() {
+        EtcdSession s = session;
+        if (s != null && s.isUsable()) {
+            guarded(this::compareAndSet);
+            return;
+        }
+        backend.sessions().any(requestDeadline()).whenComplete((found, e) -> {
+            if (e != null) {
+                fail(e);
+                return;
+            }
+            session = found;
+            guarded(this::compareAndSet);
+        });
+    }
+
+    private void compareAndSet() {
+        EtcdSession s = session;
+        mayHoldKey = true;
+        calls.txn(
+                        "compare-and-set of lock '" + request.key() + "'",
+                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                .Then(Op.put(
+                                        bytes(key),
+                                        bytes(request.ownerId()),
+                                        PutOption.builder().withLeaseId(s.id()).build()))
+                                .Else(Op.get(bytes(key), GetOption.DEFAULT)),
+                        requestDeadline())
+                .whenComplete((response, failure) -> {
+                    if (failure != null) {
+                        Throwable cause = EtcdCalls.unwrap(failure);
+                        if (EtcdCalls.isNotFound(cause) && canStartOver()) {
+                            s.lose("etcd no longer knows its lease " + s.hexId());
+                            begin();
+                            return;
+                        }
+                        fail(cause);
+                        return;
+                    }
+                    guarded(() -> answered(response));
+                });
+    }
+
+    private void answered(TxnResponse response) {
+        if (response.isSucceeded()) {
+            grant(lease(response.getHeader().getRevision()));
+            return;
+        }
+        List<KeyValue> current = response.getGetResponses().get(0).getKvs();
+        if (!current.isEmpty() && text(current.get(0).getValue()).equals(request.ownerId())) {
+            grant(lease(current.get(0).getCreateRevision())); // our own put, whose reply was lost
+            return;
+        }
+        mayHoldKey = false;
+        if (tryOnce) {
+            giveUp();
+            return;
+        }
+        if (current.isEmpty()) {
+            begin(); // deleted between compare and read cannot happen in one txn; be safe and look again
+            return;
+        }
+        watchForDeletion(key, response.getHeader().getRevision() + 1, () -> guarded(this::begin));
+    }
+
+    private EtcdLease lease(long createRevision) {
+        return new EtcdLease(
+                request.key(), request.ownerId(), key, null, createRevision, session, request.lossListener());
+    }
+
+    @Override
+    CompletableFuture<Void> cleanUp() {
+        EtcdSession s = session;
+        if (!mayHoldKey || s == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Deadline cleanup = Deadline.after(backend.operationTimeout(), calls.ticker());
+        return calls.txn(
+                        "deleting the key of an abandoned attempt on lock '" + request.key() + "'",
+                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId()))))
+                                .Then(Op.delete(bytes(key), DeleteOption.DEFAULT)),
+                        cleanup)
+                .handle((response, failure) -> {
+                    if (failure != null) {
+                        log.warn(
+                                "Could not delete the key {} of an abandoned attempt on '{}' now ({}); retrying in the"
+                                        + " background",
+                                key,
+                                request.key(),
+                                failure.toString());
+                        s.deleteLater(key, request.ownerId(), null);
+                    }
+                    return null;
+                });
+    }
+}

@@ -1,0 +1,214 @@
+package io.distlock.etcd;
+
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.spi.Deadline;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Txn;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchResponse;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every request the backend sends to etcd goes through here: counted (one per round trip, for {@code
+ * storeRequests()}), bounded by a deadline, and repeated after a failure that may have lost the reply
+ * ({@code UNAVAILABLE}: connection lost, leader changed, no leader). Seed 001: a versioned compare-and-set can be
+ * sent again until a real answer comes; the callers make each repeated request recognise its own earlier effect (the
+ * owner id in the value, our own key's create revision in the compare).
+ */
+final class EtcdCalls {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdCalls.class);
+    private static final long RETRY_PAUSE_MILLIS = 50;
+
+    private final Client client;
+    private final String endpoints;
+    private final Ticker ticker;
+    private final ScheduledExecutorService timer;
+    private final LongAdder requests = new LongAdder();
+
+    EtcdCalls(Client client, String endpoints, Ticker ticker, ScheduledExecutorService timer) {
+        this.client = client;
+        this.endpoints = endpoints;
+        this.ticker = ticker;
+        this.timer = timer;
+    }
+
+    static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    static String text(ByteSequence b) {
+        return b.toString(StandardCharsets.UTF_8);
+    }
+
+    Ticker ticker() {
+        return ticker;
+    }
+
+    ScheduledExecutorService timer() {
+        return timer;
+    }
+
+    String endpoints() {
+        return endpoints;
+    }
+
+    long requests() {
+        return requests.sum();
+    }
+
+    /** A transaction, repeated after a lost reply until {@code deadline}. */
+    CompletableFuture<TxnResponse> txn(String what, UnaryOperator<Txn> body, Deadline deadline) {
+        return retrying(what, () -> body.apply(client.getKVClient().txn()).commit(), deadline);
+    }
+
+    /** Grants a lease of {@code ttlSeconds}. */
+    CompletableFuture<LeaseGrantResponse> grant(long ttlSeconds, Deadline deadline) {
+        return retrying("granting a lease", () -> client.getLeaseClient().grant(ttlSeconds), deadline);
+    }
+
+    /** One keep-alive of a lease; not repeated (the next period sends another). */
+    CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId, Deadline deadline) {
+        requests.increment();
+        return bounded(client.getLeaseClient().keepAliveOnce(leaseId), deadline);
+    }
+
+    /** Revokes a lease (its keys go with it). */
+    CompletableFuture<?> revoke(long leaseId, Deadline deadline) {
+        return retrying(
+                "revoking lease " + Long.toHexString(leaseId),
+                () -> client.getLeaseClient().revoke(leaseId),
+                deadline);
+    }
+
+    /**
+     * Watches {@code key} for deletions from {@code fromRevision} on. jetcd re-creates the watch after a connection
+     * loss, resuming after the last revision it delivered, so no deletion is missed.
+     */
+    Watch.Watcher watchDeletes(
+            String key, long fromRevision, Consumer<WatchResponse> onEvents, Consumer<Throwable> onError) {
+        requests.increment();
+        WatchOption option =
+                WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
+        return client.getWatchClient().watch(bytes(key), option, Watch.listener(onEvents, onError));
+    }
+
+    private <T> CompletableFuture<T> retrying(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        attempt(what, call, deadline, result, 1);
+        return result;
+    }
+
+    private <T> void attempt(
+            String what, Supplier<CompletableFuture<T>> call, Deadline deadline, CompletableFuture<T> result, int n) {
+        if (result.isDone()) {
+            return;
+        }
+        requests.increment();
+        CompletableFuture<T> sent;
+        try {
+            sent = bounded(call.get(), deadline);
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        sent.whenComplete((value, failure) -> {
+            if (failure == null) {
+                result.complete(value);
+                return;
+            }
+            Throwable cause = unwrap(failure);
+            if (mayHaveLostReply(cause)
+                    && deadline.remainingNanos() > TimeUnit.MILLISECONDS.toNanos(RETRY_PAUSE_MILLIS)) {
+                log.debug("{} failed (attempt {}), sending it again: {}", what, n, cause.toString());
+                timer.schedule(
+                        () -> attempt(what, call, deadline, result, n + 1), RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+                return;
+            }
+            result.completeExceptionally(failure(what, cause, deadline));
+        });
+    }
+
+    private <T> CompletableFuture<T> bounded(CompletableFuture<T> future, Deadline deadline) {
+        long left = deadline.remainingNanos();
+        return left == Long.MAX_VALUE ? future : future.orTimeout(Math.max(1, left), TimeUnit.NANOSECONDS);
+    }
+
+    /** Whether the failure says nothing about whether the request was applied, so sending it again is the way on. */
+    static boolean mayHaveLostReply(Throwable e) {
+        Status.Code code = statusCode(e);
+        return code == Status.Code.UNAVAILABLE || code == Status.Code.UNKNOWN && isConnectionClosed(e);
+    }
+
+    /** Whether the failure says that the lease (or key) asked about does not exist. */
+    static boolean isNotFound(Throwable e) {
+        Status.Code code = statusCode(e);
+        return code == Status.Code.NOT_FOUND
+                || (e.getMessage() != null && e.getMessage().contains("lease not found"));
+    }
+
+    private static boolean isConnectionClosed(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.io.IOException || t instanceof java.nio.channels.ClosedChannelException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Status.Code statusCode(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof StatusRuntimeException s) {
+                return s.getStatus().getCode();
+            }
+            if (t instanceof StatusException s) {
+                return s.getStatus().getCode();
+            }
+            if (t instanceof EtcdException etcd) {
+                return Status.Code.valueOf(etcd.getErrorCode().name());
+            }
+        }
+        return null;
+    }
+
+    static Throwable unwrap(Throwable e) {
+        Throwable t = e;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private LockBackendException failure(String what, Throwable cause, Deadline deadline) {
+        if (cause instanceof LockBackendException e) {
+            return e;
+        }
+        if (cause instanceof TimeoutException) {
+            return new LockBackendException("No answer from etcd at " + endpoints + " within "
+                    + deadline.maxWait().map(Object::toString).orElse("the deadline") + " " + what
+                    + " (option operationTimeout)");
+        }
+        return new LockBackendException("etcd at " + endpoints + " failed " + what + ": " + cause, cause);
+    }
+}

@@ -1,0 +1,100 @@
+package io.distlock.etcd;
+
+import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLossListener;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One granted lock: the etcd key that holds it, that key's create revision (the fencing token, and what release and
+ * renewal compare against, so a stale handle can never touch a newer holder's key), and the session whose lease keeps
+ * it alive.
+ */
+final class EtcdLease implements Lease {
+
+    private final String key;
+    private final String ownerId;
+    private final String etcdKey;
+    private final String claimedName;
+    private final long createRevision;
+    private final EtcdSession session;
+    private final LeaseLossListener lossListener;
+    private final AtomicBoolean lost = new AtomicBoolean();
+    private volatile long lostAtNanos;
+
+    EtcdLease(
+            String key,
+            String ownerId,
+            String etcdKey,
+            String claimedName,
+            long createRevision,
+            EtcdSession session,
+            LeaseLossListener lossListener) {
+        this.key = key;
+        this.ownerId = ownerId;
+        this.etcdKey = etcdKey;
+        this.claimedName = claimedName;
+        this.createRevision = createRevision;
+        this.session = session;
+        this.lossListener = lossListener;
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+
+    @Override
+    public String ownerId() {
+        return ownerId;
+    }
+
+    /** The create revision of the owner key: etcd's revision counter, so strictly increasing across the cluster. */
+    @Override
+    public OptionalLong fencingToken() {
+        return OptionalLong.of(createRevision);
+    }
+
+    /** The session's validity (see {@link EtcdSession}); frozen at the moment of loss once lost. */
+    @Override
+    public long validUntilNanos() {
+        return lost.get() ? lostAtNanos : session.validUntilNanos();
+    }
+
+    String etcdKey() {
+        return etcdKey;
+    }
+
+    /** The name this lease's session claimed (fair mode), or null. */
+    String claimedName() {
+        return claimedName;
+    }
+
+    long createRevision() {
+        return createRevision;
+    }
+
+    EtcdSession session() {
+        return session;
+    }
+
+    boolean isLost() {
+        return lost.get() || session.isLost();
+    }
+
+    /** Marks the lease lost and tells the locker, once. */
+    void lose(long nowNanos, String reason) {
+        if (lost.get()) {
+            return;
+        }
+        lostAtNanos = Math.min(nowNanos, session.validUntilNanos());
+        if (lost.compareAndSet(false, true)) {
+            lossListener.leaseLost(reason);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdLease[" + key + " at " + etcdKey + ", token=" + createRevision + ", " + session + "]";
+    }
+}

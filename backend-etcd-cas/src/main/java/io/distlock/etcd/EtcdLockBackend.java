@@ -1,0 +1,301 @@
+package io.distlock.etcd;
+
+import static io.distlock.etcd.EtcdCalls.bytes;
+
+import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
+import io.distlock.LockBackendException;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks on etcd in one of two layouts ({@link EtcdLockMode}), every lock key attached to the lease of one of the
+ * backend's sessions ({@link Sessions}). Release and renewal compare the lock key's create revision, so a stale or
+ * repeated call never touches a newer holder's key. One jetcd client per backend.
+ */
+final class EtcdLockBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
+
+    private final Client client;
+    private final EtcdLocation location;
+    private final EtcdLockMode mode;
+    private final Duration operationTimeout;
+    private final ScheduledExecutorService timer;
+    private final EtcdCalls calls;
+    private final Sessions sessions;
+    private final Capabilities capabilities;
+
+    EtcdLockBackend(
+            Client client,
+            EtcdLocation location,
+            EtcdLockMode mode,
+            Duration operationTimeout,
+            EtcdCalls calls,
+            Sessions sessions,
+            ScheduledExecutorService timer) {
+        this.client = client;
+        this.location = location;
+        this.mode = mode;
+        this.operationTimeout = operationTimeout;
+        this.calls = calls;
+        this.sessions = sessions;
+        this.timer = timer;
+        this.capabilities = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION);
+    }
+
+    EtcdCalls calls() {
+        return calls;
+    }
+
+    Sessions sessions() {
+        return sessions;
+    }
+
+    Duration operationTimeout() {
+        return operationTimeout;
+    }
+
+    EtcdLockMode mode() {
+        return mode;
+    }
+
+    /** Fair mode: the directory of a lock's queue keys, {@code <prefix>/<name>/}, as {@code concurrency.Mutex} has it. */
+    String lockDir(String key) {
+        return location.prefix() + "/" + KeyCodec.encode(key) + "/";
+    }
+
+    /** CAS mode: the lock's one key, {@code <prefix>/<name>}. */
+    String casKey(String key) {
+        return location.prefix() + "/" + KeyCodec.encode(key);
+    }
+
+    /** The key prefix of every lock of this backend, with the trailing slash. */
+    String prefix() {
+        return location.prefix() + "/";
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    private Attempt attempt(LockRequest request, Deadline deadline, boolean tryOnce) {
+        return mode == EtcdLockMode.FAIR
+                ? new FairAttempt(this, request, deadline, tryOnce)
+                : new CasAttempt(this, request, deadline, tryOnce);
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(LockRequest request) {
+        Attempt attempt = attempt(request, Deadline.after(operationTimeout, calls.ticker()), true);
+        try {
+            return await(attempt, "tryLock");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("Interrupted during tryLock('" + request.key() + "')", e);
+        }
+    }
+
+    @Override
+    public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
+        return await(attempt(request, deadline, false), "lock");
+    }
+
+    /** The native asynchronous acquisition: no thread waits; {@code blockingExecutor} is not used. */
+    @Override
+    public CompletableFuture<Optional<Lease>> acquireAsync(
+            LockRequest request, Deadline deadline, Executor blockingExecutor) {
+        return attempt(request, deadline, false).start();
+    }
+
+    private Optional<Lease> await(Attempt attempt, String operation) throws InterruptedException {
+        CompletableFuture<Optional<Lease>> future = attempt.start();
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            future.cancel(false);
+            awaitCleanUp(attempt);
+            throw e;
+        } catch (ExecutionException e) {
+            Throwable cause = EtcdCalls.unwrap(e);
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new LockBackendException(
+                    "etcd failed during " + operation + "('" + attempt.request.key() + "'): " + cause, cause);
+        }
+    }
+
+    /** After an interrupt: wait (not interruptibly, at most the operation timeout) until the attempt's key is gone. */
+    private void awaitCleanUp(Attempt attempt) {
+        boolean interrupted = false;
+        long end = System.nanoTime() + operationTimeout.toNanos();
+        while (true) {
+            try {
+                attempt.cleaned.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | TimeoutException e) {
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Keeps the session alive once more and checks that the lock key is still ours (same create revision); the
+     * locker does not call this for a {@link LeaseModel#SESSION} backend, whose sessions are kept alive by
+     * themselves, but it is an honest answer.
+     */
+    @Override
+    public OptionalLong renew(Lease lease) {
+        EtcdLease etcd = (EtcdLease) lease;
+        if (etcd.isLost()) {
+            return OptionalLong.empty();
+        }
+        Deadline deadline = Deadline.after(operationTimeout, calls.ticker());
+        try {
+            long until = etcd.session().keepAliveNow(deadline).get();
+            TxnResponse check = calls.txn(
+                            "checking lock '" + lease.key() + "'",
+                            txn -> txn.If(new Cmp(
+                                    bytes(etcd.etcdKey()),
+                                    Cmp.Op.EQUAL,
+                                    CmpTarget.createRevision(etcd.createRevision()))),
+                            deadline)
+                    .get();
+            return check.isSucceeded() ? OptionalLong.of(until) : OptionalLong.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("Interrupted renewing lock '" + lease.key() + "'", e);
+        } catch (ExecutionException e) {
+            if (etcd.session().isLost()) {
+                return OptionalLong.empty();
+            }
+            throw asBackendException("renewing", lease, EtcdCalls.unwrap(e));
+        }
+    }
+
+    /**
+     * Deletes the lock key if its create revision is still ours. A repeat after a lost reply finds the key gone; while
+     * our session lives, only a delete can have removed it, and ours was in flight: that counts as released.
+     */
+    @Override
+    public boolean release(Lease lease) {
+        EtcdLease etcd = (EtcdLease) lease;
+        try {
+            return releaseAsync(etcd).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            etcd.session().deleteLater(etcd.etcdKey(), lease.ownerId(), etcd.claimedName());
+            throw new LockBackendException(
+                    "Interrupted releasing lock '" + lease.key() + "'; its key is deleted in the background", e);
+        } catch (ExecutionException e) {
+            throw asBackendException("releasing", lease, EtcdCalls.unwrap(e));
+        }
+    }
+
+    private CompletableFuture<Boolean> releaseAsync(EtcdLease etcd) {
+        EtcdSession session = etcd.session();
+        session.forget(etcd);
+        if (etcd.isLost()) {
+            unclaim(etcd);
+            return CompletableFuture.completedFuture(false);
+        }
+        AtomicInteger sends = new AtomicInteger();
+        String key = etcd.etcdKey();
+        return calls.txn(
+                        "releasing lock '" + etcd.key() + "'",
+                        txn -> {
+                            sends.incrementAndGet();
+                            return txn.If(new Cmp(
+                                            bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(etcd.createRevision())))
+                                    .Then(Op.delete(bytes(key), DeleteOption.DEFAULT))
+                                    .Else(Op.get(bytes(key), GetOption.DEFAULT));
+                        },
+                        Deadline.after(operationTimeout, calls.ticker()))
+                .handle((response, failure) -> {
+                    if (failure != null) {
+                        session.deleteLater(key, etcd.ownerId(), etcd.claimedName());
+                        throw new java.util.concurrent.CompletionException(EtcdCalls.unwrap(failure));
+                    }
+                    unclaim(etcd);
+                    if (response.isSucceeded()) {
+                        return true;
+                    }
+                    boolean gone = response.getGetResponses().get(0).getKvs().isEmpty();
+                    return gone && sends.get() > 1 && !session.isLost();
+                });
+    }
+
+    private static void unclaim(EtcdLease lease) {
+        if (lease.claimedName() != null) {
+            lease.session().unclaim(lease.claimedName());
+        }
+    }
+
+    /** Releases a grant nobody can receive any more. */
+    void releaseQuietly(EtcdLease lease) {
+        releaseAsync(lease).whenComplete((released, e) -> {
+            if (e != null) {
+                log.debug("Could not release the unwanted grant of '{}': {}", lease.key(), e.toString());
+            }
+        });
+    }
+
+    private LockBackendException asBackendException(String operation, Lease lease, Throwable cause) {
+        if (cause instanceof LockBackendException e) {
+            return e;
+        }
+        return new LockBackendException(
+                "etcd at " + calls.endpoints() + " failed " + operation + " lock '" + lease.key() + "': " + cause,
+                cause);
+    }
+
+    /** Every request sent to etcd since the backend opened (transactions, keep-alives, grants, watch creations). */
+    @Override
+    public OptionalLong storeRequests() {
+        return OptionalLong.of(calls.requests());
+    }
+
+    /** Revokes the sessions (any key still attached goes with them) and disconnects. */
+    @Override
+    public void close() {
+        try {
+            sessions.close();
+        } finally {
+            client.close();
+            timer.shutdownNow();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdLockBackend[" + location.describe() + ", mode=" + mode.optionValue() + "]";
+    }
+}

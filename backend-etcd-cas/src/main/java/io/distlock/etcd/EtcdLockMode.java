@@ -1,0 +1,43 @@
+package io.distlock.etcd;
+
+import io.distlock.LockConfigurationException;
+import java.util.Locale;
+
+/** How the etcd backend lays out and takes a lock (option {@value EtcdLockBackendProvider#MODE}). */
+public enum EtcdLockMode {
+
+    /**
+     * The default: a queue in etcd's own {@code concurrency.Mutex} layout. Each acquisition puts its own key {@code
+     * <prefix>/<name>/<lease id in hex>}; the key with the lowest create revision owns the lock; each waiter watches
+     * only the key just before its own. Waiters are served in arrival order, a release wakes exactly one waiter, and
+     * {@code etcdctl lock <prefix>/<name>} excludes and is excluded by distlock.
+     */
+    FAIR,
+
+    /**
+     * Seed 001's versioned compare-and-set: one key {@code <prefix>/<name>} per lock, taken by a transaction {@code
+     * If(createRevision(key) == 0) Then put(key, ownerId, lease)}. Waiters watch that key and try again when it is
+     * deleted: not fair (any waiter may win), and every waiter is woken by every release.
+     */
+    CAS;
+
+    /** The option value, lower case: {@code fair} or {@code cas}. */
+    public String optionValue() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The mode named by an option value, case-insensitive.
+     *
+     * @throws LockConfigurationException if it names no mode
+     */
+    static EtcdLockMode parse(String value) {
+        for (EtcdLockMode mode : values()) {
+            if (mode.optionValue().equalsIgnoreCase(value.trim())) {
+                return mode;
+            }
+        }
+        throw new LockConfigurationException("Option '" + EtcdLockBackendProvider.MODE
+                + "' of the etcd backend must be fair or cas, got '" + value + "'");
+    }
+}

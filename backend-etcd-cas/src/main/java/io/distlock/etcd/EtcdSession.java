@@ -1,0 +1,241 @@
+package io.distlock.etcd;
+
+import io.distlock.spi.Deadline;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One etcd lease kept alive by the backend, like etcd's {@code concurrency.Session}: every lock key the backend puts
+ * is attached to a session's lease, so the keys of a crashed or cut-off client vanish one TTL after its last
+ * keep-alive.
+ *
+ * <p>The backend sends a keep-alive every third of the TTL, reading the ticker <em>before</em> sending it; an answer
+ * with a positive TTL moves {@link #validUntilNanos()} to that reading plus the TTL: the leader counts the TTL from
+ * when it received the request, which is later, and a new leader extends every lease, so the bound never overstates
+ * what etcd guarantees. The session is lost when etcd says the lease is gone, or when no keep-alive has succeeded by
+ * the end of the validity; its locks are then reported lost and the session is replaced for later acquisitions.
+ *
+ * <p>In fair mode a lock's key is {@code <prefix>/<name>/<lease id in hex>}, so one session may queue for a name only
+ * once at a time: {@link #claim} and {@link #unclaim} keep track of that.
+ */
+final class EtcdSession {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdSession.class);
+
+    private final EtcdCalls calls;
+    private final long id;
+    private final long ttlNanos;
+    private final Duration requestTimeout;
+    private final Runnable onLost;
+    private final Set<String> claimed = new HashSet<>(); // guarded by this
+    private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
+    /** Keys of attempts that could not be deleted at once, by key. */
+    private final Map<String, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
+
+    /** A key to delete if it still holds {@code ownerId}; then {@code claimedName} (if any) is given back. */
+    private record PendingDelete(String ownerId, String claimedName) {}
+
+    private final AtomicBoolean lost = new AtomicBoolean();
+    private final AtomicBoolean keepAliveInFlight = new AtomicBoolean();
+    private volatile long validUntilNanos;
+    private volatile String lostReason;
+    private volatile ScheduledFuture<?> keepAlive;
+
+    EtcdSession(EtcdCalls calls, long id, long ttlSeconds, long grantSentNanos, Runnable onLost) {
+        this.calls = calls;
+        this.id = id;
+        this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
+        this.validUntilNanos = grantSentNanos + ttlNanos;
+        this.requestTimeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), ttlNanos / 3));
+        this.onLost = onLost;
+    }
+
+    /** Starts the keep-alives, every third of the TTL. */
+    void start() {
+        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(50), ttlNanos / 3);
+        keepAlive = calls.timer().scheduleWithFixedDelay(this::keepAliveTick, period, period, TimeUnit.NANOSECONDS);
+    }
+
+    long id() {
+        return id;
+    }
+
+    /** The lease id as etcd's {@code concurrency.Mutex} writes it into a key: lower-case hex, no padding. */
+    String hexId() {
+        return Long.toHexString(id);
+    }
+
+    long validUntilNanos() {
+        return validUntilNanos;
+    }
+
+    boolean isLost() {
+        return lost.get();
+    }
+
+    /** Whether new locks may be put on this session: not lost, and its validity not run out. */
+    boolean isUsable() {
+        if (lost.get()) {
+            return false;
+        }
+        if (calls.ticker().read() - validUntilNanos >= 0) {
+            lose("no keep-alive of lease " + hexId() + " reached etcd before its TTL ran out");
+            return false;
+        }
+        return true;
+    }
+
+    String lostReason() {
+        return lostReason;
+    }
+
+    /** Takes {@code name} for one attempt of this session; false if another attempt has it, or the session is lost. */
+    synchronized boolean claim(String name) {
+        return isUsable() && claimed.add(name);
+    }
+
+    /** Gives {@code name} back; the attempt's key is gone (or handed to {@link #deleteLater}). */
+    synchronized void unclaim(String name) {
+        claimed.remove(name);
+    }
+
+    /** Registers a granted lock, to be told if the session is lost; false if it already is. */
+    boolean adopt(EtcdLease lease) {
+        leases.add(lease);
+        if (lost.get()) {
+            leases.remove(lease);
+            return false;
+        }
+        return true;
+    }
+
+    void forget(EtcdLease lease) {
+        leases.remove(lease);
+    }
+
+    /**
+     * Deletes {@code key} if it still holds {@code ownerId}, retrying with the keep-alives until it succeeds or the
+     * session ends (which removes the key anyway); for an attempt whose clean-up could not reach etcd.
+     */
+    void deleteLater(String key, String ownerId, String claimedName) {
+        pendingDeletes.put(key, new PendingDelete(ownerId, claimedName));
+    }
+
+    /** A keep-alive sent now; completes with the new validity, or exceptionally. */
+    java.util.concurrent.CompletableFuture<Long> keepAliveNow(Deadline deadline) {
+        long sent = calls.ticker().read();
+        return calls.keepAliveOnce(id, deadline).handle((response, failure) -> {
+            if (failure == null && response.getTTL() > 0) {
+                long until = sent + TimeUnit.SECONDS.toNanos(response.getTTL());
+                synchronized (this) {
+                    if (until > validUntilNanos) {
+                        validUntilNanos = until;
+                    }
+                }
+                return until;
+            }
+            if (failure == null || EtcdCalls.isNotFound(EtcdCalls.unwrap(failure))) {
+                lose("etcd reports its lease " + hexId() + " expired");
+                throw new java.util.concurrent.CompletionException(
+                        new io.distlock.LockBackendException("The etcd lease " + hexId() + " has expired"));
+            }
+            if (calls.ticker().read() - validUntilNanos >= 0) {
+                lose("no keep-alive of lease " + hexId() + " reached etcd before its TTL ran out: "
+                        + EtcdCalls.unwrap(failure));
+            }
+            throw new java.util.concurrent.CompletionException(EtcdCalls.unwrap(failure));
+        });
+    }
+
+    private void keepAliveTick() {
+        if (lost.get()) {
+            return;
+        }
+        if (calls.ticker().read() - validUntilNanos >= 0) {
+            lose("no keep-alive of lease " + hexId() + " reached etcd before its TTL ran out");
+            return;
+        }
+        if (keepAliveInFlight.compareAndSet(false, true)) {
+            // A slow answer still counts (validity runs from the send), so wait for it until the validity ends.
+            long left = validUntilNanos - calls.ticker().read();
+            keepAliveNow(Deadline.after(Duration.ofNanos(Math.max(left, 1)), calls.ticker()))
+                    .whenComplete((until, failure) -> {
+                        keepAliveInFlight.set(false);
+                        if (failure != null && !lost.get()) {
+                            log.debug(
+                                    "Keep-alive of etcd lease {} failed; trying again: {}",
+                                    hexId(),
+                                    failure.toString());
+                        }
+                    });
+        }
+        pendingDeletes.forEach((key, pending) -> calls.txn(
+                        "deleting the abandoned key " + key,
+                        txn -> txn.If(new Cmp(
+                                        EtcdCalls.bytes(key),
+                                        Cmp.Op.EQUAL,
+                                        CmpTarget.value(EtcdCalls.bytes(pending.ownerId()))))
+                                .Then(Op.delete(EtcdCalls.bytes(key), DeleteOption.DEFAULT)),
+                        Deadline.after(requestTimeout, calls.ticker()))
+                .thenRun(() -> {
+                    pendingDeletes.remove(key, pending);
+                    if (pending.claimedName() != null) {
+                        unclaim(pending.claimedName());
+                    }
+                }));
+    }
+
+    /** Marks the session lost, tells its locks, and revokes the lease in case etcd still has it. */
+    void lose(String reason) {
+        if (!lost.compareAndSet(false, true)) {
+            return;
+        }
+        lostReason = reason;
+        log.warn("etcd session (lease {}) lost: {}", hexId(), reason);
+        stopKeepAlive();
+        onLost.run();
+        for (EtcdLease lease : leases) {
+            lease.lose(calls.ticker().read(), reason);
+        }
+        leases.clear();
+        revoke(Deadline.after(requestTimeout, calls.ticker()));
+    }
+
+    /** Stops the keep-alives and revokes the lease: its keys go with it. */
+    java.util.concurrent.CompletableFuture<?> close(Deadline deadline) {
+        lost.set(true);
+        stopKeepAlive();
+        return revoke(deadline);
+    }
+
+    private java.util.concurrent.CompletableFuture<?> revoke(Deadline deadline) {
+        return calls.revoke(id, deadline).exceptionally(e -> {
+            log.debug("Could not revoke etcd lease {}; it expires by itself: {}", hexId(), e.toString());
+            return null;
+        });
+    }
+
+    private void stopKeepAlive() {
+        ScheduledFuture<?> k = keepAlive;
+        if (k != null) {
+            k.cancel(false);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdSession[lease " + hexId() + (lost.get() ? ", lost" : "") + "]";
+    }
+}

@@ -1,0 +1,249 @@
+package io.distlock.etcd;
+
+import static io.distlock.etcd.EtcdCalls.bytes;
+import static io.distlock.etcd.EtcdCalls.text;
+
+import io.distlock.LockBackendException;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link EtcdLockMode#FAIR}: etcd's {@code concurrency.Mutex}, step for step. The attempt puts its own key {@code
+ * <prefix>/<name>/<lease id in hex>} with its session's lease and, in the same transaction, reads the key with the
+ * lowest create revision under {@code <prefix>/<name>/}: if that is ours, the lock is ours (one round trip). Otherwise
+ * it reads its predecessor (the last key created before ours) and watches that one key for its deletion, from the
+ * revision it read, so no deletion is missed and a release wakes exactly one waiter; on the deletion it looks again.
+ *
+ * <p>The value of our key is the owner id: a put repeated after a lost reply finds the key already there ({@code
+ * Else} branch), recognises it as its own by the owner id, and goes on with its create revision (seed 001).
+ */
+final class FairAttempt extends Attempt {
+
+    private static final Logger log = LoggerFactory.getLogger(FairAttempt.class);
+
+    private final String name;
+    private final String lockDir;
+    private final String rangeEnd;
+
+    private volatile EtcdSession session;
+    private volatile String myKey;
+    private volatile long myRev;
+    private volatile boolean putSent;
+
+    FairAttempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
+        super(backend, request, deadline, tryOnce);
+        this.name = KeyCodec.encode(request.key());
+        this.lockDir = backend.lockDir(request.key());
+        this.rangeEnd = lockDir.substring(0, lockDir.length() - 1) + (char) ('/' + 1);
+    }
+
+    @Override
+    void begin() {
+        backend.sessions().claim(name, requestDeadline()).whenComplete((s, e) -> {
+            if (e != null) {
+                fail(e);
+                return;
+            }
+            session = s;
+            myKey = lockDir + s.hexId();
+            myRev = 0;
+            if (isFinished()) {
+                cleanUp(); // ended while the session was being found: give the claim back
+                return;
+            }
+            guarded(this::enqueue);
+        });
+    }
+
+    private GetOption firstCreated() {
+        return GetOption.builder()
+                .withRange(bytes(rangeEnd))
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND)
+                .withLimit(1)
+                .build();
+    }
+
+    private void enqueue() {
+        EtcdSession s = session;
+        String key = myKey;
+        putSent = true;
+        calls.txn(
+                        "putting the queue key of lock '" + request.key() + "'",
+                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                .Then(
+                                        Op.put(
+                                                bytes(key),
+                                                bytes(request.ownerId()),
+                                                PutOption.builder()
+                                                        .withLeaseId(s.id())
+                                                        .build()),
+                                        Op.get(bytes(lockDir), firstCreated()))
+                                .Else(Op.get(bytes(key), GetOption.DEFAULT), Op.get(bytes(lockDir), firstCreated())),
+                        requestDeadline())
+                .whenComplete((response, failure) -> {
+                    if (failure != null) {
+                        onFailure(failure);
+                        return;
+                    }
+                    guarded(() -> enqueued(response));
+                });
+    }
+
+    private void enqueued(TxnResponse response) {
+        List<KeyValue> owner;
+        if (response.isSucceeded()) {
+            myRev = response.getHeader().getRevision();
+            owner = response.getGetResponses().get(0).getKvs();
+        } else {
+            KeyValue mine = response.getGetResponses().get(0).getKvs().get(0);
+            if (!text(mine.getValue()).equals(request.ownerId())) {
+                // Not ours: a key of an earlier attempt of this session that could not be deleted. Remove it, queue.
+                log.debug("Removing a stale queue key {} of lock '{}'", myKey, request.key());
+                long stale = mine.getCreateRevision();
+                calls.txn(
+                                "removing a stale queue key of lock '" + request.key() + "'",
+                                txn -> txn.If(new Cmp(bytes(myKey), Cmp.Op.EQUAL, CmpTarget.createRevision(stale)))
+                                        .Then(Op.delete(bytes(myKey), DeleteOption.DEFAULT)),
+                                requestDeadline())
+                        .whenComplete((r, e) -> {
+                            if (e != null) {
+                                onFailure(e);
+                            } else {
+                                guarded(this::enqueue);
+                            }
+                        });
+                return;
+            }
+            myRev = mine.getCreateRevision(); // our own put, whose reply was lost: seed 001's safe retry
+            owner = response.getGetResponses().get(1).getKvs();
+        }
+        if (!owner.isEmpty() && owner.get(0).getCreateRevision() == myRev) {
+            grant(lease());
+        } else if (tryOnce) {
+            giveUp();
+        } else {
+            lookForPredecessor();
+        }
+    }
+
+    private void lookForPredecessor() {
+        long rev = myRev;
+        String key = myKey;
+        GetOption predecessor = GetOption.builder()
+                .withRange(bytes(rangeEnd))
+                .withMaxCreateRevision(rev - 1)
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.DESCEND)
+                .withLimit(1)
+                .build();
+        calls.txn(
+                        "reading the predecessor in the queue of lock '" + request.key() + "'",
+                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(rev)))
+                                .Then(Op.get(bytes(lockDir), predecessor)),
+                        requestDeadline())
+                .whenComplete((response, failure) -> {
+                    if (failure != null) {
+                        onFailure(failure);
+                        return;
+                    }
+                    guarded(() -> {
+                        if (!response.isSucceeded()) {
+                            ourKeyVanished();
+                            return;
+                        }
+                        List<KeyValue> before =
+                                response.getGetResponses().get(0).getKvs();
+                        if (before.isEmpty()) {
+                            grant(lease());
+                            return;
+                        }
+                        String predecessorKey = text(before.get(0).getKey());
+                        watchForDeletion(
+                                predecessorKey,
+                                response.getHeader().getRevision() + 1,
+                                () -> guarded(this::lookForPredecessor));
+                    });
+                });
+    }
+
+    /** Our queue key is gone while we waited (our session expired, or someone deleted it): queue again, at the back. */
+    private void ourKeyVanished() {
+        EtcdSession old = session;
+        log.warn(
+                "The queue key {} of lock '{}' vanished while waiting ({}); queueing again",
+                myKey,
+                request.key(),
+                old.isLost() ? old.lostReason() : "deleted by someone else");
+        old.unclaim(name);
+        putSent = false;
+        if (!canStartOver()) {
+            fail(new LockBackendException("The queue key of lock '" + request.key() + "' vanished while waiting"));
+            return;
+        }
+        begin();
+    }
+
+    private void onFailure(Throwable failure) {
+        Throwable cause = EtcdCalls.unwrap(failure);
+        EtcdSession s = session;
+        if (EtcdCalls.isNotFound(cause) && s != null) {
+            s.lose("etcd no longer knows its lease " + s.hexId());
+            if (canStartOver()) {
+                s.unclaim(name);
+                putSent = false;
+                begin();
+                return;
+            }
+        }
+        fail(cause);
+    }
+
+    private EtcdLease lease() {
+        return new EtcdLease(request.key(), request.ownerId(), myKey, name, myRev, session, request.lossListener());
+    }
+
+    @Override
+    CompletableFuture<Void> cleanUp() {
+        EtcdSession s = session;
+        if (s == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        if (!putSent) {
+            s.unclaim(name);
+            return CompletableFuture.completedFuture(null);
+        }
+        String key = myKey;
+        Deadline cleanup = Deadline.after(backend.operationTimeout(), calls.ticker());
+        return calls.txn(
+                        "deleting the queue key of lock '" + request.key() + "'",
+                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId()))))
+                                .Then(Op.delete(bytes(key), DeleteOption.DEFAULT)),
+                        cleanup)
+                .handle((response, failure) -> {
+                    if (failure == null) {
+                        s.unclaim(name);
+                    } else {
+                        log.warn(
+                                "Could not delete the queue key {} of lock '{}' now ({}); retrying in the background",
+                                key,
+                                request.key(),
+                                failure.toString());
+                        s.deleteLater(key, request.ownerId(), name);
+                    }
+                    return null;
+                });
+    }
+}

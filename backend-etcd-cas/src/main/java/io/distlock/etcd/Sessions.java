@@ -1,0 +1,96 @@
+package io.distlock.etcd;
+
+import io.distlock.LockBackendException;
+import io.distlock.spi.Deadline;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The backend's sessions (etcd leases kept alive): usually one, like etcd's {@code concurrency.Session}, granted when
+ * the backend opens. Another is granted only when an acquisition needs one: in fair mode a session queues for a name
+ * once at a time (its key is {@code <name>/<lease id>}), so a second thread of the same locker waiting for the same
+ * name gets a second session; and a lost session is replaced. Extra sessions stay for reuse until the backend
+ * closes.
+ */
+final class Sessions {
+
+    private final EtcdCalls calls;
+    private final long ttlSeconds;
+    private final Duration operationTimeout;
+    private final List<EtcdSession> live = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    Sessions(EtcdCalls calls, long ttlSeconds, Duration operationTimeout) {
+        this.calls = calls;
+        this.ttlSeconds = ttlSeconds;
+        this.operationTimeout = operationTimeout;
+    }
+
+    long ttlSeconds() {
+        return ttlSeconds;
+    }
+
+    /** A live session, granting one if there is none. */
+    CompletableFuture<EtcdSession> any(Deadline deadline) {
+        for (EtcdSession s : live) {
+            if (s.isUsable()) {
+                return CompletableFuture.completedFuture(s);
+            }
+        }
+        return grant(deadline);
+    }
+
+    /** A live session that has claimed {@code name} for the caller, granting a new one if every one has it. */
+    CompletableFuture<EtcdSession> claim(String name, Deadline deadline) {
+        for (EtcdSession s : live) {
+            if (s.claim(name)) {
+                return CompletableFuture.completedFuture(s);
+            }
+        }
+        return grant(deadline)
+                .thenCompose(s -> s.claim(name) ? CompletableFuture.completedFuture(s) : claim(name, deadline));
+    }
+
+    /** Grants a new session and starts keeping it alive. */
+    CompletableFuture<EtcdSession> grant(Deadline deadline) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new LockBackendException("The etcd backend is closed"));
+        }
+        long sent = calls.ticker().read();
+        return calls.grant(ttlSeconds, deadline).thenApply(response -> {
+            EtcdSession[] self = new EtcdSession[1];
+            EtcdSession session =
+                    new EtcdSession(calls, response.getID(), response.getTTL(), sent, () -> live.remove(self[0]));
+            self[0] = session;
+            live.add(session);
+            session.start();
+            // The first keep-alive goes out now: it opens jetcd's lease stream before a lock depends on it.
+            session.keepAliveNow(deadline);
+            if (closed) {
+                live.remove(session);
+                session.close(Deadline.after(operationTimeout, calls.ticker()));
+                throw new LockBackendException("The etcd backend is closed");
+            }
+            return session;
+        });
+    }
+
+    /** Revokes every session (their keys go with them), waiting at most the operation timeout. */
+    void close() {
+        closed = true;
+        Deadline deadline = Deadline.after(operationTimeout, calls.ticker());
+        CompletableFuture<?>[] revokes =
+                live.stream().map(s -> s.close(deadline)).toArray(CompletableFuture[]::new);
+        live.clear();
+        try {
+            CompletableFuture.allOf(revokes).get(Math.max(1, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            // each revoke logs its own failure; the leases expire by themselves
+        }
+    }
+}

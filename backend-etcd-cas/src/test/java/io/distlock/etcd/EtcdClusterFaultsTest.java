@@ -1,0 +1,128 @@
+package io.distlock.etcd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockTimeoutException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.kit.history.HistoryChecker;
+import io.distlock.kit.history.HistoryRecorder;
+import io.distlock.testing.EtcdCluster;
+import io.distlock.testing.ServerNode;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.maintenance.StatusResponse;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Member faults on a 3-member cluster: a lost member keeps locks working; a lost leader delays, never breaks, them. */
+class EtcdClusterFaultsTest {
+
+    private static final String PREFIX = "/faults";
+
+    @RegisterExtension
+    static final EtcdCluster ETCD = EtcdCluster.builder().members(3).build();
+
+    private static Duration maxWait() {
+        return TestTimeouts.scaled(Duration.ofSeconds(20));
+    }
+
+    private static RemoteLocker locker(EtcdLockMode mode) {
+        return RemoteLockers.builder()
+                .uri(EtcdTesting.uri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
+                .leaseTime(TestTimeouts.scaled(Duration.ofSeconds(5)))
+                .build();
+    }
+
+    /** The index of the member that is the raft leader now. */
+    private static int leader() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            ServerNode node = ETCD.member(i);
+            try (Client client =
+                    Client.builder().endpoints("http://" + node.endpoint()).build()) {
+                StatusResponse status = client.getMaintenanceClient()
+                        .statusMember("http://" + node.endpoint())
+                        .get(10, TimeUnit.SECONDS);
+                if (status.getHeader().getMemberId() == status.getLeader()) {
+                    return i;
+                }
+            }
+        }
+        throw new AssertionError("no member says it is the leader");
+    }
+
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void oneOfThreeMembersKilled_locksKeepWorking(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("one-down");
+        try (RemoteLocker before = locker(mode)) {
+            ETCD.member(leader()).kill9(); // the worst one to lose
+            try (RemoteLocker after = locker(mode)) {
+                for (int i = 0; i < 5; i++) {
+                    RemoteLocker holder = i % 2 == 0 ? before : after;
+                    RemoteLocker other = i % 2 == 0 ? after : before;
+                    try (RemoteLock lock = holder.lock(key, maxWait())) {
+                        assertTrue(lock.isHeld());
+                        Optional<RemoteLock> stolen = other.tryLock(key);
+                        stolen.ifPresent(RemoteLock::close);
+                        assertFalse(stolen.isPresent(), "tryLock of a held lock with one member down");
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * A waiter waits while the leader is killed: it gets the lock once the holder releases after the election, or a
+     * clear exception at its deadline; never a second holder while the first holds.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void leaderKilled_whileWaiterWaits_waiterGetsLockAfterElection(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("leader-down");
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (RemoteLocker holderLocker = locker(mode);
+                RemoteLocker waiterLocker = locker(mode)) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            history.acquired(held);
+            held.onLost(history::lost);
+            CompletableFuture<RemoteLock> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    RemoteLock lock = waiterLocker.lock(key, maxWait());
+                    history.acquired(lock);
+                    return lock;
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(TestTimeouts.scaled(Duration.ofMillis(300)).toMillis()); // the waiter is watching
+            ETCD.member(leader()).kill9();
+            assertFalse(waiting.isDone(), "the waiter got the lock while it was held");
+            history.releasing(held);
+            assertEquals(ReleaseResult.RELEASED, held.release(), "release after the leader died");
+            RemoteLock next;
+            try {
+                next = waiting.get(maxWait().multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                assertTrue(
+                        e.getCause() instanceof LockTimeoutException || e.getCause() instanceof LockBackendException,
+                        "a clear exception, got " + e.getCause());
+                throw new AssertionError("the waiter did not get the released lock after the election", e.getCause());
+            }
+            assertTrue(next.isHeld());
+            history.releasing(next);
+            next.close();
+        }
+        HistoryChecker.assertConsistent(history.events());
+    }
+}

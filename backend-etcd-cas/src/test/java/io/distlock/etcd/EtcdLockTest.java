@@ -1,0 +1,492 @@
+package io.distlock.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.LockTimeoutException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.Ticker;
+import io.distlock.internal.OwnerIds;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.kit.history.HistoryChecker;
+import io.distlock.kit.history.HistoryRecorder;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
+import io.distlock.testing.EtcdCluster;
+import io.distlock.testing.TcpProxy;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The etcd backend's own promises on one member: key layout, nothing left behind, lost replies, lost sessions. */
+class EtcdLockTest {
+
+    private static final String PREFIX = "/locktest";
+
+    @RegisterExtension
+    static final EtcdCluster ETCD = EtcdCluster.builder().build();
+
+    private static Client inspector;
+
+    @BeforeAll
+    static void connectInspector() {
+        inspector = Client.builder()
+                .endpoints(ETCD.clientEndpoints().toArray(String[]::new))
+                .build();
+    }
+
+    @AfterAll
+    static void closeInspector() {
+        inspector.close();
+    }
+
+    private static Duration maxWait() {
+        return TestTimeouts.scaled(Duration.ofSeconds(20));
+    }
+
+    private static RemoteLocker locker(EtcdLockMode mode, Duration ttl) {
+        return RemoteLockers.builder()
+                .uri(EtcdTesting.uri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
+                .leaseTime(ttl)
+                .build();
+    }
+
+    private static RemoteLocker proxiedLocker(EtcdLockMode mode, Duration ttl) {
+        return RemoteLockers.builder()
+                .uri(EtcdTesting.proxiedUri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
+                .leaseTime(ttl)
+                .build();
+    }
+
+    private static LockBackend backend(EtcdLockMode mode, String uri, Duration ttl) {
+        BackendConfig config = new BackendConfig(
+                URI.create(uri),
+                Map.of(EtcdLockBackendProvider.MODE, mode.optionValue()),
+                ttl,
+                Duration.ofSeconds(10),
+                Ticker.system(),
+                Clock.systemUTC());
+        return new EtcdLockBackendProvider().open(config);
+    }
+
+    private static LockRequest request(String key, Duration ttl) {
+        return new LockRequest(key, OwnerIds.next(), ttl, reason -> {});
+    }
+
+    /** Every etcd key under the test prefix, with its value. */
+    private static Map<String, KeyValue> keysUnder(String prefix) throws Exception {
+        return inspector
+                .getKVClient()
+                .get(bytes(prefix), GetOption.builder().isPrefix(true).build())
+                .get(10, TimeUnit.SECONDS)
+                .getKvs()
+                .stream()
+                .collect(Collectors.toMap(kv -> kv.getKey().toString(StandardCharsets.UTF_8), kv -> kv));
+    }
+
+    private static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    private static String lockPrefix(EtcdLockMode mode, String key) {
+        return PREFIX + "/" + KeyCodec.encode(key) + (mode == EtcdLockMode.FAIR ? "/" : "");
+    }
+
+    private static void assertNothingLeft(EtcdLockMode mode, String key, String after) throws Exception {
+        assertThat(keysUnder(lockPrefix(mode, key)))
+                .as("etcd keys of '%s' after %s", key, after)
+                .isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void keys_withSlashSpaceAndNonAscii_mapToOneNameSegment(EtcdLockMode mode) throws Exception {
+        String base = EtcdTesting.unique("map");
+        String key = base + "/счёт 42 %";
+        try (RemoteLocker locker = locker(mode, TestTimeouts.scaled(Duration.ofSeconds(5)));
+                RemoteLock parent = locker.lock(base, maxWait());
+                RemoteLock lock = locker.lock(key, maxWait())) {
+            assertTrue(parent.isHeld() && lock.isHeld(), "a key and the key with '/...' appended are different locks");
+            Map<String, KeyValue> keys = keysUnder(PREFIX + "/" + base);
+            String name = PREFIX + "/" + base + "%2Fсчёт 42 %25";
+            List<String> ours =
+                    keys.keySet().stream().filter(k -> k.startsWith(name)).collect(Collectors.toList());
+            assertEquals(1, ours.size(), "etcd keys of '" + key + "': " + keys.keySet());
+            String etcdKey = ours.get(0);
+            if (mode == EtcdLockMode.FAIR) {
+                assertThat(etcdKey).matches(java.util.regex.Pattern.quote(name + "/") + "[0-9a-f]+");
+            } else {
+                assertThat(etcdKey).isEqualTo(name);
+            }
+            KeyValue kv = keys.get(etcdKey);
+            assertEquals(
+                    kv.getCreateRevision(),
+                    lock.fencingToken().orElseThrow(),
+                    "fencing token = the owner key's create revision");
+            assertEquals(KeyCodec.decode(name.substring(PREFIX.length() + 1)), key);
+        }
+        assertThat(keysUnder(PREFIX + "/" + base)).as("after release").isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void failedTryLock_timedOutWait_interruptedWait_leaveNothingBehind(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("left-behind");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        try (RemoteLocker holderLocker = locker(mode, ttl);
+                RemoteLocker other = locker(mode, ttl)) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            int holderKeys = keysUnder(lockPrefix(mode, key)).size();
+            assertEquals(1, holderKeys, "the holder's key");
+
+            assertFalse(other.tryLock(key).isPresent(), "tryLock of a held key");
+            assertEquals(1, keysUnder(lockPrefix(mode, key)).size(), "keys after a failed tryLock");
+
+            try {
+                other.lock(key, Duration.ofMillis(300));
+                throw new AssertionError("lock of a held key returned");
+            } catch (LockTimeoutException expected) {
+                // the wait ran out
+            }
+            assertEquals(1, keysUnder(lockPrefix(mode, key)).size(), "keys after a timed-out wait");
+
+            AtomicReference<Throwable> outcome = new AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    other.lock(key, maxWait()).close();
+                    outcome.set(new AssertionError("acquired a held lock"));
+                } catch (Throwable e) {
+                    outcome.set(e);
+                }
+            });
+            waiter.start();
+            if (mode == EtcdLockMode.FAIR) {
+                Deadlines.await(
+                        () -> {
+                            try {
+                                return keysUnder(lockPrefix(mode, key)).size() == 2;
+                            } catch (Exception e) {
+                                return false;
+                            }
+                        },
+                        maxWait(),
+                        () -> "the waiter's queue key did not appear");
+            } else {
+                Thread.sleep(200); // let the waiter reach its watch (no key of its own to wait for in cas mode)
+            }
+            waiter.interrupt();
+            waiter.join(maxWait().toMillis());
+            assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+            assertEquals(1, keysUnder(lockPrefix(mode, key)).size(), "keys after an interrupted wait");
+
+            assertEquals(ReleaseResult.RELEASED, held.release());
+            assertNothingLeft(mode, key, "release");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void acquireAsync_cancelled_removesWaiterKey_andParksNoThread(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("async");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        java.util.concurrent.ThreadPoolExecutor unused =
+                (java.util.concurrent.ThreadPoolExecutor) Executors.newCachedThreadPool();
+        try (LockBackend backend = backend(mode, EtcdTesting.uri(ETCD, PREFIX), ttl)) {
+            Lease held = backend.tryAcquire(request(key, ttl)).orElseThrow();
+
+            List<CompletableFuture<Optional<Lease>>> waiters = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                waiters.add(backend.acquireAsync(request(key, ttl), Deadline.unbounded(Ticker.system()), unused));
+            }
+            if (mode == EtcdLockMode.FAIR) {
+                Deadlines.await(
+                        () -> {
+                            try {
+                                return keysUnder(lockPrefix(mode, key)).size() == 41;
+                            } catch (Exception e) {
+                                return false;
+                            }
+                        },
+                        maxWait(),
+                        () -> "40 waiters did not queue");
+            }
+            assertEquals(
+                    0, unused.getLargestPoolSize(), "threads of the blocking executor used by native acquireAsync");
+            List<String> parked = Thread.getAllStackTraces().entrySet().stream()
+                    .filter(e -> e.getKey().getState() != Thread.State.RUNNABLE)
+                    .filter(e -> java.util.Arrays.stream(e.getValue())
+                            .map(StackTraceElement::getClassName)
+                            .anyMatch(c -> (c.startsWith("io.distlock.etcd.") || c.startsWith("io.distlock.spi."))
+                                    && !c.startsWith(EtcdLockTest.class.getName())))
+                    .map(e -> e.getKey().getName())
+                    .collect(Collectors.toList());
+            assertThat(parked)
+                    .as("threads inside the backend while 40 acquireAsync calls wait")
+                    .isEmpty();
+            for (CompletableFuture<Optional<Lease>> waiter : waiters) {
+                assertTrue(waiter.cancel(false));
+            }
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return keysUnder(lockPrefix(mode, key)).size() == 1;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the cancelled waiters' keys were not removed");
+            assertTrue(backend.release(held));
+            assertNothingLeft(mode, key, "cancelled waiters and release");
+        } finally {
+            unused.shutdownNow();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void storeRequests_uncontendedAcquireAndRelease_countsTwoRoundTrips(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("count");
+        Duration ttl = Duration.ofSeconds(60); // first keep-alive after 20 s: none falls inside the measurement
+        try (LockBackend backend = backend(mode, EtcdTesting.uri(ETCD, PREFIX), ttl)) {
+            long before = backend.storeRequests().orElseThrow();
+            Lease lease = backend.acquire(request(key, ttl), Deadline.after(maxWait(), Ticker.system()))
+                    .orElseThrow();
+            assertTrue(backend.release(lease));
+            assertEquals(2, backend.storeRequests().orElseThrow() - before, "one txn to take, one to free");
+        }
+    }
+
+    /**
+     * Seed 001: a compare-and-set repeated after a lost reply cannot overwrite anybody, and with the owner id read
+     * back in the same transaction it recognises its own earlier effect: the attempt is granted, not refused.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lostReply_onAcquire_retryRecognisesItsOwnPut(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("lost-reply");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (LockBackend backend = backend(mode, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl);
+                RemoteLocker other = locker(mode, ttl)) {
+            long requestsBefore = backend.storeRequests().orElseThrow();
+            proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
+            CompletableFuture<Optional<Lease>> attempt =
+                    CompletableFuture.supplyAsync(() -> backend.tryAcquire(request(key, ttl)));
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return !keysUnder(lockPrefix(mode, key)).isEmpty();
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the put never reached etcd");
+            proxy.drop(); // the reply of the applied put is lost with the connection
+            proxy.heal();
+            Lease lease = attempt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow(() -> new AssertionError("the retried put did not recognise its own key"));
+            assertThat(backend.storeRequests().orElseThrow() - requestsBefore)
+                    .as("requests: the lost one and its repeat")
+                    .isGreaterThanOrEqualTo(2);
+            Map<String, KeyValue> keys = keysUnder(lockPrefix(mode, key));
+            assertEquals(1, keys.size(), "one key, not two: " + keys.keySet());
+            assertEquals(
+                    keys.values().iterator().next().getCreateRevision(),
+                    lease.fencingToken().orElseThrow(),
+                    "the grant carries the first put's create revision");
+            assertFalse(other.tryLock(key).isPresent(), "another locker got the lock granted by the repeat");
+            assertTrue(backend.release(lease));
+            assertNothingLeft(mode, key, "release");
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    /**
+     * Seed 001 says a versioned CAS may be repeated until a real answer comes. It may — nothing is overwritten — but
+     * the repeat of an applied CAS answers "version mismatch": a caller that trusts that answer believes it failed,
+     * and the lock it actually took stays behind, held by nobody, until its lease runs out. This is why our
+     * transaction reads the key back ({@code Else get}) and compares the owner id.
+     */
+    @Test
+    void seed001_casRepeatedAfterLostReply_withoutReadBack_reportsFailureAndLeavesLockBehind() throws Exception {
+        String key = PREFIX + "/" + EtcdTesting.unique("seed-flaw");
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (Client client = Client.builder()
+                .endpoints(ETCD.proxiedClientEndpoints().toArray(String[]::new))
+                .build()) {
+            long lease =
+                    client.getLeaseClient().grant(30).get(10, TimeUnit.SECONDS).getID();
+            ByteSequence owner = bytes("owner-1");
+            java.util.function.Supplier<CompletableFuture<TxnResponse>> casVersion0 = () -> client.getKVClient()
+                    .txn()
+                    .If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                    .Then(Op.put(
+                            bytes(key),
+                            owner,
+                            PutOption.builder().withLeaseId(lease).build()))
+                    .commit();
+            proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
+            CompletableFuture<TxnResponse> first = casVersion0.get();
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return !keysUnder(key).isEmpty();
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the CAS never reached etcd");
+            proxy.drop();
+            proxy.heal();
+            assertThat(catchFailure(first)).as("the first CAS's reply is lost").isNotNull();
+            TxnResponse repeat = repeatUntilAnswered(casVersion0);
+            assertFalse(repeat.isSucceeded(), "the repeated CAS on version 0 reports failure");
+            KeyValue left = keysUnder(key).get(key);
+            assertThat(left)
+                    .as("yet the lock the caller thinks it failed to take is in etcd")
+                    .isNotNull();
+            assertEquals("owner-1", left.getValue().toString(StandardCharsets.UTF_8));
+            client.getLeaseClient().revoke(lease).get(10, TimeUnit.SECONDS);
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    private static Throwable catchFailure(CompletableFuture<?> f) throws InterruptedException {
+        try {
+            f.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return e.getCause();
+        } catch (java.util.concurrent.TimeoutException e) {
+            return e;
+        }
+    }
+
+    private static TxnResponse repeatUntilAnswered(java.util.function.Supplier<CompletableFuture<TxnResponse>> call)
+            throws Exception {
+        long end = System.nanoTime() + maxWait().toNanos();
+        while (true) {
+            try {
+                return call.get().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (System.nanoTime() > end) {
+                    throw e;
+                }
+                Thread.sleep(50); // the client reconnects
+            }
+        }
+    }
+
+    /** A repeated release whose first reply was lost finds the key gone while the session lives: released. */
+    @Test
+    void lostReply_onRelease_repeatReportsReleased() throws Exception {
+        String key = EtcdTesting.unique("lost-release");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (LockBackend backend = backend(EtcdLockMode.CAS, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl)) {
+            Lease lease = backend.tryAcquire(request(key, ttl)).orElseThrow();
+            proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
+            CompletableFuture<Boolean> release = CompletableFuture.supplyAsync(() -> backend.release(lease));
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return keysUnder(lockPrefix(EtcdLockMode.CAS, key)).isEmpty();
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the release never reached etcd");
+            proxy.drop();
+            proxy.heal();
+            assertTrue(release.get(maxWait().toMillis(), TimeUnit.MILLISECONDS), "release after a lost reply");
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    /**
+     * The holder's connection is cut (partition) for longer than the TTL: its keep-alives stop, it reports the lock
+     * lost (from its own validity, measured from before each keep-alive was sent), etcd expires the lease and a waiter
+     * gets the lock — and the history shows no second holder while the first still believed it held the lock.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void connectionCutPastTtl_reportsLost_andNoOverlapInHistory(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("cut");
+        Duration ttl = Duration.ofSeconds(2);
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (RemoteLocker holderLocker = proxiedLocker(mode, ttl);
+                RemoteLocker waiterLocker = locker(mode, TestTimeouts.scaled(Duration.ofSeconds(5)))) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            history.acquired(held);
+            AtomicInteger lost = new AtomicInteger();
+            held.onLost(l -> {
+                history.lost(l);
+                lost.incrementAndGet();
+            });
+            CompletableFuture<RemoteLock> next = CompletableFuture.supplyAsync(() -> {
+                try {
+                    RemoteLock lock = waiterLocker.lock(key, maxWait());
+                    history.acquired(lock);
+                    return lock;
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            proxy.blackhole();
+            RemoteLock second = next.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            assertTrue(Deadlines.within(maxWait(), () -> lost.get() > 0), "the cut-off holder was never told");
+            assertFalse(held.isHeld());
+            history.releasing(second);
+            second.close();
+            proxy.heal();
+            assertEquals(ReleaseResult.ALREADY_LOST, held.release());
+            assertEquals(1, lost.get(), "onLost calls");
+            HistoryChecker.assertConsistent(history.events());
+        } finally {
+            proxy.heal();
+        }
+    }
+}

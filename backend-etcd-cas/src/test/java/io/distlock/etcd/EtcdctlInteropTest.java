@@ -1,0 +1,195 @@
+package io.distlock.etcd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.testing.EtcdCluster;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Fair mode shares etcd's {@code concurrency.Mutex} layout, so the real {@code etcdctl lock} (installed with the
+ * {@code etcd-client} package; {@code scripts/test} installs it) and distlock exclude each other both ways.
+ */
+class EtcdctlInteropTest {
+
+    private static final String PREFIX = "/interop";
+
+    @RegisterExtension
+    static final EtcdCluster ETCD = EtcdCluster.builder().build();
+
+    @TempDir
+    Path dir;
+
+    private static Duration maxWait() {
+        return TestTimeouts.scaled(Duration.ofSeconds(20));
+    }
+
+    private static RemoteLocker locker() {
+        return RemoteLockers.builder()
+                .uri(EtcdTesting.uri(ETCD, PREFIX))
+                .leaseTime(TestTimeouts.scaled(Duration.ofSeconds(5)))
+                .build();
+    }
+
+    /** {@code etcdctl lock <prefix>/<name>} running a shell that prints HELD and holds until {@code release} exists. */
+    private final class Etcdctl implements AutoCloseable {
+        final Process process;
+        final List<String> output = new CopyOnWriteArrayList<>();
+        final Path release;
+
+        Etcdctl(String name) throws Exception {
+            release = dir.resolve("release-" + name);
+            String etcdctl = Files.isExecutable(Path.of("/usr/bin/etcdctl")) ? "/usr/bin/etcdctl" : "etcdctl";
+            ProcessBuilder builder = new ProcessBuilder(
+                            etcdctl,
+                            "--endpoints=" + ETCD.member(0).endpoint(),
+                            "lock",
+                            PREFIX + "/" + name,
+                            "--",
+                            "sh",
+                            "-c",
+                            "echo HELD; while [ ! -e '" + release + "' ]; do sleep 0.05; done")
+                    .redirectErrorStream(true);
+            builder.environment().put("ETCDCTL_API", "3");
+            try {
+                process = builder.start();
+            } catch (java.io.IOException e) {
+                throw new AssertionError("etcdctl is not installed; install it with " + EtcdCluster.INSTALL_COMMAND, e);
+            }
+            Thread reader = new Thread(() -> {
+                try (BufferedReader in =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String line; (line = in.readLine()) != null; ) {
+                        output.add(line);
+                    }
+                } catch (java.io.IOException ignored) {
+                    // process ended
+                }
+            });
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        boolean holds() {
+            return output.contains("HELD");
+        }
+
+        int releaseAndExit() throws Exception {
+            Files.writeString(release, "");
+            assertTrue(process.waitFor(maxWait().toMillis(), TimeUnit.MILLISECONDS), "etcdctl did not exit");
+            return process.exitValue();
+        }
+
+        @Override
+        public void close() throws Exception {
+            Files.writeString(release, "");
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    private static List<String> queueKeys(String name) throws Exception {
+        try (Client client = Client.builder()
+                .endpoints(ETCD.clientEndpoints().toArray(String[]::new))
+                .build()) {
+            return client
+                    .getKVClient()
+                    .get(
+                            ByteSequence.from(PREFIX + "/" + name + "/", StandardCharsets.UTF_8),
+                            GetOption.builder().isPrefix(true).build())
+                    .get(10, TimeUnit.SECONDS)
+                    .getKvs()
+                    .stream()
+                    .map(kv -> kv.getKey().toString(StandardCharsets.UTF_8))
+                    .collect(Collectors.toList());
+        }
+    }
+
+    @Test
+    void etcdctlHolds_distlockWaits_thenGetsItOnRelease() throws Exception {
+        String name = EtcdTesting.unique("etcdctl-first");
+        try (Etcdctl etcdctl = new Etcdctl(name);
+                RemoteLocker locker = locker()) {
+            Deadlines.await(etcdctl::holds, maxWait(), () -> "etcdctl lock did not take the lock: " + etcdctl.output);
+            assertFalse(locker.tryLock(name).isPresent(), "distlock's tryLock while etcdctl holds the lock");
+            CompletableFuture<RemoteLock> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return locker.lock(name, maxWait());
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return queueKeys(name).size() == 2;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "distlock's waiter did not queue behind etcdctl's key");
+            assertTrue(queueKeys(name).stream().allMatch(k -> k.matches(PREFIX + "/" + name + "/[0-9a-f]+")));
+            assertTrue(
+                    Deadlines.holdsFor(TestTimeouts.scaled(Duration.ofMillis(500)), () -> !waiting.isDone()),
+                    "distlock got the lock while etcdctl held it");
+            assertEquals(0, etcdctl.releaseAndExit(), "etcdctl's exit code; output " + etcdctl.output);
+            try (RemoteLock lock = waiting.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)) {
+                assertTrue(lock.isHeld());
+            }
+        }
+        assertEquals(List.of(), queueKeys(name), "keys left behind");
+    }
+
+    @Test
+    void distlockHolds_etcdctlWaits_thenGetsItOnRelease() throws Exception {
+        String name = EtcdTesting.unique("distlock-first");
+        try (RemoteLocker locker = locker()) {
+            RemoteLock lock = locker.lock(name, maxWait());
+            try (Etcdctl etcdctl = new Etcdctl(name)) {
+                Deadlines.await(
+                        () -> {
+                            try {
+                                return queueKeys(name).size() == 2;
+                            } catch (Exception e) {
+                                return false;
+                            }
+                        },
+                        maxWait(),
+                        () -> "etcdctl did not queue behind distlock's key: " + etcdctl.output);
+                assertTrue(
+                        Deadlines.holdsFor(TestTimeouts.scaled(Duration.ofMillis(500)), () -> !etcdctl.holds()),
+                        "etcdctl got the lock while distlock held it: " + etcdctl.output);
+                lock.close();
+                Deadlines.await(
+                        etcdctl::holds, maxWait(), () -> "etcdctl did not get the released lock: " + etcdctl.output);
+                assertFalse(locker.tryLock(name).isPresent(), "distlock's tryLock while etcdctl holds the lock");
+                assertEquals(0, etcdctl.releaseAndExit(), "etcdctl's exit code; output " + etcdctl.output);
+            }
+        }
+        assertEquals(List.of(), queueKeys(name), "keys left behind");
+    }
+}

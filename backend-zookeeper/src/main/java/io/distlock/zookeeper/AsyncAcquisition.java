@@ -1,0 +1,192 @@
+package io.distlock.zookeeper;
+
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.DurationText;
+import io.distlock.spi.Lease;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.apache.zookeeper.KeeperException;
+
+/**
+ * The asynchronous form of a {@link LockAttempt}: no thread is held while waiting. Each look at the queue (create the
+ * node, list the queue, leave a watch on the predecessor) runs as one short task on the backend's step executor; the
+ * predecessor's watch, a change of connection state, or a timer schedules the next look. The step executor has one
+ * thread, so the nodes of calls made one after another are created in call order (FIFO across calls).
+ *
+ * <p>Cancelling the future, or the deadline passing, deletes the queue node; a grant that arrives after the future was
+ * cancelled is released.
+ */
+final class AsyncAcquisition {
+
+    private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final LockAttempt attempt;
+    private final SessionWatch sessions;
+    private final Deadline deadline;
+    private final Ticker ticker;
+    private final Duration operationTimeout;
+    private final ScheduledExecutorService steps;
+    private final Consumer<Lease> release;
+    private final CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
+    private final Runnable wakeUp = this::schedule;
+    private final AtomicBoolean stepPending = new AtomicBoolean();
+    private ScheduledFuture<?> deadlineTimer; // guarded by this
+    private boolean ended; // the attempt's node is gone or handed over; guarded by this
+
+    AsyncAcquisition(
+            LockAttempt attempt,
+            SessionWatch sessions,
+            Deadline deadline,
+            Ticker ticker,
+            Duration operationTimeout,
+            ScheduledExecutorService steps,
+            Consumer<Lease> release) {
+        this.attempt = attempt;
+        this.sessions = sessions;
+        this.deadline = deadline;
+        this.ticker = ticker;
+        this.operationTimeout = operationTimeout;
+        this.steps = steps;
+        this.release = release;
+    }
+
+    CompletableFuture<Optional<Lease>> start() {
+        sessions.addWakeUp(wakeUp);
+        result.whenComplete((lease, failure) -> {
+            sessions.removeWakeUp(wakeUp);
+            if (result.isCancelled()) {
+                execute(this::end); // withdraw: delete the queue node
+            }
+        });
+        if (deadline.isBounded()) {
+            synchronized (this) {
+                deadlineTimer = steps.schedule(
+                        () -> execute(this::deadlinePassed),
+                        Math.max(0, deadline.remainingNanos()),
+                        TimeUnit.NANOSECONDS);
+            }
+        }
+        schedule();
+        return result;
+    }
+
+    /**
+     * Asks for one more look; several wake-ups before it runs give one look. Called from ZooKeeper's event thread and
+     * Curator's state thread: never blocks.
+     */
+    private void schedule() {
+        if (result.isDone() || !stepPending.compareAndSet(false, true)) {
+            return;
+        }
+        execute(this::step);
+    }
+
+    private void execute(Runnable task) {
+        try {
+            steps.execute(task);
+        } catch (RejectedExecutionException closed) {
+            result.completeExceptionally(new LockBackendException("The ZooKeeper backend for "
+                    + sessions.connectString() + " was closed while an asynchronous acquisition waited"));
+        }
+    }
+
+    private synchronized void step() {
+        stepPending.set(false);
+        if (result.isDone() || ended) {
+            return;
+        }
+        if (!sessions.isConnected()) {
+            retryLater(); // no thread waits for the connection: the state change (or the timer) looks again
+            return;
+        }
+        try {
+            // one step waits at most the operation timeout, so a connection lost mid-step holds the thread no longer
+            Deadline step = !deadline.isBounded() || deadline.remainingNanos() > operationTimeout.toNanos()
+                    ? Deadline.after(operationTimeout, ticker)
+                    : deadline;
+            Optional<Lease> lease = attempt.look(step, this::schedule);
+            if (lease.isPresent()) {
+                ended = true;
+                cancelTimer();
+                if (!result.complete(lease)) {
+                    release.accept(lease.get()); // cancelled meanwhile: the grant is nobody's
+                }
+            }
+        } catch (TimeoutException e) {
+            if (deadline.hasPassed()) {
+                deadlinePassed();
+            } else {
+                retryLater();
+            }
+        } catch (KeeperException e) {
+            if (LockAttempt.isConnectionTrouble(e)) {
+                retryLater();
+            } else {
+                fail(attempt.failure("lockAsync", e));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail(new LockBackendException("Interrupted during an asynchronous acquisition", e));
+        } catch (RuntimeException e) {
+            fail(e);
+        }
+    }
+
+    private void retryLater() {
+        try {
+            steps.schedule(this::schedule, deadline.remainingNanos(RETRY_NANOS), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            // closing: the future is failed by the next execute, or by the locker
+        }
+    }
+
+    private synchronized void deadlinePassed() {
+        if (result.isDone() || ended) {
+            return;
+        }
+        if (!deadline.hasPassed()) {
+            deadlineTimer = steps.schedule(
+                    () -> execute(this::deadlinePassed), deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+            return;
+        }
+        end();
+        if (!sessions.isConnected()) {
+            result.completeExceptionally(new LockBackendException("Gave up waiting for the lock at its deadline ("
+                    + DurationText.of(deadline.maxWait().orElseThrow()) + ") while not connected to ZooKeeper at "
+                    + sessions.connectString()));
+        } else {
+            result.complete(Optional.empty());
+        }
+    }
+
+    private synchronized void fail(RuntimeException e) {
+        end();
+        result.completeExceptionally(e);
+    }
+
+    /** Deletes our queue node (if any) once; never the node of a grant handed over. */
+    private synchronized void end() {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        cancelTimer();
+        attempt.leave();
+    }
+
+    private void cancelTimer() {
+        if (deadlineTimer != null) {
+            deadlineTimer.cancel(false);
+        }
+    }
+}
