@@ -3,6 +3,7 @@ package io.distlock.cassandra;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.distlock.kit.LockerFixture;
+import io.distlock.kit.MultiProcessSupport;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.CassandraCluster;
 import java.time.Duration;
@@ -35,10 +36,46 @@ interface CassandraKitHooks extends LockerFixture {
                 + cluster.localDatacenter() + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
     }
 
+    /**
+     * Creates the lock tables once, before any locker of the class opens (each locker then finds them and creates
+     * nothing). Concurrent {@code CREATE TABLE}s from several lockers on several coordinators are slow to agree.
+     */
+    static void createSchema(CassandraCluster cluster) {
+        long deadline =
+                System.nanoTime() + TestTimeouts.scaled(Duration.ofMinutes(4)).toNanos();
+        try (CqlSession session = cluster.newSession()) {
+            for (String cql : CassandraStatements.SCHEMA) {
+                // A schema change on a loaded cluster can outlast the request timeout and still complete; the
+                // statements are idempotent, so a timed-out one is sent again until the deadline.
+                while (true) {
+                    try {
+                        session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(cql)
+                                .setTimeout(TestTimeouts.scaled(Duration.ofSeconds(60))));
+                        break;
+                    } catch (com.datastax.oss.driver.api.core.DriverTimeoutException
+                            | com.datastax.oss.driver.api.core.servererrors.QueryExecutionException e) {
+                        if (System.nanoTime() - deadline > 0) {
+                            throw e;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /** Cassandra TTLs count whole seconds: the expiry tests use 2 s leases (written with a 3 s TTL). */
     @Override
     default Duration shortLeaseTime() {
         return TestTimeouts.scaled(Duration.ofSeconds(2));
+    }
+
+    /**
+     * Worker processes connect with a 30 s connect timeout: several JVMs starting at once on a loaded machine, each
+     * connecting to every node, took longer than the default 10 s.
+     */
+    @Override
+    default MultiProcessSupport multiProcessSupport() {
+        return MultiProcessSupport.uri(lockerUri() + "&connectTimeout=30s");
     }
 
     @Override
@@ -62,6 +99,9 @@ interface CassandraKitHooks extends LockerFixture {
                 CassandraStatements.LEGACY_SHADOW_TABLE)) {
             for (Row row : session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(
                     "SELECT * FROM " + table + " WHERE lock_id = ?", key))) {
+                if (table.equals(CassandraStatements.QUEUE_TABLE) && row.isNull("ticket")) {
+                    continue; // only the queue's low-water mark (a static cell): no lock's or waiter's entry
+                }
                 cells.add(table + ":" + row.getFormattedContents());
             }
         }
