@@ -1,7 +1,12 @@
 package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DriverTimeoutException;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.servererrors.QueryExecutionException;
+import io.distlock.kit.Deadlines;
 import io.distlock.kit.LockerFixture;
 import io.distlock.kit.MultiProcessSupport;
 import io.distlock.kit.TestTimeouts;
@@ -39,27 +44,42 @@ interface CassandraKitHooks extends LockerFixture {
     /**
      * Creates the lock tables once, before any locker of the class opens (each locker then finds them and creates
      * nothing). Concurrent {@code CREATE TABLE}s from several lockers on several coordinators are slow to agree.
+     *
+     * <p>The session neither keeps schema metadata nor waits for agreement after each statement (on a loaded machine
+     * the driver's refresh after a schema change outlasted the request timeout); a statement that times out anyway is
+     * sent again (they are idempotent), and at the end every node must agree on the schema.
      */
     static void createSchema(CassandraCluster cluster) {
-        long deadline =
-                System.nanoTime() + TestTimeouts.scaled(Duration.ofMinutes(4)).toNanos();
-        try (CqlSession session = cluster.newSession()) {
+        Duration timeout = TestTimeouts.scaled(Duration.ofMinutes(4));
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (CqlSession session = CqlSession.builder()
+                .addContactPoints(cluster.contactPoints())
+                .withLocalDatacenter(cluster.localDatacenter())
+                .withKeyspace(cluster.keyspace())
+                .withConfigLoader(DriverConfigLoader.programmaticBuilder()
+                        .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, TestTimeouts.scaled(Duration.ofSeconds(60)))
+                        .withBoolean(DefaultDriverOption.METADATA_SCHEMA_ENABLED, false)
+                        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ZERO)
+                        .withInt(DefaultDriverOption.NETTY_IO_SHUTDOWN_QUIET_PERIOD, 0)
+                        .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 0)
+                        .build())
+                .build()) {
             for (String cql : CassandraStatements.SCHEMA) {
-                // A schema change on a loaded cluster can outlast the request timeout and still complete; the
-                // statements are idempotent, so a timed-out one is sent again until the deadline.
                 while (true) {
                     try {
-                        session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(cql)
-                                .setTimeout(TestTimeouts.scaled(Duration.ofSeconds(60))));
+                        session.execute(cql);
                         break;
-                    } catch (com.datastax.oss.driver.api.core.DriverTimeoutException
-                            | com.datastax.oss.driver.api.core.servererrors.QueryExecutionException e) {
+                    } catch (DriverTimeoutException | QueryExecutionException e) {
                         if (System.nanoTime() - deadline > 0) {
                             throw e;
                         }
                     }
                 }
             }
+            Deadlines.await(
+                    session::checkSchemaAgreement,
+                    Duration.ofNanos(Math.max(deadline - System.nanoTime(), 0)).plusSeconds(30),
+                    () -> "the nodes did not agree on the schema");
         }
     }
 
