@@ -1,12 +1,9 @@
 package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.DriverTimeoutException;
-import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
-import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.Row;
-import com.datastax.oss.driver.api.core.servererrors.QueryExecutionException;
-import io.distlock.kit.Deadlines;
+import io.distlock.LockBackendException;
+import io.distlock.RemoteLockers;
 import io.distlock.kit.LockerFixture;
 import io.distlock.kit.MultiProcessSupport;
 import io.distlock.kit.TestTimeouts;
@@ -43,43 +40,21 @@ interface CassandraKitHooks extends LockerFixture {
 
     /**
      * Creates the lock tables once, before any locker of the class opens (each locker then finds them and creates
-     * nothing). Concurrent {@code CREATE TABLE}s from several lockers on several coordinators are slow to agree.
-     *
-     * <p>The session neither keeps schema metadata nor waits for agreement after each statement (on a loaded machine
-     * the driver's refresh after a schema change outlasted the request timeout); a statement that times out anyway is
-     * sent again (they are idempotent), and at the end every node must agree on the schema.
+     * nothing): a locker opened with {@code createSchema=true}, the backend's own path. An attempt that fails on a
+     * loaded machine (a schema change slower than its timeout) is made again (the statements are idempotent).
      */
     static void createSchema(CassandraCluster cluster) {
-        Duration timeout = TestTimeouts.scaled(Duration.ofMinutes(4));
-        long deadline = System.nanoTime() + timeout.toNanos();
-        try (CqlSession session = CqlSession.builder()
-                .addContactPoints(cluster.contactPoints())
-                .withLocalDatacenter(cluster.localDatacenter())
-                .withKeyspace(cluster.keyspace())
-                .withConfigLoader(DriverConfigLoader.programmaticBuilder()
-                        .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, TestTimeouts.scaled(Duration.ofSeconds(60)))
-                        .withBoolean(DefaultDriverOption.METADATA_SCHEMA_ENABLED, false)
-                        .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ZERO)
-                        .withInt(DefaultDriverOption.NETTY_IO_SHUTDOWN_QUIET_PERIOD, 0)
-                        .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 0)
-                        .build())
-                .build()) {
-            for (String cql : CassandraStatements.SCHEMA) {
-                while (true) {
-                    try {
-                        session.execute(cql);
-                        break;
-                    } catch (DriverTimeoutException | QueryExecutionException e) {
-                        if (System.nanoTime() - deadline > 0) {
-                            throw e;
-                        }
-                    }
+        long deadline =
+                System.nanoTime() + TestTimeouts.scaled(Duration.ofMinutes(4)).toNanos();
+        while (true) {
+            try {
+                RemoteLockers.open(uri(cluster, "connectTimeout=60s")).close();
+                return;
+            } catch (LockBackendException e) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw e;
                 }
             }
-            Deadlines.await(
-                    session::checkSchemaAgreement,
-                    Duration.ofNanos(Math.max(deadline - System.nanoTime(), 0)).plusSeconds(30),
-                    () -> "the nodes did not agree on the schema");
         }
     }
 
