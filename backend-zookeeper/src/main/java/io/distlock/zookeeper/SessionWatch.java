@@ -7,6 +7,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -48,9 +49,17 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private volatile boolean lostState;
     private final ScheduledExecutorService heartbeat;
     private volatile boolean closed;
+    /** Requests sent for the locks (shared with {@link ZkCalls}); the heartbeat's are not counted. */
+    private final AtomicLong requests;
 
-    SessionWatch(CuratorFramework client, String connectString, long requestedTimeoutNanos, Ticker ticker) {
+    SessionWatch(
+            CuratorFramework client,
+            String connectString,
+            long requestedTimeoutNanos,
+            Ticker ticker,
+            AtomicLong requests) {
         this.client = client;
+        this.requests = requests;
         this.connectString = connectString;
         this.requestedTimeoutNanos = requestedTimeoutNanos;
         this.ticker = ticker;
@@ -111,6 +120,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private void deletePending() {
         for (PendingDelete pending : pendingDeletes) {
             try {
+                requests.incrementAndGet();
                 client.getChildren()
                         .inBackground((c, event) -> {
                             if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
@@ -134,6 +144,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     /** Deletes {@code path} without waiting; Curator's guaranteed delete retries it after a reconnection. */
     void deleteInBackground(String path) {
         try {
+            requests.incrementAndGet();
             client.delete().guaranteed().inBackground().forPath(path);
         } catch (Exception e) {
             log.debug("Could not delete {}: {}", path, e.toString());
@@ -166,6 +177,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             }
         };
         try {
+            requests.incrementAndGet();
             client.checkExists()
                     .usingWatcher(watcher)
                     .inBackground((c, event) -> {
@@ -281,6 +293,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private void verifyNodes(ZkSession s) {
         for (ZkLease lease : s.leases()) {
             try {
+                requests.incrementAndGet();
                 client.checkExists()
                         .inBackground((c, event) -> {
                             if (event.getResultCode() == KeeperException.Code.OK.intValue()

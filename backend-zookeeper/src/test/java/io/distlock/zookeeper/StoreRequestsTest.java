@@ -26,7 +26,7 @@ class StoreRequestsTest {
     }
 
     @Test
-    void storeRequests_freeLock_countsCreateChildrenAndDelete() throws Exception {
+    void storeRequests_freeLock_countsCreateChildrenWatchAndDelete() throws Exception {
         CapturingProvider provider = new CapturingProvider();
         try (RemoteLocker locker = RemoteLockers.builder()
                 .uri("zk://" + server.getConnectString() + "/requests")
@@ -39,8 +39,8 @@ class StoreRequestsTest {
                     assertThat(lock.isHeld()).isTrue();
                 }
             }
-            // each: create the node, list the children (ours is first), delete the node
-            assertThat(provider.opened().storeRequests().orElseThrow() - before).isEqualTo(15);
+            // each: create the node, list the children (ours is first), watch the owned node, delete the node
+            assertThat(provider.opened().storeRequests().orElseThrow() - before).isEqualTo(20);
         }
     }
 }

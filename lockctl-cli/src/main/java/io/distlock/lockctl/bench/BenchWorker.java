@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import jdk.jfr.FlightRecorder;
+import jdk.jfr.Recording;
 
 /**
  * The worker JVM of {@code lockctl bench}. Talks to the engine by lines: it opens its target and warms up on a
@@ -51,8 +53,23 @@ public final class BenchWorker {
             status = 1;
         }
         out.flush();
+        writeFlightRecordings();
         // client libraries may leave non-daemon threads behind
         Runtime.getRuntime().halt(status);
+    }
+
+    /** Stops the recordings started by {@code -XX:StartFlightRecording}, which writes them (halt() would not). */
+    private static void writeFlightRecordings() {
+        if (!FlightRecorder.isInitialized()) {
+            return;
+        }
+        for (Recording recording : FlightRecorder.getFlightRecorder().getRecordings()) {
+            try {
+                recording.stop();
+            } catch (RuntimeException e) {
+                System.err.println("Could not write the flight recording: " + e);
+            }
+        }
     }
 
     private WorkerResult run() throws Exception {

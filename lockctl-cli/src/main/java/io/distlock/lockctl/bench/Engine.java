@@ -25,6 +25,7 @@ public final class Engine {
     private final int keys;
     private final long holdNanos;
     private final int warmUp;
+    private final boolean flightRecorder;
 
     /**
      * @param workDir where task files, results and worker logs go
@@ -32,13 +33,15 @@ public final class Engine {
      * @param keys how many keys the acquisitions are spread over
      * @param holdNanos how long each lock is held
      * @param warmUp acquisitions on a private key before the start
+     * @param flightRecorder record every worker JVM with JDK Flight Recorder ({@code <workDir>/<worker>.jfr})
      */
-    public Engine(Path workDir, int acquisitions, int keys, long holdNanos, int warmUp) {
+    public Engine(Path workDir, int acquisitions, int keys, long holdNanos, int warmUp, boolean flightRecorder) {
         this.workDir = workDir;
         this.acquisitions = acquisitions;
         this.keys = keys;
         this.holdNanos = holdNanos;
         this.warmUp = warmUp;
+        this.flightRecorder = flightRecorder;
     }
 
     /**
@@ -115,7 +118,7 @@ public final class Engine {
         List<WorkerProcess> workers = new ArrayList<>();
         try {
             for (WorkerTask task : tasks) {
-                workers.add(WorkerProcess.start(task, workDir, name + "-w" + task.index()));
+                workers.add(WorkerProcess.start(task, workDir, name + "-w" + task.index(), flightRecorder));
             }
             for (WorkerProcess w : workers) {
                 w.awaitReady(READY_TIMEOUT_MILLIS);
