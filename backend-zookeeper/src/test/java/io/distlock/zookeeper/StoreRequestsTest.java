@@ -26,7 +26,7 @@ class StoreRequestsTest {
     }
 
     @Test
-    void storeRequests_freeLock_countsCreateChildrenWatchAndDelete() throws Exception {
+    void storeRequests_freeLock_countsCreateChildrenAndDelete() throws Exception {
         CapturingProvider provider = new CapturingProvider();
         try (RemoteLocker locker = RemoteLockers.builder()
                 .uri("zk://" + server.getConnectString() + "/requests")
@@ -39,8 +39,9 @@ class StoreRequestsTest {
                     assertThat(lock.isHeld()).isTrue();
                 }
             }
-            // each: create the node, list the children (ours is first), watch the owned node, delete the node
-            assertThat(provider.opened().storeRequests().orElseThrow() - before).isEqualTo(20);
+            // each: create the node, list the children (ours is first), delete the node; and the watch on the held
+            // node if it was still held when the batch of watches was set (at most 50 ms after the grant)
+            assertThat(provider.opened().storeRequests().orElseThrow() - before).isBetween(15L, 20L);
         }
     }
 }

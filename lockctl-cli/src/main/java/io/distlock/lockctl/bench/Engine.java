@@ -168,7 +168,7 @@ public final class Engine {
                 waits[at++] = wait;
                 g[i] = Stats.millis(r.grantNanos()[i] - start);
                 w[i] = Stats.millis(wait);
-                events.add(new long[] {r.grantNanos()[i], r.releaseNanos()[i], r.index(), (i + r.index()) % keys});
+                events.add(new long[] {r.grantNanos()[i], r.releaseNanos()[i], r.index(), r.keyIndex()[i]});
             }
             grantMs.add(g);
             waitMs.add(w);
@@ -181,10 +181,14 @@ public final class Engine {
         Map<Long, long[]> previous = new HashMap<>();
         int handOffs = 0;
         double handOffNanos = 0;
+        int[] perKey = new int[keys];
+        int[] handOffsPerKey = new int[keys];
         for (long[] e : events) {
+            perKey[(int) e[3]]++;
             long[] prev = previous.put(e[3], e);
             if (prev != null && prev[2] != e[2]) {
                 handOffs++;
+                handOffsPerKey[(int) e[3]]++;
                 handOffNanos += Math.max(0, e[0] - prev[1]);
             }
         }
@@ -229,7 +233,10 @@ public final class Engine {
                 results.stream().map(r -> r.cpuNanos() / 1e9).toList(),
                 results.stream()
                         .map(r -> r.peakRssBytes() < 0 ? null : r.peakRssBytes() / (1024.0 * 1024.0))
-                        .toList());
+                        .toList(),
+                keys,
+                Arrays.stream(perKey).boxed().toList(),
+                Arrays.stream(handOffsPerKey).boxed().toList());
         return new RunData(summary, grantMs, waitMs);
     }
 }
