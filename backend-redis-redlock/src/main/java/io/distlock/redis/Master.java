@@ -1,6 +1,6 @@
 package io.distlock.redis;
 
-import io.distlock.redis.RedisLocation.Endpoint;
+import io.distlock.spi.HostList.Address;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -37,7 +37,7 @@ final class Master implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Master.class);
 
-    private final Endpoint endpoint;
+    private final Address endpoint;
     private final RedisClient client;
     private final RedisURI redisUri;
     private final Duration instanceTimeout;
@@ -50,7 +50,7 @@ final class Master implements AutoCloseable {
     private volatile String lastError = "not yet contacted";
     private volatile boolean closed;
 
-    Master(Endpoint endpoint, RedlockSettings settings, ClientResources resources, LongAdder requests) {
+    Master(Address endpoint, RedlockSettings settings, ClientResources resources, LongAdder requests) {
         this.endpoint = endpoint;
         this.instanceTimeout = settings.instanceTimeout();
         this.requests = requests;
@@ -73,7 +73,7 @@ final class Master implements AutoCloseable {
                 .build());
     }
 
-    Endpoint endpoint() {
+    Address endpoint() {
         return endpoint;
     }
 

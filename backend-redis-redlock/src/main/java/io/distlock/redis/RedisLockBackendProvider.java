@@ -3,6 +3,7 @@ package io.distlock.redis;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
+import io.distlock.spi.HostList;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.lettuce.core.resource.ClientResources;
@@ -110,7 +111,7 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
         LongAdder requests = new LongAdder();
         List<Master> masters = new ArrayList<>();
         try {
-            for (RedisLocation.Endpoint e : location.masters()) {
+            for (HostList.Address e : location.masters()) {
                 masters.add(new Master(e, settings, resources, requests));
             }
             connectMajority(location, settings, masters);

@@ -7,15 +7,24 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 
-/** Passes every call to the backend under test; the kit's wrappers override the calls they watch or stage. */
-abstract class ForwardingBackend implements LockBackend {
+/**
+ * A backend that passes its calls to another one: the base of a wrapper that watches or changes a few calls of a
+ * backend, to stage a fault in a test or to break a promise on purpose and see the kit catch it. The kit wraps the
+ * backend under test with it; tests of tools built on the kit use it for their own staged stores.
+ *
+ * <p>{@link #acquireAsync} and {@link #storeRequests} keep {@link LockBackend}'s defaults instead of forwarding: the
+ * asynchronous path runs this wrapper's {@link #acquire} on the given executor, so a subclass that changes {@code
+ * acquire} changes both paths at once, and no request count is reported. A subclass that wants the wrapped backend's
+ * own asynchronous path or its count overrides them.
+ */
+public abstract class ForwardingBackend implements LockBackend {
 
-    final LockBackend backend;
+    /** The wrapped backend, which every call not overridden goes to. */
+    protected final LockBackend backend;
 
-    ForwardingBackend(LockBackend backend) {
+    /** Wraps {@code backend}. */
+    protected ForwardingBackend(LockBackend backend) {
         this.backend = backend;
     }
 
@@ -35,12 +44,6 @@ abstract class ForwardingBackend implements LockBackend {
     }
 
     @Override
-    public CompletableFuture<Optional<Lease>> acquireAsync(
-            LockRequest request, Deadline deadline, Executor blockingExecutor) {
-        return backend.acquireAsync(request, deadline, blockingExecutor);
-    }
-
-    @Override
     public OptionalLong renew(Lease lease) {
         return backend.renew(lease);
     }
@@ -48,11 +51,6 @@ abstract class ForwardingBackend implements LockBackend {
     @Override
     public boolean release(Lease lease) {
         return backend.release(lease);
-    }
-
-    @Override
-    public OptionalLong storeRequests() {
-        return backend.storeRequests();
     }
 
     @Override

@@ -124,6 +124,11 @@ final class InterceptingProvider implements LockBackendProvider {
             }
 
             @Override
+            public OptionalLong storeRequests() {
+                return backend.storeRequests();
+            }
+
+            @Override
             public OptionalLong renew(Lease lease) {
                 if (renewalsFail.get()) {
                     throw new LockBackendException("staged by the conformance kit: the store is unreachable");

@@ -6,12 +6,9 @@ import io.distlock.RemoteLock;
 import io.distlock.spi.Lease;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,10 +32,7 @@ final class DefaultRemoteLock implements RemoteLock {
     private final DefaultRemoteLocker locker;
     private final String key;
     private final String ownerId;
-    /** A loss listener and where it runs; a null executor is the locker's listener executor. */
-    private record Listener(Consumer<? super RemoteLock> listener, Executor executor) {}
-
-    private final List<Listener> listeners = new ArrayList<>();
+    private final LossListeners<RemoteLock> lossListeners;
     private State state = State.PENDING;
     private Lease lease;
     /** The validity renewal last reported; for session leases the lease's own moving value is read instead. */
@@ -51,6 +45,7 @@ final class DefaultRemoteLock implements RemoteLock {
         this.locker = locker;
         this.key = key;
         this.ownerId = ownerId;
+        this.lossListeners = new LossListeners<>(this, locker.listenerExecutor());
     }
 
     /** Records the grant. Returns false if the backend reported the lease lost before it was even granted. */
@@ -80,7 +75,7 @@ final class DefaultRemoteLock implements RemoteLock {
     /** A grant the locker will not hand over (stale, or the locker closed): no listener, no loss report. */
     synchronized void discard() {
         state = State.RELEASED;
-        listeners.clear();
+        lossListeners.clear();
     }
 
     /** Records a renewal's new validity (a ticker reading); validity never moves back. */
@@ -141,30 +136,13 @@ final class DefaultRemoteLock implements RemoteLock {
 
     @Override
     public RemoteLock onLost(Consumer<? super RemoteLock> listener) {
-        return register(listener, null);
+        lossListeners.add(listener, null);
+        return this;
     }
 
     @Override
     public RemoteLock onLost(Consumer<? super RemoteLock> listener, Executor executor) {
-        return register(listener, Objects.requireNonNull(executor, "executor"));
-    }
-
-    private RemoteLock register(Consumer<? super RemoteLock> listener, Executor executor) {
-        Objects.requireNonNull(listener, "listener");
-        boolean fireNow;
-        synchronized (this) {
-            fireNow = state == State.LOST;
-            if (!fireNow) {
-                listeners.add(new Listener(listener, executor));
-            }
-        }
-        if (fireNow) {
-            if (executor == null) {
-                notify(listener);
-            } else {
-                fire(new Listener(listener, executor));
-            }
-        }
+        lossListeners.add(listener, Objects.requireNonNull(executor, "executor"));
         return this;
     }
 
@@ -173,25 +151,21 @@ final class DefaultRemoteLock implements RemoteLock {
      * backend's loss listener, or by {@link #isHeld()} when validity ran out. A no-op in any other state.
      */
     void markLost(String reason) {
-        List<Listener> toNotify;
+        boolean wasHeld;
         synchronized (this) {
             if (state != State.HELD && state != State.PENDING) {
                 return;
             }
-            boolean wasHeld = state == State.HELD;
+            wasHeld = state == State.HELD;
             state = State.LOST;
             lossReason = reason;
-            if (!wasHeld) {
-                return; // the acquiring thread sees LOST in granted() and cleans up
-            }
-            toNotify = List.copyOf(listeners);
-            listeners.clear();
         }
-        log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
-        locker.forget(this, true);
-        for (Listener listener : toNotify) {
-            fire(listener);
+        // A pending lock has no listeners yet: the acquiring thread sees LOST in granted() and cleans up.
+        if (wasHeld) {
+            log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
+            locker.forget(this, true);
         }
+        lossListeners.lost();
     }
 
     @Override
@@ -208,7 +182,7 @@ final class DefaultRemoteLock implements RemoteLock {
                     throw new IllegalStateException("Lock '" + key + "' was never granted");
                 default:
                     state = State.RELEASED;
-                    listeners.clear();
+                    lossListeners.clear();
             }
         }
         locker.forget(this, false);
@@ -233,24 +207,6 @@ final class DefaultRemoteLock implements RemoteLock {
     @Override
     public void close() {
         release();
-    }
-
-    /** Hands a listener to its executor; one that refuses it (shut down) leaves it to the calling thread. */
-    private void fire(Listener l) {
-        Executor executor = l.executor() != null ? l.executor() : locker.listenerExecutor();
-        try {
-            executor.execute(() -> notify(l.listener()));
-        } catch (RejectedExecutionException e) {
-            notify(l.listener());
-        }
-    }
-
-    private void notify(Consumer<? super RemoteLock> listener) {
-        try {
-            listener.accept(this);
-        } catch (RuntimeException e) {
-            log.warn("An onLost listener of lock '{}' threw", key, e);
-        }
     }
 
     @Override

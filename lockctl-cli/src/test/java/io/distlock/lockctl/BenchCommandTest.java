@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,15 +20,28 @@ class BenchCommandTest {
     @TempDir
     Path dir;
 
+    /** Runs {@code lockctl bench ARGS --out OUT} and checks that it succeeded. */
+    private static Cli bench(Path out, String... args) {
+        List<String> command = new ArrayList<>(List.of("bench"));
+        command.addAll(List.of(args));
+        command.addAll(List.of("--out", out.toString()));
+        Cli cli = Cli.run(command.toArray(String[]::new));
+        assertThat(cli.exitCode()).as(cli.err()).isZero();
+        return cli;
+    }
+
+    /** The {@code bench.json} a run wrote into {@code out}. */
+    private static JsonNode report(Path out) throws IOException {
+        return new ObjectMapper().readTree(out.resolve("bench.json").toFile());
+    }
+
     @Test
     void bench_onTheEmbeddedStore_writesJsonChartsAndPage() throws Exception {
         Path out = dir.resolve("report");
-        Cli cli = Cli.run(
-                "bench", "--processes", "1,2", "--acquisitions", "20", "--warm-up", "5", "--out", out.toString());
+        Cli cli = bench(out, "--processes", "1,2", "--acquisitions", "20", "--warm-up", "5");
 
-        assertThat(cli.exitCode()).as(cli.err()).isZero();
         assertThat(cli.out()).contains("Report: " + out.resolve("index.html").toAbsolutePath());
-        JsonNode json = new ObjectMapper().readTree(out.resolve("bench.json").toFile());
+        JsonNode json = report(out);
         assertThat(json.get("stores")).hasSize(1);
         assertThat(json.get("stores").get(0).asText()).startsWith("zk://127.0.0.1:");
         JsonNode runs = json.get("runs");
@@ -61,8 +77,8 @@ class BenchCommandTest {
     @Test
     void bench_twoStores_alternateAndGivePairedRatios() throws Exception {
         Path out = dir.resolve("two");
-        Cli cli = Cli.run(
-                "bench",
+        Cli cli = bench(
+                out,
                 "--store",
                 "memory:",
                 "--store",
@@ -75,12 +91,9 @@ class BenchCommandTest {
                 "2",
                 "--rounds",
                 "2",
-                "--no-charts",
-                "--out",
-                out.toString());
+                "--no-charts");
 
-        assertThat(cli.exitCode()).as(cli.err()).isZero();
-        JsonNode json = new ObjectMapper().readTree(out.resolve("bench.json").toFile());
+        JsonNode json = report(out);
         JsonNode runs = json.get("runs");
         assertThat(runs).hasSize(4);
         // A B A B: the stores alternate within every round
@@ -100,8 +113,8 @@ class BenchCommandTest {
     @Test
     void bench_uncontended_interleavesTheStoresInOneJvm() throws Exception {
         Path out = dir.resolve("uncontended");
-        Cli cli = Cli.run(
-                "bench",
+        Cli cli = bench(
+                out,
                 "--store",
                 "memory:",
                 "--store",
@@ -112,12 +125,9 @@ class BenchCommandTest {
                 "50",
                 "--rounds",
                 "3",
-                "--no-charts",
-                "--out",
-                out.toString());
+                "--no-charts");
 
-        assertThat(cli.exitCode()).as(cli.err()).isZero();
-        JsonNode json = new ObjectMapper().readTree(out.resolve("bench.json").toFile());
+        JsonNode json = report(out);
         JsonNode uncontended = json.get("uncontended");
         assertThat(uncontended).hasSize(2);
         assertThat(uncontended.get(0).get("ratio").asDouble()).isEqualTo(1.0);
@@ -128,23 +138,10 @@ class BenchCommandTest {
     @Test
     void bench_held_reportsHeapPerHeldLock() throws Exception {
         Path out = dir.resolve("held");
-        Cli cli = Cli.run(
-                "bench",
-                "--store",
-                "memory:",
-                "--processes",
-                "1",
-                "--acquisitions",
-                "5",
-                "--held",
-                "2000",
-                "--no-charts",
-                "--out",
-                out.toString());
+        Cli cli = bench(
+                out, "--store", "memory:", "--processes", "1", "--acquisitions", "5", "--held", "2000", "--no-charts");
 
-        assertThat(cli.exitCode()).as(cli.err()).isZero();
-        JsonNode held =
-                new ObjectMapper().readTree(out.resolve("bench.json").toFile()).get("heapPerHeldLockBytes");
+        JsonNode held = report(out).get("heapPerHeldLockBytes");
         assertThat(held).hasSize(1);
         assertThat(held.get(0).get("held").asInt()).isEqualTo(2000);
         assertThat(held.get(0).get("bytesPerLock").asDouble()).isPositive();

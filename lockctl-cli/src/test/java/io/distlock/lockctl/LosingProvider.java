@@ -1,14 +1,11 @@
 package io.distlock.lockctl;
 
-import io.distlock.Capabilities;
+import io.distlock.kit.ForwardingBackend;
 import io.distlock.memory.MemoryLockBackendProvider;
 import io.distlock.spi.BackendConfig;
-import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
-import io.distlock.spi.LockRequest;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,36 +34,10 @@ public final class LosingProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
-        LockBackend memory = new MemoryLockBackendProvider().open(config);
-        return new LockBackend() {
-            @Override
-            public Capabilities capabilities() {
-                return memory.capabilities();
-            }
-
-            @Override
-            public Optional<Lease> tryAcquire(LockRequest request) {
-                return memory.tryAcquire(request);
-            }
-
-            @Override
-            public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-                return memory.acquire(request, deadline);
-            }
-
+        return new ForwardingBackend(new MemoryLockBackendProvider().open(config)) {
             @Override
             public OptionalLong renew(Lease lease) {
-                return LOSE.get() ? OptionalLong.empty() : memory.renew(lease);
-            }
-
-            @Override
-            public boolean release(Lease lease) {
-                return memory.release(lease);
-            }
-
-            @Override
-            public void close() {
-                memory.close();
+                return LOSE.get() ? OptionalLong.empty() : backend.renew(lease);
             }
         };
     }

@@ -1,6 +1,6 @@
 package io.distlock.lockctl;
 
-import io.distlock.Capabilities;
+import io.distlock.kit.ForwardingBackend;
 import io.distlock.memory.MemoryLockBackendProvider;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
@@ -9,7 +9,6 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.distlock.spi.LockRequest;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -33,36 +32,15 @@ public final class NoExclusionProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
-        LockBackend memory = new MemoryLockBackendProvider().open(config);
-        return new LockBackend() {
-            @Override
-            public Capabilities capabilities() {
-                return memory.capabilities();
-            }
-
+        return new ForwardingBackend(new MemoryLockBackendProvider().open(config)) {
             @Override
             public Optional<Lease> tryAcquire(LockRequest request) {
-                return memory.tryAcquire(privateKey(request));
+                return backend.tryAcquire(privateKey(request));
             }
 
             @Override
             public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-                return memory.acquire(privateKey(request), deadline);
-            }
-
-            @Override
-            public OptionalLong renew(Lease lease) {
-                return memory.renew(lease);
-            }
-
-            @Override
-            public boolean release(Lease lease) {
-                return memory.release(lease);
-            }
-
-            @Override
-            public void close() {
-                memory.close();
+                return backend.acquire(privateKey(request), deadline);
             }
         };
     }

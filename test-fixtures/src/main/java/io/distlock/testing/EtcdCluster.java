@@ -151,14 +151,7 @@ public final class EtcdCluster extends StoreFixture {
             String endpoint = Endpoints.stripScheme(endpoints.get(i));
             String name = "etcd-" + (i + 1);
             awaitHealthy(name, endpoint, ENDPOINTS_VARIABLE);
-            TcpProxy proxy = track(TcpProxy.start(name, Endpoints.address(endpoint)));
-            addNode(new UnmanagedNode(
-                    name,
-                    endpoint,
-                    ServerSource.ENVIRONMENT,
-                    "the member is given by " + ENDPOINTS_VARIABLE
-                            + " and not run by the fixture; unset the variable to let the fixture run its own",
-                    proxy));
+            addExternalNode(name, endpoint, "member", ENDPOINTS_VARIABLE);
         }
     }
 
@@ -246,14 +239,12 @@ public final class EtcdCluster extends StoreFixture {
                         "http://127.0.0.1:" + CONTAINER_PORT)));
         String endpoint = container.endpoint();
         awaitHealthy("etcd-1", endpoint, "container " + IMAGE);
-        TcpProxy proxy = track(TcpProxy.start("etcd-1", Endpoints.address(endpoint)));
-        addNode(new UnmanagedNode(
+        addUnmanagedNode(
                 "etcd-1",
                 endpoint,
                 ServerSource.CONTAINER,
                 "the member runs in a container (no local etcd; install it with " + INSTALL_COMMAND
-                        + " for process faults)",
-                proxy));
+                        + " for process faults)");
     }
 
     private static void awaitHealthy(String name, String endpoint, String origin) {

@@ -112,14 +112,7 @@ public final class RedisServers extends StoreFixture {
             String endpoint = addresses.get(i);
             String name = "redis-" + (i + 1);
             awaitPing(name, endpoint, ADDRESSES_VARIABLE);
-            TcpProxy proxy = track(TcpProxy.start(name, Endpoints.address(endpoint)));
-            addNode(new UnmanagedNode(
-                    name,
-                    endpoint,
-                    ServerSource.ENVIRONMENT,
-                    "the server is given by " + ADDRESSES_VARIABLE
-                            + " and not run by the fixture; unset the variable to let the fixture run its own",
-                    proxy));
+            addExternalNode(name, endpoint, "server", ADDRESSES_VARIABLE);
         }
     }
 
@@ -167,14 +160,12 @@ public final class RedisServers extends StoreFixture {
                     List.of("redis-server", "--save", "", "--appendonly", "no", "--protected-mode", "no")));
             String endpoint = container.endpoint();
             awaitPing(name, endpoint, "container " + IMAGE);
-            TcpProxy proxy = track(TcpProxy.start(name, Endpoints.address(endpoint)));
-            addNode(new UnmanagedNode(
+            addUnmanagedNode(
                     name,
                     endpoint,
                     ServerSource.CONTAINER,
                     "the server runs in a container (no local redis-server; install it with " + INSTALL_COMMAND
-                            + " for process faults)",
-                    proxy));
+                            + " for process faults)");
         }
     }
 

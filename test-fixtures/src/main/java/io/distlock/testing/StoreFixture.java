@@ -33,6 +33,30 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
         nodes.add(node);
     }
 
+    /**
+     * Adds a server given by {@code variable} (the fixture does not run it), behind a proxy of its own: only the proxy
+     * takes faults, process faults throw and say so.
+     *
+     * @param server what the node is, for the message: "server", "member"
+     */
+    final void addExternalNode(String name, String endpoint, String server, String variable) {
+        addUnmanagedNode(
+                name,
+                endpoint,
+                ServerSource.ENVIRONMENT,
+                "the " + server + " is given by " + variable
+                        + " and not run by the fixture; unset the variable to let the fixture run its own");
+    }
+
+    /**
+     * Adds a server the fixture does not run as a process (from the environment, a container), behind a proxy of its
+     * own: only the proxy takes faults, process faults throw with {@code why}.
+     */
+    final void addUnmanagedNode(String name, String endpoint, ServerSource source, String why) {
+        TcpProxy proxy = track(TcpProxy.start(name, Endpoints.address(endpoint)));
+        addNode(new UnmanagedNode(name, endpoint, source, why, proxy));
+    }
+
     /** Registers something to close on {@link #close()}, in reverse order of registration. */
     final synchronized <T extends AutoCloseable> T track(T resource) {
         resources.add(resource);

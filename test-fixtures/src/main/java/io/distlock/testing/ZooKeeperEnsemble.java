@@ -135,14 +135,7 @@ public final class ZooKeeperEnsemble extends StoreFixture {
                     () -> accepts(endpoint),
                     READY_TIMEOUT,
                     () -> name + " at " + endpoint + " (from " + CONNECT_VARIABLE + ") accepts no connection");
-            TcpProxy proxy = track(TcpProxy.start(name, Endpoints.address(endpoint)));
-            addNode(new UnmanagedNode(
-                    name,
-                    endpoint,
-                    ServerSource.ENVIRONMENT,
-                    "the server is given by " + CONNECT_VARIABLE
-                            + " and not run by the fixture; unset the variable to let the fixture run its own",
-                    proxy));
+            addExternalNode(name, endpoint, "server", CONNECT_VARIABLE);
         }
         connectString = connect;
     }

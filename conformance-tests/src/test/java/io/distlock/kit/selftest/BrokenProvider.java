@@ -1,6 +1,6 @@
 package io.distlock.kit.selftest;
 
-import io.distlock.Capabilities;
+import io.distlock.kit.ForwardingBackend;
 import io.distlock.memory.MemoryLockBackendProvider;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
@@ -52,45 +52,6 @@ abstract class BrokenProvider implements LockBackendProvider {
     /** The broken backend around a correct one. */
     abstract LockBackend breakIt(LockBackend correct, BackendConfig config);
 
-    /** Passes everything to the correct backend; subclasses override the part they break. */
-    static class Forwarding implements LockBackend {
-        final LockBackend correct;
-
-        Forwarding(LockBackend correct) {
-            this.correct = correct;
-        }
-
-        @Override
-        public Capabilities capabilities() {
-            return correct.capabilities();
-        }
-
-        @Override
-        public Optional<Lease> tryAcquire(LockRequest request) {
-            return correct.tryAcquire(request);
-        }
-
-        @Override
-        public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-            return correct.acquire(request, deadline);
-        }
-
-        @Override
-        public OptionalLong renew(Lease lease) {
-            return correct.renew(lease);
-        }
-
-        @Override
-        public boolean release(Lease lease) {
-            return correct.release(lease);
-        }
-
-        @Override
-        public void close() {
-            correct.close();
-        }
-    }
-
     /** A lease around the correct backend's one; subclasses change what they break. */
     abstract static class WrappedLease implements Lease {
         final Lease inner;
@@ -121,7 +82,7 @@ abstract class BrokenProvider implements LockBackendProvider {
     }
 
     /** Hands out every granted lease wrapped, and gives the correct backend back its own lease to renew or release. */
-    static class Rewrapping extends Forwarding {
+    static class Rewrapping extends ForwardingBackend {
         private final Function<Lease, WrappedLease> wrap;
 
         Rewrapping(LockBackend correct, Function<Lease, WrappedLease> wrap) {
@@ -131,22 +92,22 @@ abstract class BrokenProvider implements LockBackendProvider {
 
         @Override
         public Optional<Lease> tryAcquire(LockRequest request) {
-            return correct.tryAcquire(request).map(wrap);
+            return backend.tryAcquire(request).map(wrap);
         }
 
         @Override
         public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-            return correct.acquire(request, deadline).map(wrap);
+            return backend.acquire(request, deadline).map(wrap);
         }
 
         @Override
         public OptionalLong renew(Lease lease) {
-            return correct.renew(((WrappedLease) lease).inner);
+            return backend.renew(((WrappedLease) lease).inner);
         }
 
         @Override
         public boolean release(Lease lease) {
-            return correct.release(((WrappedLease) lease).inner);
+            return backend.release(((WrappedLease) lease).inner);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.distlock.kit.selftest;
 
+import io.distlock.kit.ForwardingBackend;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
@@ -25,7 +26,7 @@ public final class ContendedTryLockProvider extends BrokenProvider {
 
     @Override
     LockBackend breakIt(LockBackend correct, BackendConfig config) {
-        return new Forwarding(correct) {
+        return new ForwardingBackend(correct) {
             @Override
             public Optional<Lease> tryAcquire(LockRequest r) {
                 Set<Object> attempts = ATTEMPTS.computeIfAbsent(r.key(), k -> ConcurrentHashMap.newKeySet());

@@ -1,5 +1,6 @@
 package io.distlock.kit.selftest;
 
+import io.distlock.kit.ForwardingBackend;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -17,7 +18,7 @@ public final class NoExclusionProvider extends BrokenProvider {
 
     @Override
     LockBackend breakIt(LockBackend correct, BackendConfig config) {
-        return new Forwarding(correct) {
+        return new ForwardingBackend(correct) {
             @Override
             public Optional<Lease> tryAcquire(LockRequest r) {
                 return correct.tryAcquire(privateKey(r));
