@@ -55,6 +55,7 @@ import picocli.CommandLine.Spec;
         })
 final class BenchCommand implements Callable<Integer> {
 
+    private static final int DEFAULT_WARM_UP = 2000;
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
     @Spec
@@ -111,7 +112,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--warm-up",
             paramLabel = "N",
-            defaultValue = "2000",
+            defaultValue = "" + DEFAULT_WARM_UP,
             description = "Acquisitions of a private key per worker before the start, so that the JIT compiler has"
                     + " compiled the lock's code before it is measured (default: ${DEFAULT-VALUE}).")
     int warmUp;
@@ -256,6 +257,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (!hold.isZero()) {
             args.addAll(List.of("--hold", hold.toMillis() + "ms"));
+        }
+        if (warmUp != DEFAULT_WARM_UP) {
+            args.addAll(List.of("--warm-up", Integer.toString(warmUp)));
         }
         if (keys != 1) {
             args.addAll(List.of("--keys", Integer.toString(keys)));
