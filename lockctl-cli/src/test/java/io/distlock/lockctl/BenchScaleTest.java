@@ -1,9 +1,10 @@
 package io.distlock.lockctl;
 
+import static io.distlock.lockctl.BenchRuns.bench;
+import static io.distlock.lockctl.BenchRuns.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,8 +18,8 @@ class BenchScaleTest {
     @Test
     void bench_keys_spreadsTheAcquisitionsEvenlyOverTheKeys() throws Exception {
         Path out = dir.resolve("keys");
-        Cli cli = Cli.run(
-                "bench",
+        Cli cli = bench(
+                out,
                 "--store",
                 "memory:",
                 "--processes",
@@ -29,16 +30,9 @@ class BenchScaleTest {
                 "4",
                 "--warm-up",
                 "2",
-                "--no-charts",
-                "--out",
-                out.toString());
+                "--no-charts");
 
-        assertThat(cli.exitCode()).as(cli.err()).isZero();
-        JsonNode summary = new ObjectMapper()
-                .readTree(out.resolve("bench.json").toFile())
-                .get("runs")
-                .get(0)
-                .get("summary");
+        JsonNode summary = report(out).get("runs").get(0).get("summary");
         assertThat(summary.get("keys").asInt()).isEqualTo(4);
         // 2 workers x 20 acquisitions, each worker taking the 4 keys in turn: 10 per key
         assertThat(summary.get("acquisitionsPerKey"))
@@ -51,8 +45,8 @@ class BenchScaleTest {
     @Test
     void bench_held_measuresWhatEachHeldLockKeeps() throws Exception {
         Path out = dir.resolve("held");
-        Cli cli = Cli.run(
-                "bench",
+        Cli cli = bench(
+                out,
                 "--store",
                 "peer:ballast://4096",
                 "--processes",
@@ -63,13 +57,9 @@ class BenchScaleTest {
                 "2",
                 "--held",
                 "2000",
-                "--no-charts",
-                "--out",
-                out.toString());
+                "--no-charts");
 
-        assertThat(cli.exitCode()).as(cli.err()).isZero();
-        JsonNode held =
-                new ObjectMapper().readTree(out.resolve("bench.json").toFile()).get("heapPerHeldLockBytes");
+        JsonNode held = report(out).get("heapPerHeldLockBytes");
         assertThat(held).hasSize(1);
         // the 4096-byte array (plus its 16-byte header) and the engine's own handle of the lock, a few dozen bytes
         assertThat(held.get(0).get("bytesPerLock").asDouble()).isBetween(4096.0, 4096.0 + 256);
