@@ -1,9 +1,9 @@
 package io.distlock.etcd;
 
 import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
 import java.util.OptionalLong;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One granted lock: the etcd key that holds it, that key's create revision (the fencing token, and what release and
@@ -18,9 +18,7 @@ final class EtcdLease implements Lease {
     private final String claimedName;
     private final long createRevision;
     private final EtcdSession session;
-    private final LeaseLossListener lossListener;
-    private final AtomicBoolean lost = new AtomicBoolean();
-    private volatile long lostAtNanos;
+    private final LeaseLoss loss;
 
     EtcdLease(
             String key,
@@ -36,7 +34,7 @@ final class EtcdLease implements Lease {
         this.claimedName = claimedName;
         this.createRevision = createRevision;
         this.session = session;
-        this.lossListener = lossListener;
+        this.loss = new LeaseLoss(lossListener);
     }
 
     @Override
@@ -58,7 +56,7 @@ final class EtcdLease implements Lease {
     /** The session's validity (see {@link EtcdSession}); frozen at the moment of loss once lost. */
     @Override
     public long validUntilNanos() {
-        return lost.get() ? lostAtNanos : session.validUntilNanos();
+        return loss.validUntilNanos(session.validUntilNanos());
     }
 
     String etcdKey() {
@@ -79,17 +77,13 @@ final class EtcdLease implements Lease {
     }
 
     boolean isLost() {
-        return lost.get() || session.isLost();
+        return loss.isLost() || session.isLost();
     }
 
     /** Marks the lease lost and tells the locker, once. */
     void lose(long nowNanos, String reason) {
-        if (lost.get()) {
-            return;
-        }
-        lostAtNanos = Math.min(nowNanos, session.validUntilNanos());
-        if (lost.compareAndSet(false, true)) {
-            lossListener.leaseLost(reason);
+        if (!loss.isLost()) {
+            loss.lose(Math.min(nowNanos, session.validUntilNanos()), reason);
         }
     }
 

@@ -33,6 +33,9 @@ final class KeyCodec {
      *     replacing it would make two keys share a node)
      */
     static String encode(String key) {
+        if (isPlain(key)) {
+            return key; // the usual key: nothing to escape, nothing to copy
+        }
         byte[] bytes = utf8(key);
         StringBuilder out = new StringBuilder(bytes.length + 8);
         for (byte b : bytes) {
@@ -80,6 +83,16 @@ final class KeyCodec {
             }
         }
         return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    /** Whether {@code key} is all unreserved characters and not a name ZooKeeper reserves: its own node name. */
+    private static boolean isPlain(String key) {
+        for (int i = 0; i < key.length(); i++) {
+            if (!isUnreserved(key.charAt(i))) {
+                return false;
+            }
+        }
+        return !key.isEmpty() && !key.equals(".") && !key.equals("..") && !key.equals("zookeeper");
     }
 
     private static byte[] utf8(String key) {

@@ -1,12 +1,16 @@
 package io.distlock.zookeeper;
 
 import io.distlock.Ticker;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -37,6 +41,8 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SessionWatch.class);
     private static final long MIN_HEARTBEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** The longest a held lock goes without a watch on its node (see {@link #watchOwned}). */
+    static final long WATCH_OWNED_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final CuratorFramework client;
     private final String connectString;
@@ -45,12 +51,22 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private final AtomicReference<ZkSession> current = new AtomicReference<>();
     private final Set<Runnable> wakeUps = ConcurrentHashMap.newKeySet();
     private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
+    private final Queue<ZkLease> toWatch = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean watchesScheduled = new AtomicBoolean();
     private volatile boolean lostState;
     private final ScheduledExecutorService heartbeat;
     private volatile boolean closed;
+    /** Requests sent for the locks (shared with {@link ZkCalls}); the heartbeat's are not counted. */
+    private final AtomicLong requests;
 
-    SessionWatch(CuratorFramework client, String connectString, long requestedTimeoutNanos, Ticker ticker) {
+    SessionWatch(
+            CuratorFramework client,
+            String connectString,
+            long requestedTimeoutNanos,
+            Ticker ticker,
+            AtomicLong requests) {
         this.client = client;
+        this.requests = requests;
         this.connectString = connectString;
         this.requestedTimeoutNanos = requestedTimeoutNanos;
         this.ticker = ticker;
@@ -111,6 +127,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private void deletePending() {
         for (PendingDelete pending : pendingDeletes) {
             try {
+                requests.incrementAndGet();
                 client.getChildren()
                         .inBackground((c, event) -> {
                             if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
@@ -134,6 +151,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     /** Deletes {@code path} without waiting; Curator's guaranteed delete retries it after a reconnection. */
     void deleteInBackground(String path) {
         try {
+            requests.incrementAndGet();
             client.delete().guaranteed().inBackground().forPath(path);
         } catch (Exception e) {
             log.debug("Could not delete {}: {}", path, e.toString());
@@ -152,24 +170,53 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     }
 
     /**
-     * Watches the node of a held lock: if it is deleted by anyone but its holder (an administrator, a script), or is
-     * already gone, the lock is lost at once. Our own release forgets the lease before deleting the node, so that
-     * deletion is not reported. The watch survives reconnections in the same session; an expiry loses the lock anyway.
+     * Watches the node of a newly held lock, from at most {@link #WATCH_OWNED_WITHIN_NANOS} after the grant: if it is
+     * deleted by anyone but its holder (an administrator, a script), or is already gone, the lock is lost at once. The
+     * watches are set in batches by the heartbeat thread, so that a lock released within that time (the common case
+     * of a short critical section) costs no request and no event: the watch, its answer and the deletion event of our
+     * own release would add a third to an uncontended acquire + release. Our own release forgets the lease before
+     * deleting the node, so that deletion is not reported. The watch survives reconnections in the same session; an
+     * expiry loses the lock anyway.
      */
     void watchOwned(ZkLease lease) {
+        toWatch.add(lease);
+        if (watchesScheduled.compareAndSet(false, true)) {
+            try {
+                heartbeat.schedule(this::watchPending, WATCH_OWNED_WITHIN_NANOS, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                // the backend is closing
+            }
+        }
+    }
+
+    /** Watches the node of every lock granted since the last batch and still held. */
+    private void watchPending() {
+        watchesScheduled.set(false); // before draining: a lease added meanwhile is drained now or schedules a batch
+        for (ZkLease lease = toWatch.poll(); lease != null; lease = toWatch.poll()) {
+            if (lease.session().holds(lease)) {
+                watchNow(lease);
+            }
+        }
+    }
+
+    private void watchNow(ZkLease lease) {
         org.apache.zookeeper.Watcher watcher = event -> {
             if (event.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDeleted) {
                 ownedNodeGone(lease);
             } else if (event.getType() != org.apache.zookeeper.Watcher.Event.EventType.None
                     && lease.session().holds(lease)) {
-                watchOwned(lease); // some other change (its data set by hand): keep watching
+                watchNow(lease); // some other change (its data set by hand): keep watching
             }
         };
         try {
+            requests.incrementAndGet();
             client.checkExists()
                     .usingWatcher(watcher)
                     .inBackground((c, event) -> {
-                        if (event.getResultCode() == KeeperException.Code.OK.intValue() && event.getStat() == null) {
+                        // a node already gone answers NONODE (asynchronous exists) rather than OK without a stat
+                        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()
+                                || (event.getResultCode() == KeeperException.Code.OK.intValue()
+                                        && event.getStat() == null)) {
                             ownedNodeGone(lease);
                         }
                     })
@@ -281,10 +328,12 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private void verifyNodes(ZkSession s) {
         for (ZkLease lease : s.leases()) {
             try {
+                requests.incrementAndGet();
                 client.checkExists()
                         .inBackground((c, event) -> {
-                            if (event.getResultCode() == KeeperException.Code.OK.intValue()
-                                    && event.getStat() == null) {
+                            if (event.getResultCode() == KeeperException.Code.NONODE.intValue()
+                                    || (event.getResultCode() == KeeperException.Code.OK.intValue()
+                                            && event.getStat() == null)) {
                                 ownedNodeGone(lease);
                             }
                         })

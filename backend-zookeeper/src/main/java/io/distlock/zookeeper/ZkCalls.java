@@ -41,13 +41,17 @@ final class ZkCalls {
     private final CuratorFramework client;
     private final SessionWatch sessions;
     private final Ticker ticker;
-    /** Requests sent to the server (each try of a repeated call counted; parents created on first use are not). */
-    private final AtomicLong requests = new AtomicLong();
+    /**
+     * Requests sent to the server (each try of a repeated call counted; parents created on first use are not), shared
+     * with the {@link SessionWatch}, which counts the watch on each owned node and the clean-ups it sends.
+     */
+    private final AtomicLong requests;
 
-    ZkCalls(CuratorFramework client, SessionWatch sessions, Ticker ticker) {
+    ZkCalls(CuratorFramework client, SessionWatch sessions, Ticker ticker, AtomicLong requests) {
         this.client = client;
         this.sessions = sessions;
         this.ticker = ticker;
+        this.requests = requests;
     }
 
     /** Requests sent to the server so far, for {@link ZooKeeperLockBackend#storeRequests()}. */

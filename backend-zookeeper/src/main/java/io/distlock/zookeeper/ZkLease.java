@@ -1,9 +1,9 @@
 package io.distlock.zookeeper;
 
 import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
 import java.util.OptionalLong;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One granted lock: its node, the session holding it, and its fencing token (the node's {@code czxid}, the zxid of the
@@ -18,9 +18,7 @@ final class ZkLease implements Lease {
     private final long czxid;
     private final ZkSession session;
     private final long createSentNanos;
-    private final LeaseLossListener lossListener;
-    private final AtomicBoolean lost = new AtomicBoolean();
-    private volatile long lostAtNanos;
+    private final LeaseLoss loss;
 
     ZkLease(
             String key,
@@ -36,7 +34,7 @@ final class ZkLease implements Lease {
         this.czxid = czxid;
         this.session = session;
         this.createSentNanos = createSentNanos;
-        this.lossListener = lossListener;
+        this.loss = new LeaseLoss(lossListener);
     }
 
     @Override
@@ -57,10 +55,7 @@ final class ZkLease implements Lease {
     /** See {@link ZkSession} for why this is a safe bound while connected, suspended, or after a freeze. */
     @Override
     public long validUntilNanos() {
-        if (lost.get()) {
-            return lostAtNanos;
-        }
-        return session.guaranteedUntil(createSentNanos);
+        return loss.validUntilNanos(session.guaranteedUntil(createSentNanos));
     }
 
     String nodePath() {
@@ -72,17 +67,12 @@ final class ZkLease implements Lease {
     }
 
     boolean isLost() {
-        return lost.get() || session.isLost();
+        return loss.isLost() || session.isLost();
     }
 
     /** Marks the lease lost and tells the locker, once. */
     void lose(long nowNanos, String reason) {
-        if (!lost.get()) {
-            lostAtNanos = nowNanos;
-        }
-        if (lost.compareAndSet(false, true)) {
-            lossListener.leaseLost(reason);
-        }
+        loss.lose(nowNanos, reason);
     }
 
     @Override

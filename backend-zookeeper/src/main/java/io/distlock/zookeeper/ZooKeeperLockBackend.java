@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.CloseableUtils;
@@ -61,8 +62,10 @@ final class ZooKeeperLockBackend implements LockBackend {
             return t;
         });
         steps.setRemoveOnCancelPolicy(true);
-        this.sessions = new SessionWatch(client, location.connectString(), requestedSessionTimeout.toNanos(), ticker);
-        this.calls = new ZkCalls(client, sessions, ticker);
+        AtomicLong requests = new AtomicLong();
+        this.sessions =
+                new SessionWatch(client, location.connectString(), requestedSessionTimeout.toNanos(), ticker, requests);
+        this.calls = new ZkCalls(client, sessions, ticker, requests);
         sessions.start();
         preload();
     }
@@ -205,7 +208,10 @@ final class ZooKeeperLockBackend implements LockBackend {
         }
     }
 
-    /** Requests sent to ZooKeeper: create, getChildren, getData (the predecessor's watch), exists, delete. */
+    /**
+     * Requests sent to ZooKeeper for the locks: create, getChildren, getData (the predecessor's watch), exists (the
+     * watch on an owned node, a renewal's check), delete, and the background clean-ups; not the session's heartbeat.
+     */
     @Override
     public OptionalLong storeRequests() {
         return OptionalLong.of(calls.requests());

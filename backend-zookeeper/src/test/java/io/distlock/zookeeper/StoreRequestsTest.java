@@ -39,8 +39,9 @@ class StoreRequestsTest {
                     assertThat(lock.isHeld()).isTrue();
                 }
             }
-            // each: create the node, list the children (ours is first), delete the node
-            assertThat(provider.opened().storeRequests().orElseThrow() - before).isEqualTo(15);
+            // each: create the node, list the children (ours is first), delete the node; and the watch on the held
+            // node if it was still held when the batch of watches was set (at most 50 ms after the grant)
+            assertThat(provider.opened().storeRequests().orElseThrow() - before).isBetween(15L, 20L);
         }
     }
 }

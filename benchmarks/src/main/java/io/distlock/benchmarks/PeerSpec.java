@@ -1,6 +1,8 @@
 package io.distlock.benchmarks;
 
-import java.util.ArrayList;
+import io.distlock.spi.HostList;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +19,8 @@ record PeerSpec(String name, List<String> hosts, String path, Map<String, String
 
     static final String PREFIX = "peer:";
 
+    private static final String EXPECTED = "expected peer:<name>://host[:port][,host[:port]...][/path]";
+
     /** Whether {@code spec} names the peer {@code name}. */
     static boolean names(String spec, String name) {
         return spec.startsWith(PREFIX + name + "://");
@@ -29,8 +33,7 @@ record PeerSpec(String name, List<String> hosts, String path, Map<String, String
      */
     static PeerSpec parse(String spec, int defaultPort) {
         if (!spec.startsWith(PREFIX) || !spec.contains("://")) {
-            throw new IllegalArgumentException(
-                    "Malformed peer spec '" + spec + "'; expected peer:<name>://host:port[,host:port...][/path]");
+            throw new IllegalArgumentException("Malformed peer spec '" + spec + "'; " + EXPECTED);
         }
         String name = spec.substring(PREFIX.length(), spec.indexOf("://"));
         String rest = spec.substring(spec.indexOf("://") + 3);
@@ -49,15 +52,19 @@ record PeerSpec(String name, List<String> hosts, String path, Map<String, String
         int slash = rest.indexOf('/');
         String hostPart = slash >= 0 ? rest.substring(0, slash) : rest;
         String path = slash >= 0 ? rest.substring(slash + 1) : "";
-        List<String> hosts = new ArrayList<>();
-        for (String host : hostPart.split(",")) {
-            String h = host.trim();
-            if (h.isEmpty()) {
-                throw new IllegalArgumentException("Peer spec '" + spec + "' names no host");
-            }
-            hosts.add(h.contains(":") ? h : h + ":" + defaultPort);
+        if (hostPart.isBlank()) {
+            throw new IllegalArgumentException("Peer spec '" + spec + "' names no host");
         }
-        return new PeerSpec(name, List.copyOf(hosts), path, options);
+        URI hostList;
+        try {
+            hostList = new URI(name + "://" + hostPart);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("Malformed hosts in peer spec '" + spec + "': " + e.getMessage(), e);
+        }
+        List<String> hosts = HostList.parse(hostList, "peer", defaultPort, EXPECTED).addresses().stream()
+                .map(HostList.Address::toString)
+                .toList();
+        return new PeerSpec(name, hosts, path, options);
     }
 
     /** The option {@code key}, or {@code fallback}. */

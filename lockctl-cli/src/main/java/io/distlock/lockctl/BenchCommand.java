@@ -55,6 +55,7 @@ import picocli.CommandLine.Spec;
         })
 final class BenchCommand implements Callable<Integer> {
 
+    private static final int DEFAULT_WARM_UP = 2000;
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
     @Spec
@@ -111,8 +112,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--warm-up",
             paramLabel = "N",
-            defaultValue = "50",
-            description = "Acquisitions of a private key per worker before the start (default: ${DEFAULT-VALUE}).")
+            defaultValue = "" + DEFAULT_WARM_UP,
+            description = "Acquisitions of a private key per worker before the start, so that the JIT compiler has"
+                    + " compiled the lock's code before it is measured (default: ${DEFAULT-VALUE}).")
     int warmUp;
 
     @Option(
@@ -127,6 +129,12 @@ final class BenchCommand implements Callable<Integer> {
             paramLabel = "DIR",
             description = "Where the report goes (default: ./lockctl-bench-<timestamp>).")
     Path out;
+
+    @Option(
+            names = "--jfr",
+            description = "Record every worker JVM with JDK Flight Recorder (profile settings) to"
+                    + " <out>/work/<worker>.jfr; read them with 'jfr print' or 'jfr summary'.")
+    boolean flightRecorder;
 
     @Option(names = "--no-charts", description = "Write the JSON and the text summary only.")
     boolean noCharts;
@@ -170,7 +178,7 @@ final class BenchCommand implements Callable<Integer> {
                     t.storeRequests();
                 }
             }
-            Engine engine = new Engine(work, acquisitions, keys, hold.toNanos(), warmUp);
+            Engine engine = new Engine(work, acquisitions, keys, hold.toNanos(), warmUp, flightRecorder);
             String environment = environment();
             console.println("lockctl bench: " + String.join(" vs ", targets) + " (" + environment + ")");
             console.flush();
@@ -250,11 +258,17 @@ final class BenchCommand implements Callable<Integer> {
         if (!hold.isZero()) {
             args.addAll(List.of("--hold", hold.toMillis() + "ms"));
         }
+        if (warmUp != DEFAULT_WARM_UP) {
+            args.addAll(List.of("--warm-up", Integer.toString(warmUp)));
+        }
         if (keys != 1) {
             args.addAll(List.of("--keys", Integer.toString(keys)));
         }
         if (held > 0) {
             args.addAll(List.of("--held", Integer.toString(held)));
+        }
+        if (flightRecorder) {
+            args.add("--jfr");
         }
         return String.join(" ", args);
     }

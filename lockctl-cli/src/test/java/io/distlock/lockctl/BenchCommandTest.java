@@ -1,15 +1,13 @@
 package io.distlock.lockctl;
 
+import static io.distlock.lockctl.BenchRuns.bench;
+import static io.distlock.lockctl.BenchRuns.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,21 +17,6 @@ class BenchCommandTest {
 
     @TempDir
     Path dir;
-
-    /** Runs {@code lockctl bench ARGS --out OUT} and checks that it succeeded. */
-    private static Cli bench(Path out, String... args) {
-        List<String> command = new ArrayList<>(List.of("bench"));
-        command.addAll(List.of(args));
-        command.addAll(List.of("--out", out.toString()));
-        Cli cli = Cli.run(command.toArray(String[]::new));
-        assertThat(cli.exitCode()).as(cli.err()).isZero();
-        return cli;
-    }
-
-    /** The {@code bench.json} a run wrote into {@code out}. */
-    private static JsonNode report(Path out) throws IOException {
-        return new ObjectMapper().readTree(out.resolve("bench.json").toFile());
-    }
 
     @Test
     void bench_onTheEmbeddedStore_writesJsonChartsAndPage() throws Exception {

@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import jdk.jfr.FlightRecorder;
+import jdk.jfr.Recording;
 
 /**
  * The worker JVM of {@code lockctl bench}. Talks to the engine by lines: it opens its target and warms up on a
@@ -51,8 +53,23 @@ public final class BenchWorker {
             status = 1;
         }
         out.flush();
+        writeFlightRecordings();
         // client libraries may leave non-daemon threads behind
         Runtime.getRuntime().halt(status);
+    }
+
+    /** Stops the recordings started by {@code -XX:StartFlightRecording}, which writes them (halt() would not). */
+    private static void writeFlightRecordings() {
+        if (!FlightRecorder.isInitialized()) {
+            return;
+        }
+        for (Recording recording : FlightRecorder.getFlightRecorder().getRecordings()) {
+            try {
+                recording.stop();
+            } catch (RuntimeException e) {
+                System.err.println("Could not write the flight recording: " + e);
+            }
+        }
     }
 
     private WorkerResult run() throws Exception {
@@ -69,6 +86,7 @@ public final class BenchWorker {
         long[] attempt = new long[n];
         long[] grant = new long[n];
         long[] release = new long[n];
+        int[] keyIndex = new int[n];
         try (BenchTarget target = Targets.open(task.specs().get(0))) {
             warmUp(target, task.keyPrefix() + "warm-up-" + task.index());
             long requestsBefore = target.storeRequests().orElse(-1);
@@ -76,7 +94,9 @@ public final class BenchWorker {
             long cpuBefore = cpuNanos();
             int step = Math.max(1, n / 100);
             for (int i = 0; i < n; i++) {
-                String key = task.keyPrefix() + ((i + task.index()) % task.keys());
+                // worker w's i-th acquisition takes key (i + w) mod K: every key in turn, the workers staggered
+                keyIndex[i] = (i + task.index()) % task.keys();
+                String key = task.keyPrefix() + keyIndex[i];
                 attempt[i] = System.nanoTime();
                 BenchTarget.Held held = target.acquire(key);
                 grant[i] = System.nanoTime();
@@ -93,6 +113,7 @@ public final class BenchWorker {
                     attempt,
                     grant,
                     release,
+                    keyIndex,
                     null,
                     new long[] {requests},
                     cpuNanos() - cpuBefore,
@@ -145,7 +166,7 @@ public final class BenchWorker {
                         before[s] < 0 ? -1 : targets.get(s).storeRequests().orElse(-1) - before[s];
             }
             return new WorkerResult(
-                    task.index(), null, null, null, latency, requests, cpuNanos() - cpuBefore, peakRss(), 0);
+                    task.index(), null, null, null, null, latency, requests, cpuNanos() - cpuBefore, peakRss(), 0);
         } finally {
             for (BenchTarget target : targets) {
                 target.close();
@@ -173,7 +194,7 @@ public final class BenchWorker {
             }
             double perLock = (heapAfter - heapBefore) / (double) n;
             return new WorkerResult(
-                    task.index(), null, null, null, null, new long[] {-1}, cpuNanos(), peakRss(), perLock);
+                    task.index(), null, null, null, null, null, new long[] {-1}, cpuNanos(), peakRss(), perLock);
         }
     }
 

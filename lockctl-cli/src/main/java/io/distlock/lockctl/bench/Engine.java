@@ -25,6 +25,7 @@ public final class Engine {
     private final int keys;
     private final long holdNanos;
     private final int warmUp;
+    private final boolean flightRecorder;
 
     /**
      * @param workDir where task files, results and worker logs go
@@ -32,13 +33,15 @@ public final class Engine {
      * @param keys how many keys the acquisitions are spread over
      * @param holdNanos how long each lock is held
      * @param warmUp acquisitions on a private key before the start
+     * @param flightRecorder record every worker JVM with JDK Flight Recorder ({@code <workDir>/<worker>.jfr})
      */
-    public Engine(Path workDir, int acquisitions, int keys, long holdNanos, int warmUp) {
+    public Engine(Path workDir, int acquisitions, int keys, long holdNanos, int warmUp, boolean flightRecorder) {
         this.workDir = workDir;
         this.acquisitions = acquisitions;
         this.keys = keys;
         this.holdNanos = holdNanos;
         this.warmUp = warmUp;
+        this.flightRecorder = flightRecorder;
     }
 
     /**
@@ -115,7 +118,7 @@ public final class Engine {
         List<WorkerProcess> workers = new ArrayList<>();
         try {
             for (WorkerTask task : tasks) {
-                workers.add(WorkerProcess.start(task, workDir, name + "-w" + task.index()));
+                workers.add(WorkerProcess.start(task, workDir, name + "-w" + task.index(), flightRecorder));
             }
             for (WorkerProcess w : workers) {
                 w.awaitReady(READY_TIMEOUT_MILLIS);
@@ -165,7 +168,7 @@ public final class Engine {
                 waits[at++] = wait;
                 g[i] = Stats.millis(r.grantNanos()[i] - start);
                 w[i] = Stats.millis(wait);
-                events.add(new long[] {r.grantNanos()[i], r.releaseNanos()[i], r.index(), (i + r.index()) % keys});
+                events.add(new long[] {r.grantNanos()[i], r.releaseNanos()[i], r.index(), r.keyIndex()[i]});
             }
             grantMs.add(g);
             waitMs.add(w);
@@ -178,10 +181,14 @@ public final class Engine {
         Map<Long, long[]> previous = new HashMap<>();
         int handOffs = 0;
         double handOffNanos = 0;
+        int[] perKey = new int[keys];
+        int[] handOffsPerKey = new int[keys];
         for (long[] e : events) {
+            perKey[(int) e[3]]++;
             long[] prev = previous.put(e[3], e);
             if (prev != null && prev[2] != e[2]) {
                 handOffs++;
+                handOffsPerKey[(int) e[3]]++;
                 handOffNanos += Math.max(0, e[0] - prev[1]);
             }
         }
@@ -226,7 +233,10 @@ public final class Engine {
                 results.stream().map(r -> r.cpuNanos() / 1e9).toList(),
                 results.stream()
                         .map(r -> r.peakRssBytes() < 0 ? null : r.peakRssBytes() / (1024.0 * 1024.0))
-                        .toList());
+                        .toList(),
+                keys,
+                Arrays.stream(perKey).boxed().toList(),
+                Arrays.stream(handOffsPerKey).boxed().toList());
         return new RunData(summary, grantMs, waitMs);
     }
 }

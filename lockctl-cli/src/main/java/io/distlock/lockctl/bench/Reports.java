@@ -79,6 +79,20 @@ public final class Reports {
                 }
                 s.append(String.join("; ", ranges)).append('\n');
             }
+            for (RunData run : report.runs()) {
+                RunSummary r = run.summary();
+                if (r.keys() > 1 && r.acquisitionsPerKey() != null) {
+                    s.append(String.format(
+                            Locale.ROOT,
+                            "Round %d, P=%d, %s: %d keys, acquisitions per key %s, hand-offs per key %s%n",
+                            r.round(),
+                            r.processes(),
+                            shorten(r.store()),
+                            r.keys(),
+                            r.acquisitionsPerKey(),
+                            r.handOffsPerKey()));
+                }
+            }
         }
         if (!report.uncontended().isEmpty()) {
             s.append("\nUncontended acquire+release (ratio: median over rounds of mean / ")
@@ -187,7 +201,11 @@ public final class Reports {
                 .yAxisTitle("fraction of acquisitions")
                 .build();
         chart.getStyler().setXAxisLogarithmic(true);
-        chart.getStyler().setYAxisDecimalPattern("0.00");
+        // a fraction: 0 to 1 in tenths (left to itself the axis labels every 0.01-0.03, one on top of another)
+        chart.getStyler().setYAxisMin(0.0);
+        chart.getStyler().setYAxisMax(1.0);
+        chart.getStyler().setYAxisTickMarkSpacingHint(45);
+        chart.getStyler().setYAxisDecimalPattern("0.0");
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideSE);
         for (RunData run : runs) {
             double[] waits =

@@ -23,6 +23,9 @@ import java.util.List;
  * @param cpuMsPerAcquisition the workers' CPU time (all threads, measured part only) per acquisition
  * @param workerCpuSeconds each worker's CPU time
  * @param workerPeakRssMiB each worker's peak RSS
+ * @param keys how many keys the acquisitions were spread over ({@code --keys})
+ * @param acquisitionsPerKey per key: acquisitions that took it, as the workers reported them
+ * @param handOffsPerKey per key: grants that passed it from one process to another
  */
 public record RunSummary(
         String store,
@@ -42,4 +45,7 @@ public record RunSummary(
         Double storeRequestsPerAcquisition,
         double cpuMsPerAcquisition,
         List<Double> workerCpuSeconds,
-        List<Double> workerPeakRssMiB) {}
+        List<Double> workerPeakRssMiB,
+        int keys,
+        List<Integer> acquisitionsPerKey,
+        List<Integer> handOffsPerKey) {}

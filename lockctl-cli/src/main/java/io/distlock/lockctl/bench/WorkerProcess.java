@@ -39,8 +39,11 @@ final class WorkerProcess implements AutoCloseable {
         reader.start();
     }
 
-    /** Starts a worker JVM for {@code task}; its task file and log go to {@code dir}. */
-    static WorkerProcess start(WorkerTask task, Path dir, String name) throws IOException {
+    /**
+     * Starts a worker JVM for {@code task}; its task file and log go to {@code dir}, and with {@code flightRecorder} a
+     * JDK Flight Recorder recording ({@code profile} settings) of the whole worker to {@code dir/<name>.jfr}.
+     */
+    static WorkerProcess start(WorkerTask task, Path dir, String name, boolean flightRecorder) throws IOException {
         Files.createDirectories(dir);
         Path taskFile = dir.resolve(name + ".task.json");
         JSON.writeValue(taskFile.toFile(), task);
@@ -50,6 +53,9 @@ final class WorkerProcess implements AutoCloseable {
         command.add("-Xms64m");
         command.add("-Xmx512m");
         command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        if (flightRecorder) {
+            command.add("-XX:StartFlightRecording=settings=profile,filename=" + dir.resolve(name + ".jfr"));
+        }
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(BenchWorker.class.getName());
