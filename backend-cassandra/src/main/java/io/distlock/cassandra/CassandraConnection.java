@@ -8,6 +8,7 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.metadata.schema.KeyspaceMetadata;
+import com.datastax.oss.driver.api.core.metadata.schema.TableMetadata;
 import io.distlock.LockBackendException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,6 +45,10 @@ final class CassandraConnection {
                 .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
                 .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(2))
                 .withBoolean(DefaultDriverOption.REQUEST_WARN_IF_SET_KEYSPACE, false)
+                // Closing a locker waits for the driver's event loops to stay idle this long (2 s by default); every
+                // request has ended by then.
+                .withInt(DefaultDriverOption.NETTY_IO_SHUTDOWN_QUIET_PERIOD, 0)
+                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 0)
                 // Only our keyspace's schema is fetched: opening a locker stays quick on a cluster with many tables.
                 .withStringList(DefaultDriverOption.METADATA_SCHEMA_REFRESHED_KEYSPACES, List.of(location.keyspace()))
                 .build();
@@ -96,8 +101,18 @@ final class CassandraConnection {
         KeyspaceMetadata ks = metadata.get();
         List<String> missing = new ArrayList<>();
         for (int i = 0; i < CassandraStatements.TABLES.size(); i++) {
-            if (ks.getTable(CassandraStatements.TABLES.get(i)).isEmpty()) {
+            String name = CassandraStatements.TABLES.get(i);
+            Optional<TableMetadata> table = ks.getTable(name);
+            if (table.isEmpty()) {
                 missing.add(CassandraStatements.SCHEMA.get(i));
+                continue;
+            }
+            for (String column : CassandraStatements.REQUIRED_COLUMNS.getOrDefault(name, List.of())) {
+                if (table.get().getColumn(column).isEmpty()) {
+                    throw new LockBackendException("Table " + keyspace + "." + name + " has an older layout (no column"
+                            + " '" + column + "'); drop it while no lock is held and open with "
+                            + CassandraOptions.CREATE_SCHEMA + "=true, or run: " + CassandraStatements.SCHEMA.get(i));
+                }
             }
         }
         if (missing.isEmpty()) {

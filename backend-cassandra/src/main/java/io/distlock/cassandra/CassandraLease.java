@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.OptionalLong;
 
 /**
- * One granted lock: the key, the owner id, the queue ticket (absent for the legacy algorithm), the fencing token when
+ * One granted lock: the key, the owner id, the queue ticket and the owner cell's slot (absent for the legacy algorithm), the fencing token when
  * fencing is on, the lease time its cells' TTL is rewritten for, and the validity of the last grant or renewal.
  */
 final class CassandraLease implements Lease {
@@ -13,6 +13,7 @@ final class CassandraLease implements Lease {
     private final String key;
     private final String ownerId;
     private final String ticket;
+    private final String slot;
     private final Duration leaseTime;
     private final OptionalLong fencingToken;
     private volatile long validUntilNanos;
@@ -21,12 +22,14 @@ final class CassandraLease implements Lease {
             String key,
             String ownerId,
             String ticket,
+            String slot,
             Duration leaseTime,
             OptionalLong fencingToken,
             long validUntilNanos) {
         this.key = key;
         this.ownerId = ownerId;
         this.ticket = ticket;
+        this.slot = slot;
         this.leaseTime = leaseTime;
         this.fencingToken = fencingToken;
         this.validUntilNanos = validUntilNanos;
@@ -34,7 +37,7 @@ final class CassandraLease implements Lease {
 
     /** The same lease with its fencing token. */
     CassandraLease withFencingToken(long token) {
-        return new CassandraLease(key, ownerId, ticket, leaseTime, OptionalLong.of(token), validUntilNanos);
+        return new CassandraLease(key, ownerId, ticket, slot, leaseTime, OptionalLong.of(token), validUntilNanos);
     }
 
     @Override
@@ -50,6 +53,11 @@ final class CassandraLease implements Lease {
     /** The queue cell's clustering value; null for the legacy algorithm. */
     String ticket() {
         return ticket;
+    }
+
+    /** The owner cell's clustering value (see {@link OwnerSlots}); null for the legacy algorithm. */
+    String slot() {
+        return slot;
     }
 
     Duration leaseTime() {

@@ -109,6 +109,11 @@ final class CassandraLockBackend implements LockBackend {
         return OptionalLong.of(calls.requests());
     }
 
+    /** The backend's statement runner (tests turn tracing on through it). */
+    CqlCalls calls() {
+        return calls;
+    }
+
     /** The algorithm, for tests that drive its steps. */
     LockAlgorithm algorithm() {
         return algorithm;

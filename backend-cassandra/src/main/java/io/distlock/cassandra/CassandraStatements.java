@@ -36,8 +36,10 @@ final class CassandraStatements {
 
     /** The schema, idempotent; shown in the README. */
     static final List<String> SCHEMA = List.of(
-            "CREATE TABLE IF NOT EXISTS " + QUEUE_TABLE + " (lock_id text, ticket text, PRIMARY KEY (lock_id, ticket))",
-            "CREATE TABLE IF NOT EXISTS " + OWNER_TABLE + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))",
+            "CREATE TABLE IF NOT EXISTS " + QUEUE_TABLE
+                    + " (lock_id text, ticket text, low text static, PRIMARY KEY (lock_id, ticket))",
+            "CREATE TABLE IF NOT EXISTS " + OWNER_TABLE
+                    + " (lock_id text, slot text, owner text, PRIMARY KEY (lock_id, slot))",
             "CREATE TABLE IF NOT EXISTS " + TIME_TABLE + " (name text PRIMARY KEY, micros bigint)",
             "CREATE TABLE IF NOT EXISTS " + FENCE_TABLE + " (lock_id text PRIMARY KEY, last_token bigint)",
             "CREATE TABLE IF NOT EXISTS " + LEGACY_MAIN_TABLE
@@ -45,12 +47,27 @@ final class CassandraStatements {
             "CREATE TABLE IF NOT EXISTS " + LEGACY_SHADOW_TABLE
                     + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))");
 
+    /**
+     * The columns each table must have (a table of an older schema lacks some): the queue's low-water mark and the
+     * owner row's slots.
+     */
+    static final java.util.Map<String, List<String>> REQUIRED_COLUMNS =
+            java.util.Map.of(QUEUE_TABLE, List.of("ticket", "low"), OWNER_TABLE, List.of("slot", "owner"));
+
+    /**
+     * How long the queue's low-water mark outlives the last release of its lock: Cassandra's default {@code
+     * gc_grace_seconds} (10 days), after which compaction may purge the tombstones the mark lets reads skip.
+     */
+    static final int MARK_TTL_SECONDS = 864_000;
+
     /** The GlobalTime cell's row key (tests use others, to run several cells side by side). */
     static final String GLOBAL_TIME_ROW = "global";
 
     final Cql enqueue;
     final Cql readQueue;
+    final Cql readMark;
     final Cql dequeue;
+    final Cql raiseMark;
     final Cql writeOwner;
     final Cql readOwners;
     final Cql readOwner;
@@ -78,21 +95,35 @@ final class CassandraStatements {
                 "INSERT INTO " + QUEUE_TABLE + " (lock_id, ticket) VALUES (?, ?) USING TTL ?",
                 consistency,
                 serial);
+        // The queue from just past its low-water mark (the static column, returned with every row).
         readQueue = prepare(
-                session, "SELECT ticket FROM " + QUEUE_TABLE + " WHERE lock_id = ? LIMIT ?", consistency, serial);
+                session,
+                "SELECT ticket, low FROM " + QUEUE_TABLE + " WHERE lock_id = ? AND ticket > ? LIMIT ?",
+                consistency,
+                serial);
+        // Only the static column: reads the partition's static row, none of its clustering rows or tombstones.
+        readMark = prepare(session, "SELECT low FROM " + QUEUE_TABLE + " WHERE lock_id = ?", consistency, serial);
         dequeue = prepare(
                 session, "DELETE FROM " + QUEUE_TABLE + " WHERE lock_id = ? AND ticket = ?", consistency, serial);
+        // The write timestamp is the released ticket's time: last-write-wins keeps the largest ticket (ties of time
+        // go to the larger value, i.e. the larger ticket), whatever order releases arrive in.
+        raiseMark = prepare(
+                session,
+                "UPDATE " + QUEUE_TABLE + " USING TIMESTAMP ? AND TTL " + MARK_TTL_SECONDS
+                        + " SET low = ? WHERE lock_id = ?",
+                consistency,
+                serial);
         writeOwner = prepare(
                 session,
-                "INSERT INTO " + OWNER_TABLE + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
+                "INSERT INTO " + OWNER_TABLE + " (lock_id, slot, owner) VALUES (?, ?, ?) USING TTL ?",
                 consistency,
                 serial);
         readOwners = prepare(
                 session, "SELECT owner FROM " + OWNER_TABLE + " WHERE lock_id = ? LIMIT 2", consistency, serial);
         readOwner = prepare(
-                session, "SELECT owner FROM " + OWNER_TABLE + " WHERE lock_id = ? AND owner = ?", consistency, serial);
-        deleteOwner = prepare(
-                session, "DELETE FROM " + OWNER_TABLE + " WHERE lock_id = ? AND owner = ?", consistency, serial);
+                session, "SELECT owner FROM " + OWNER_TABLE + " WHERE lock_id = ? AND slot = ?", consistency, serial);
+        deleteOwner =
+                prepare(session, "DELETE FROM " + OWNER_TABLE + " WHERE lock_id = ? AND slot = ?", consistency, serial);
 
         legacyReadMain = prepare(
                 session, "SELECT owner FROM " + LEGACY_MAIN_TABLE + " WHERE lock_id = ? LIMIT 2", consistency, serial);

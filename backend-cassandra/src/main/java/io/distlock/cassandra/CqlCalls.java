@@ -4,8 +4,10 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.ExecutionInfo;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.cql.Statement;
 import io.distlock.LockBackendException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +27,7 @@ final class CqlCalls {
     private final String where;
     private final Duration timeout;
     private final LongAdder requests = new LongAdder();
+    private volatile List<ExecutionInfo> traced; // null: no tracing
 
     CqlCalls(CqlSession session, String where, Duration timeout) {
         this.session = session;
@@ -33,10 +36,15 @@ final class CqlCalls {
     }
 
     /** Runs one statement and waits for its answer (at most the operation timeout). */
-    ResultSet execute(BoundStatement statement, String what) {
+    <S extends Statement<S>> ResultSet execute(S statement, String what) {
         requests.increment();
+        List<ExecutionInfo> tracing = traced;
         try {
-            return session.execute(statement.setTimeout(timeout));
+            ResultSet result = session.execute(statement.setTimeout(timeout).setTracing(tracing != null));
+            if (tracing != null) {
+                tracing.add(result.getExecutionInfo());
+            }
+            return result;
         } catch (DriverException e) {
             throw failure(what, e);
         }
@@ -45,7 +53,15 @@ final class CqlCalls {
     /** Sends one statement without waiting. */
     CompletionStage<AsyncResultSet> executeAsync(BoundStatement statement) {
         requests.increment();
-        return session.executeAsync(statement.setTimeout(timeout));
+        List<ExecutionInfo> tracing = traced;
+        if (tracing == null) {
+            return session.executeAsync(statement.setTimeout(timeout));
+        }
+        return session.executeAsync(statement.setTimeout(timeout).setTracing(true))
+                .thenApply(result -> {
+                    tracing.add(result.getExecutionInfo());
+                    return result;
+                });
     }
 
     /**
@@ -75,6 +91,14 @@ final class CqlCalls {
     /** The rows of a small result (one page). */
     List<Row> rows(BoundStatement statement, String what) {
         return execute(statement, what).all();
+    }
+
+    /**
+     * For tests: from now on, every statement is sent with Cassandra's query tracing on and its execution info is
+     * added to {@code into} (a thread-safe list); {@code null} turns tracing off.
+     */
+    void traceInto(List<ExecutionInfo> into) {
+        traced = into;
     }
 
     /** How many statements were sent since the backend opened. */

@@ -114,12 +114,10 @@ final class LegacyAlgorithm implements LockAlgorithm {
         boolean granted = false;
         try {
             // Lines 7-9.
-            calls.execute(statements.legacyWriteShadow.bind(key, owner, ttl), "writing the shadow cell");
-            List<Row> shadow = calls.rows(statements.legacyReadShadow.bind(key), "reading the shadow row");
-            if (shadow.size() == 1) {
+            writeShadow(key, owner, ttl);
+            if (aloneInShadow(key)) {
                 // Lines 10-13.
-                if (calls.rows(statements.legacyReadMain.bind(key), "reading the main row")
-                        .isEmpty()) {
+                if (mainRowEmpty(key)) {
                     long sent = ticker.read();
                     mainWritten = true;
                     calls.execute(statements.legacyWriteMain.bind(key, owner, ttl), "writing the main cell");
@@ -142,16 +140,36 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 request.key(),
                 request.ownerId(),
                 null,
+                null,
                 request.leaseTime(),
                 OptionalLong.empty(),
                 sentNanos + request.leaseTime().toNanos());
+    }
+
+    /** Listing 3 line 7: writes our shadow cell. */
+    void writeShadow(String key, String owner, int ttl) {
+        calls.execute(statements.legacyWriteShadow.bind(key, owner, ttl), "writing the shadow cell");
+    }
+
+    /** Listing 3 lines 8-9: whether the shadow row holds one cell (ours, written before). */
+    boolean aloneInShadow(String key) {
+        return calls.rows(statements.legacyReadShadow.bind(key), "reading the shadow row")
+                        .size()
+                == 1;
+    }
+
+    /** Listing 3 lines 1 and 10: whether the main row is empty. */
+    boolean mainRowEmpty(String key) {
+        return calls.rows(statements.legacyReadMain.bind(key), "reading the main row")
+                .isEmpty();
     }
 
     private void deleteShadow(String key, String owner) {
         calls.execute(statements.legacyDeleteShadow.bind(key, owner), "deleting the shadow cell");
     }
 
-    private void withdraw(String key, String owner, boolean mainWritten) {
+    /** Listing 3 lines 14-15 (and a failure's clean-up): deletes our shadow cell, and our main cell if written. */
+    void withdraw(String key, String owner, boolean mainWritten) {
         try {
             deleteShadow(key, owner);
             if (mainWritten) {

@@ -1,12 +1,16 @@
 package io.distlock.cassandra;
 
+import com.datastax.oss.driver.api.core.cql.BatchStatement;
+import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.slf4j.Logger;
@@ -16,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * Seed 000 section 5: a queue row and an owner row per lock, all reads and writes at the backend's (quorum)
  * consistency, no lightweight transaction. {@link #acquire} is Listing 6, {@link #tryAcquire} Listing 7.
  *
- * <p>Waiting is polling, adaptive to the waiter's place in the queue: the next in line polls every {@code pollMin},
- * each place further back four times less often, at most {@code pollMax} apart. Waiters of this backend are woken at
+ * <p>Waiting is polling, adaptive to the waiter's place in the queue and to the pace at which the queue advances: the
+ * next in line polls every {@code pollMin}; a waiter further back polls at half the time it expects to need to become
+ * next in line (the time per place it has seen the queue advance, times its place), at most {@code pollMin} doubled
+ * per place and at most {@code pollMax} apart. Waiters of this backend are woken at
  * once when a holder of this backend releases the key ({@link LocalWakeUps}).
  */
 final class QueueAlgorithm implements LockAlgorithm {
@@ -40,6 +46,8 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final Ticker ticker;
     private final long pollMinNanos;
     private final long pollMaxNanos;
+    private final OwnerSlots slots = new OwnerSlots();
+    private final LowWaterMarks marks = new LowWaterMarks();
 
     QueueAlgorithm(
             CqlCalls calls,
@@ -68,9 +76,19 @@ final class QueueAlgorithm implements LockAlgorithm {
         return String.format("%020d", micros) + ownerId;
     }
 
+    /** The time part of {@code ticket} (microseconds). */
+    static long micros(String ticket) {
+        return Long.parseLong(ticket.substring(0, 20));
+    }
+
     /** A new attempt of {@code request} with a ticket from the time service. */
     Attempt attempt(LockRequest request) {
         return new Attempt(request, ticket(time.ticketMicros(), request.ownerId()));
+    }
+
+    /** The largest low-water mark this backend has seen for {@code key}, empty string if none. */
+    String knownMark(String key) {
+        return marks.get(key);
     }
 
     /** Listing 6. */
@@ -92,8 +110,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
     @Override
     public OptionalLong renew(CassandraLease lease) {
-        if (calls.rows(statements.readOwner.bind(lease.key(), lease.ownerId()), "checking the owner cell")
-                .isEmpty()) {
+        if (!holdsOwnerCell(lease)) {
             return OptionalLong.empty();
         }
         int ttl = Ttl.seconds(lease.leaseTime());
@@ -101,11 +118,11 @@ final class QueueAlgorithm implements LockAlgorithm {
         calls.executeAll(
                 "renewing the lease",
                 statements.enqueue.bind(lease.key(), lease.ticket(), ttl),
-                statements.writeOwner.bind(lease.key(), lease.ownerId(), ttl));
+                statements.writeOwner.bind(lease.key(), lease.slot(), lease.ownerId(), ttl));
         if (ticker.read() - lease.validUntilNanos() > 0) {
             // The cells may have expired between the check and the rewrite, and the rewrite brought them back while
             // another owner may hold the lock: withdraw them.
-            deleteCells(lease.key(), lease.ownerId(), lease.ticket());
+            deleteCells(lease.key(), lease.slot(), lease.ticket());
             return OptionalLong.empty();
         }
         long validUntil = sent + lease.leaseTime().toNanos();
@@ -117,30 +134,64 @@ final class QueueAlgorithm implements LockAlgorithm {
     @Override
     public boolean release(CassandraLease lease) {
         try {
-            boolean ours = !calls.rows(
-                            statements.readOwner.bind(lease.key(), lease.ownerId()), "checking the owner cell")
-                    .isEmpty();
-            deleteCells(lease.key(), lease.ownerId(), lease.ticket());
+            boolean ours = holdsOwnerCell(lease);
+            deleteCells(lease.key(), lease.slot(), lease.ticket());
             return ours;
         } finally {
+            slots.free(lease.key(), lease.slot());
             wakeUps.signal(lease.key());
         }
     }
 
-    private void deleteCells(String key, String ownerId, String ticket) {
-        // The owner cell first: a waiter that finds itself first in the queue then finds the owner row empty.
-        calls.execute(statements.deleteOwner.bind(key, ownerId), "deleting the owner cell");
-        calls.execute(statements.dequeue.bind(key, ticket), "deleting the queue cell");
+    private boolean holdsOwnerCell(CassandraLease lease) {
+        Row row = calls.execute(statements.readOwner.bind(lease.key(), lease.slot()), "checking the owner cell")
+                .one();
+        return row != null && lease.ownerId().equals(row.getString(0));
     }
 
-    /** The wait before the next poll at {@code place} in the queue (0 = first). */
+    /**
+     * Deletes a holder's cells: the owner cell first (a waiter that finds itself first in the queue then finds the owner
+     * row empty), then the queue cell together with raising the queue's low-water mark to the ticket (one partition,
+     * one mutation). Every live ticket but a late one from a clock behind is larger: the holder was first.
+     */
+    private void deleteCells(String key, String slot, String ticket) {
+        calls.execute(statements.deleteOwner.bind(key, slot), "deleting the owner cell");
+        calls.execute(
+                BatchStatement.newInstance(
+                                BatchType.UNLOGGED,
+                                statements.dequeue.bind(key, ticket),
+                                statements.raiseMark.bind(micros(ticket), ticket, key))
+                        .setConsistencyLevel(statements.dequeue.consistency()),
+                "deleting the queue cell");
+        marks.raise(key, ticket);
+    }
+
+    /**
+     * The wait before the next poll at {@code place} in the queue (0 = first) while the queue's pace is unknown: the
+     * next in line every {@code pollMin}, each place further back twice as long, at most {@code pollMax}.
+     */
     long pollInterval(int place) {
         if (place <= 1) {
             return pollMinNanos;
         }
-        int shift = Math.min(2 * (place - 1), 40);
+        int shift = Math.min(place - 1, 40);
         long interval = pollMinNanos << shift;
         return interval <= 0 || interval > pollMaxNanos ? pollMaxNanos : interval;
+    }
+
+    /**
+     * The wait before the next poll at {@code place} when the queue has been seen to advance one place every {@code
+     * perPlaceNanos}: half the expected time until this waiter is next in line, so that it is awake when the holder
+     * ahead of it releases (a first waiter asleep stalls the whole queue), within {@code pollMin} .. {@link
+     * #pollInterval}.
+     */
+    long pacedPollInterval(int place, long perPlaceNanos) {
+        long cap = pollInterval(place);
+        if (place <= 1 || perPlaceNanos <= 0) {
+            return cap;
+        }
+        long expected = perPlaceNanos * (place - 1) / 2;
+        return Math.max(pollMinNanos, Math.min(cap, expected));
     }
 
     /**
@@ -150,17 +201,24 @@ final class QueueAlgorithm implements LockAlgorithm {
     final class Attempt {
         private final LockRequest request;
         private final String key;
-        private final String ticket;
+        private final String slot;
         private final int ttl;
+        private String ticket;
+        private String mark; // the largest low-water mark seen; queue reads start past it
         private boolean queued; // a queue cell may exist
         private boolean claimed; // an owner cell may exist
         private long queueWrittenAt;
+        private int pacePlace = -1; // the place last seen, for the queue's pace
+        private long pacePlaceAt;
+        private long perPlaceNanos; // 0 while unknown
 
         Attempt(LockRequest request, String ticket) {
             this.request = request;
             this.key = request.key();
             this.ticket = ticket;
             this.ttl = Ttl.seconds(request.leaseTime());
+            this.slot = slots.take(key);
+            this.mark = marks.get(key);
         }
 
         String ticket() {
@@ -176,21 +234,79 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
 
         /**
+         * Learns the queue's low-water mark when this backend knows none for the key yet (a read of the static
+         * column only, which steps over no tombstone): queue reads then start past it.
+         */
+        void learnMark() {
+            if (mark.isEmpty()) {
+                Row row = calls.execute(statements.readMark.bind(key), "reading the queue's low-water mark")
+                        .one();
+                raiseMark(row == null ? null : row.getString(0));
+            }
+        }
+
+        private void raiseMark(String seen) {
+            if (seen != null && seen.compareTo(mark) > 0) {
+                mark = seen;
+                marks.raise(key, seen);
+            }
+        }
+
+        /**
          * Listing 6 line 2: our place in the queue, 0 when first; {@link Integer#MAX_VALUE} when more than {@link
-         * #QUEUE_READ_LIMIT} are ahead; -1 when our cell is gone (it expired while this process was suspended).
+         * #QUEUE_READ_LIMIT} are ahead; {@link #GONE} when our cell is gone (it expired while this process was
+         * suspended); {@link #BELOW_MARK} when our ticket is not above the queue's low-water mark (a holder with a
+         * later ticket has released: our ticket came from a clock behind). The read starts past the largest mark seen,
+         * so it steps over none of the tombstones released holders left; cells at or below the mark are not counted.
          */
         int place() {
-            List<Row> rows = calls.rows(statements.readQueue.bind(key, QUEUE_READ_LIMIT), "reading the queue");
-            for (int i = 0; i < rows.size(); i++) {
-                int order = rows.get(i).getString(0).compareTo(ticket);
+            List<Row> rows = calls.rows(statements.readQueue.bind(key, mark, QUEUE_READ_LIMIT), "reading the queue");
+            for (Row row : rows) {
+                raiseMark(row.getString(1));
+            }
+            if (ticket.compareTo(mark) <= 0) {
+                return BELOW_MARK;
+            }
+            int ahead = 0;
+            for (Row row : rows) {
+                String other = row.getString(0);
+                if (other.compareTo(mark) <= 0) {
+                    continue;
+                }
+                int order = other.compareTo(ticket);
                 if (order == 0) {
-                    return i;
+                    return ahead;
                 }
                 if (order > 0) {
-                    return -1;
+                    return GONE;
                 }
+                ahead++;
             }
-            return rows.size() < QUEUE_READ_LIMIT ? -1 : Integer.MAX_VALUE;
+            return rows.size() < QUEUE_READ_LIMIT ? GONE : Integer.MAX_VALUE;
+        }
+
+        /**
+         * Our ticket is at or below the low-water mark: reads no longer see it. Deletes the cell and queues again with
+         * a ticket past the mark (fairness yields to the clock skew that caused it; exclusion never rests on the
+         * queue).
+         */
+        void reticket() {
+            calls.execute(statements.dequeue.bind(key, ticket), "deleting the queue cell");
+            ticket = QueueAlgorithm.ticket(Math.max(time.ticketMicros(), micros(mark) + 1), request.ownerId());
+            enqueue();
+        }
+
+        /** {@link #place()}, after queueing again if our cell is gone or below the mark. */
+        int placeRequeued() {
+            int place = place();
+            if (place == BELOW_MARK) {
+                reticket();
+                place = place();
+            } else if (place == GONE) {
+                enqueue(); // our cell expired while we were suspended: put it back, same ticket
+                place = place();
+            }
+            return place;
         }
 
         /**
@@ -206,6 +322,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                         key,
                         request.ownerId(),
                         ticket,
+                        slot,
                         request.leaseTime(),
                         OptionalLong.empty(),
                         sent + request.leaseTime().toNanos()));
@@ -220,18 +337,19 @@ final class QueueAlgorithm implements LockAlgorithm {
             calls.executeAll(
                     "writing the owner cell",
                     statements.enqueue.bind(key, ticket, ttl),
-                    statements.writeOwner.bind(key, request.ownerId(), ttl));
+                    statements.writeOwner.bind(key, slot, request.ownerId(), ttl));
         }
 
         /** Listing 6 line 4 (Lemma 1: of two concurrent claimers, at least one sees both cells). */
         boolean ownerRowHoldsOnlyUs() {
+            // Rows are keyed by slot; concurrent claimers hold different slots, so each wrote its own row.
             List<Row> owners = calls.rows(statements.readOwners.bind(key), "reading the owner row");
             return owners.size() == 1 && owners.get(0).getString(0).equals(request.ownerId());
         }
 
         /** Listing 6 line 7. */
         void withdrawClaim() {
-            calls.execute(statements.deleteOwner.bind(key, request.ownerId()), "deleting the owner cell");
+            calls.execute(statements.deleteOwner.bind(key, slot), "deleting the owner cell");
             claimed = false;
         }
 
@@ -240,6 +358,23 @@ final class QueueAlgorithm implements LockAlgorithm {
             if (ticker.read() - queueWrittenAt > request.leaseTime().toNanos() / 3) {
                 enqueue();
             }
+        }
+
+        /** Measures how fast the queue advances (a running mean of the time per place moved up); returns it. */
+        long pace(int place) {
+            long now = ticker.read();
+            if (place < 1 || place == Integer.MAX_VALUE) {
+                pacePlace = -1;
+            } else if (pacePlace > place) {
+                long perPlace = (now - pacePlaceAt) / (pacePlace - place);
+                perPlaceNanos = perPlaceNanos == 0 ? perPlace : (perPlaceNanos + perPlace) / 2;
+                pacePlace = place;
+                pacePlaceAt = now;
+            } else if (pacePlace != place) {
+                pacePlace = place;
+                pacePlaceAt = now;
+            }
+            return perPlaceNanos;
         }
 
         /** Listing 6: enqueue once, then poll until first and alone in the owner row, or until the deadline. */
@@ -254,13 +389,10 @@ final class QueueAlgorithm implements LockAlgorithm {
                     int place = 1;
                     try {
                         if (!queued) {
+                            learnMark();
                             enqueue();
                         }
-                        place = place();
-                        if (place < 0) {
-                            enqueue(); // our cell expired while we were suspended: put it back, same ticket
-                            place = place();
-                        }
+                        place = placeRequeued();
                         if (place == 0) {
                             Optional<CassandraLease> lease = claim();
                             if (lease.isPresent()) {
@@ -285,7 +417,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                         }
                         return Optional.empty();
                     }
-                    waiter.await(deadline.remainingNanos(pollInterval(place)));
+                    waiter.await(deadline.remainingNanos(pacedPollInterval(place, pace(place))));
                 }
             } finally {
                 if (!granted) {
@@ -298,9 +430,10 @@ final class QueueAlgorithm implements LockAlgorithm {
         Optional<CassandraLease> tryOnce() {
             boolean granted = false;
             try {
+                learnMark();
                 enqueue();
                 long start = ticker.read();
-                while (place() == 0) {
+                while (placeRequeued() == 0) {
                     Optional<CassandraLease> lease = claim();
                     if (lease.isPresent()) {
                         granted = true;
@@ -337,10 +470,39 @@ final class QueueAlgorithm implements LockAlgorithm {
                         e.getMessage(),
                         ttl);
             } finally {
+                slots.free(key, slot);
                 if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+    }
+
+    /** {@link Attempt#place()}: our queue cell is gone. */
+    static final int GONE = -1;
+
+    /** {@link Attempt#place()}: our ticket is at or below the queue's low-water mark. */
+    static final int BELOW_MARK = -2;
+
+    /**
+     * The largest low-water mark this backend has seen per key, so that its next attempt on a key reads from there at
+     * once. Bounded: the least recently used keys are forgotten (their next attempt reads the mark again).
+     */
+    private static final class LowWaterMarks {
+        private static final int MAX_KEYS = 4096;
+        private final Map<String, String> marks = new LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+                return size() > MAX_KEYS;
+            }
+        };
+
+        synchronized String get(String key) {
+            return marks.getOrDefault(key, "");
+        }
+
+        synchronized void raise(String key, String mark) {
+            marks.merge(key, mark, (a, b) -> a.compareTo(b) >= 0 ? a : b);
         }
     }
 

@@ -2,7 +2,10 @@ package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.Row;
+import io.distlock.LockBackendException;
+import io.distlock.RemoteLockers;
 import io.distlock.kit.LockerFixture;
+import io.distlock.kit.MultiProcessSupport;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.CassandraCluster;
 import java.time.Duration;
@@ -35,10 +38,39 @@ interface CassandraKitHooks extends LockerFixture {
                 + cluster.localDatacenter() + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
     }
 
+    /**
+     * Creates the lock tables once, before any locker of the class opens (each locker then finds them and creates
+     * nothing): a locker opened with {@code createSchema=true}, the backend's own path. An attempt that fails on a
+     * loaded machine (a schema change slower than its timeout) is made again (the statements are idempotent).
+     */
+    static void createSchema(CassandraCluster cluster) {
+        long deadline =
+                System.nanoTime() + TestTimeouts.scaled(Duration.ofMinutes(4)).toNanos();
+        while (true) {
+            try {
+                RemoteLockers.open(uri(cluster, "connectTimeout=60s")).close();
+                return;
+            } catch (LockBackendException e) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+            }
+        }
+    }
+
     /** Cassandra TTLs count whole seconds: the expiry tests use 2 s leases (written with a 3 s TTL). */
     @Override
     default Duration shortLeaseTime() {
         return TestTimeouts.scaled(Duration.ofSeconds(2));
+    }
+
+    /**
+     * Worker processes connect with a 30 s connect timeout: several JVMs starting at once on a loaded machine, each
+     * connecting to every node, took longer than the default 10 s.
+     */
+    @Override
+    default MultiProcessSupport multiProcessSupport() {
+        return MultiProcessSupport.uri(lockerUri() + "&connectTimeout=30s");
     }
 
     @Override
@@ -62,6 +94,9 @@ interface CassandraKitHooks extends LockerFixture {
                 CassandraStatements.LEGACY_SHADOW_TABLE)) {
             for (Row row : session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(
                     "SELECT * FROM " + table + " WHERE lock_id = ?", key))) {
+                if (table.equals(CassandraStatements.QUEUE_TABLE) && row.isNull("ticket")) {
+                    continue; // only the queue's low-water mark (a static cell): no lock's or waiter's entry
+                }
                 cells.add(table + ":" + row.getFormattedContents());
             }
         }

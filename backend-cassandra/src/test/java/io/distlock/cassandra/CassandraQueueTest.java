@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.ExecutionInfo;
+import com.datastax.oss.driver.api.core.cql.ResultSet;
+import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import io.distlock.LockBackendException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -31,7 +36,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -197,6 +205,158 @@ class CassandraQueueTest {
         }
     }
 
+    /**
+     * Every release and every withdrawn claim leaves tombstones in the lock's queue and owner rows. After {@code n}
+     * acquisitions of one key by two backends, the reads of the lock path (traced by Cassandra) step over a bounded
+     * number of them: the queue read starts past the low-water mark, the owner row holds one row per slot. The same
+     * queue read from the head of the partition (the read without a mark) steps over every released ticket.
+     */
+    @Test
+    void manyAcquisitions_lockPathReads_stepOverBoundedTombstones() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("tombstones");
+        int n = 200;
+        try (CassandraLockBackend a = open("", lease);
+                CassandraLockBackend b = open("", lease)) {
+            for (int i = 0; i < n; i++) {
+                CassandraLockBackend backend = i % 2 == 0 ? a : b;
+                Lease held = backend.acquire(
+                                request(key, lease),
+                                Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(30)), Ticker.system()))
+                        .orElseThrow();
+                assertThat(backend.release(held)).isTrue();
+            }
+            List<ExecutionInfo> traced = new java.util.concurrent.CopyOnWriteArrayList<>();
+            b.calls().traceInto(traced);
+            // An uncontended acquisition and release, then a wait behind a holder that times out.
+            Lease own = b.acquire(request(key, lease), Deadline.after(Duration.ofSeconds(10), Ticker.system()))
+                    .orElseThrow();
+            assertThat(b.release(own)).isTrue();
+            Lease held = a.tryAcquire(request(key, lease)).orElseThrow();
+            assertThat(b.acquire(request(key, lease), Deadline.after(Duration.ofMillis(800), Ticker.system())))
+                    .isEmpty();
+            b.calls().traceInto(null);
+            assertThat(a.release(held)).isTrue();
+
+            Map<String, Long> most = new java.util.TreeMap<>();
+            for (ExecutionInfo info : traced) {
+                String query = info.getRequest() instanceof BoundStatement bound
+                        ? bound.getPreparedStatement().getQuery()
+                        : String.valueOf(info.getRequest());
+                if (query.startsWith("SELECT")) {
+                    most.merge(query, tombstonesRead(info.getTracingId()), Math::max);
+                }
+            }
+            assertThat(most).as("traced reads").hasSizeGreaterThanOrEqualTo(3);
+            assertThat(most)
+                    .as("tombstones read per statement after %d acquisitions", n)
+                    .allSatisfy((query, tombstones) ->
+                            assertThat(tombstones).as(query).isLessThanOrEqualTo(4L));
+
+            ResultSet fromHead = session.execute(SimpleStatement.newInstance(
+                            "SELECT ticket FROM " + CassandraStatements.QUEUE_TABLE + " WHERE lock_id = ? LIMIT 32",
+                            key)
+                    .setTracing(true));
+            assertThat(tombstonesRead(fromHead.getExecutionInfo().getTracingId()))
+                    .as("the queue read from the head of the partition")
+                    .isGreaterThanOrEqualTo(n);
+        }
+    }
+
+    /**
+     * The tombstones a traced read stepped over: the largest "Read n live rows and m tombstone cells" of its trace,
+     * read from {@code system_traces} once the trace is complete.
+     */
+    static long tombstonesRead(UUID tracingId) throws InterruptedException {
+        Pattern read = Pattern.compile("Read (\\d+) live rows? and (\\d+) tombstone");
+        AtomicLong most = new AtomicLong(-1);
+        Deadlines.await(
+                () -> {
+                    Row done = session.execute(SimpleStatement.newInstance(
+                                    "SELECT duration FROM system_traces.sessions WHERE session_id = ?", tracingId))
+                            .one();
+                    if (done == null || done.isNull(0)) {
+                        return false;
+                    }
+                    for (Row event : session.execute(SimpleStatement.newInstance(
+                            "SELECT activity FROM system_traces.events WHERE session_id = ?", tracingId))) {
+                        Matcher m = read.matcher(String.valueOf(event.getString(0)));
+                        if (m.find()) {
+                            most.accumulateAndGet(Long.parseLong(m.group(2)), Math::max);
+                        }
+                    }
+                    return most.get() >= 0;
+                },
+                TestTimeouts.scaled(Duration.ofSeconds(30)),
+                () -> "no complete trace with a read for " + tracingId);
+        return most.get();
+    }
+
+    /**
+     * A waiter whose ticket lies at or below the queue's low-water mark (its clock was behind the holder who released)
+     * is invisible to reads that start past the mark: it takes a fresh ticket above the mark and is served.
+     */
+    @Test
+    void waiterTicketBelowTheMark_takesAFreshTicketAboveIt_andIsServed() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("below-mark");
+        try (CassandraLockBackend backend = open("", lease)) {
+            QueueAlgorithm queue = (QueueAlgorithm) backend.algorithm();
+            Lease first = backend.tryAcquire(request(key, lease)).orElseThrow();
+            assertThat(backend.release(first)).isTrue();
+            String mark = queue.knownMark(key);
+            assertThat(mark).isNotEmpty();
+            LockRequest late = request(key, lease);
+            QueueAlgorithm.Attempt attempt = queue
+            .new Attempt(late, QueueAlgorithm.ticket(QueueAlgorithm.micros(mark) - 5_000_000L, late.ownerId()));
+            CassandraLease granted = attempt.await(
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(10)), Ticker.system()))
+                    .orElseThrow();
+            assertThat(granted.ticket()).isGreaterThan(mark);
+            assertThat(backend.release(granted)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
+        }
+    }
+
+    /**
+     * The legacy algorithm does not give Theorem 4 (of simultaneous tryLocks on a free lock, one wins): two TryLocks
+     * (Listing 3) that both find the main row empty and both write their shadow cell before either reads the shadow
+     * row both see two cells, both answer ConcurrentAttempt and withdraw, and the lock stays free with nobody holding
+     * it. Driven step by step through the algorithm's own steps; a single full TryLock afterwards succeeds.
+     */
+    @Test
+    void legacyTryLock_twoAtOnceOnAFreeKey_bothConcurrentAttempt_nobodyWins_theorem4Fails() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("legacy-t4");
+        try (CassandraLockBackend backend = open("algorithm=legacy", lease)) {
+            LegacyAlgorithm legacy = (LegacyAlgorithm) backend.algorithm();
+            LockRequest ra = request(key, lease);
+            LockRequest rb = request(key, lease);
+            int ttl = Ttl.seconds(lease);
+            // Lines 1-6: both find the main row empty.
+            assertThat(legacy.mainRowEmpty(key)).isTrue();
+            assertThat(legacy.mainRowEmpty(key)).isTrue();
+            // Line 7: both write their shadow cell.
+            legacy.writeShadow(key, ra.ownerId(), ttl);
+            legacy.writeShadow(key, rb.ownerId(), ttl);
+            // Lines 8-9: each sees two cells, so lines 14-15: ConcurrentAttempt, withdraw.
+            assertThat(legacy.aloneInShadow(key))
+                    .as("A alone in the shadow row")
+                    .isFalse();
+            assertThat(legacy.aloneInShadow(key))
+                    .as("B alone in the shadow row")
+                    .isFalse();
+            legacy.withdraw(key, ra.ownerId(), false);
+            legacy.withdraw(key, rb.ownerId(), false);
+            // Both tryLocks failed and nobody holds the lock.
+            assertThat(legacy.mainRowEmpty(key)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
+            LegacyAlgorithm.Result alone = legacy.tryLock(request(key, lease));
+            assertThat(alone.outcome).isEqualTo(LegacyAlgorithm.Outcome.SUCCESS);
+            assertThat(backend.release(alone.lease.orElseThrow())).isTrue();
+        }
+    }
+
     /** Theorem 5: updaters whose clocks are seconds apart race on the cell; a reader never sees it go down. */
     @Test
     void globalTime_updatersSkewedBySeconds_neverDecreases_theorem5() throws Exception {
@@ -335,8 +495,14 @@ class CassandraQueueTest {
             long afterGrant = backend.storeRequests().orElseThrow();
             assertThat(backend.release(lease)).isTrue();
             long afterRelease = backend.storeRequests().orElseThrow();
-            assertThat(afterGrant - before).isEqualTo(6);
+            // The first attempt on a key also reads the queue's low-water mark (this backend knows none yet).
+            assertThat(afterGrant - before).isEqualTo(7);
             assertThat(afterRelease - afterGrant).isEqualTo(3);
+            // The release raised the mark and this backend remembers it: the next tryLock does not read it.
+            Lease again =
+                    backend.tryAcquire(request(key, Duration.ofSeconds(5))).orElseThrow();
+            assertThat(backend.storeRequests().orElseThrow() - afterRelease).isEqualTo(6);
+            assertThat(backend.release(again)).isTrue();
         }
     }
 

@@ -5,6 +5,7 @@ import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.testing.CassandraCluster;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -20,6 +21,11 @@ class CassandraSingleNodeTest {
     @RegisterExtension
     static final CassandraCluster CASSANDRA =
             CassandraCluster.builder().withNodes(1).build();
+
+    @BeforeAll
+    static void schema() {
+        CassandraKitHooks.createSchema(CASSANDRA);
+    }
 
     @Nested
     class QueueKit extends LockerConformanceTests implements CassandraKitHooks {

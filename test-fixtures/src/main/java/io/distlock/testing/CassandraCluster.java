@@ -68,6 +68,7 @@ public final class CassandraCluster
 
     private volatile CassandraServers servers;
     private volatile String keyspace;
+    private int nestedDepth; // @Nested classes inherit the extension: they share the enclosing class's cluster
 
     private CassandraCluster(Builder b) {
         this.nodes = b.nodes;
@@ -80,9 +81,14 @@ public final class CassandraCluster
         return new Builder();
     }
 
-    /** Starts or joins the cluster and creates the class's keyspace. Called by JUnit. */
+    /** Starts or joins the cluster and creates the class's keyspace (a @Nested class shares its enclosing class's). Called by JUnit. */
     @Override
-    public void beforeAll(ExtensionContext context) {
+    public synchronized void beforeAll(ExtensionContext context) {
+        if (servers != null) {
+            // A @Nested class: the same cluster and keyspace as its enclosing class (not a second cluster).
+            nestedDepth++;
+            return;
+        }
         if (shared) {
             String key = "shared-cassandra-" + nodes + "-" + maxHeap;
             servers = context.getRoot()
@@ -110,9 +116,13 @@ public final class CassandraCluster
 
     /** Closes the sessions handed out; drops the keyspace (shared or external) or stops the cluster (dedicated). */
     @Override
-    public void afterAll(ExtensionContext context) {
+    public synchronized void afterAll(ExtensionContext context) {
         CassandraServers current = servers;
         if (current == null) {
+            return;
+        }
+        if (nestedDepth > 0) {
+            nestedDepth--;
             return;
         }
         try {

@@ -84,6 +84,10 @@ final class CassandraSessions {
 
     private static ProgrammaticDriverConfigLoaderBuilder baseConfig(Duration requestTimeout) {
         return DriverConfigLoader.programmaticBuilder()
+                // Closing a session waits for the driver's event loops to stay idle this long (2 s by default): the
+                // fixture opens and closes sessions for every health check.
+                .withInt(DefaultDriverOption.NETTY_IO_SHUTDOWN_QUIET_PERIOD, 0)
+                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 0)
                 // Reconnect within a second or two after a fault heals (default backs off to 60 s).
                 .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
                 .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(2))
