@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -56,6 +57,7 @@ import picocli.CommandLine.Spec;
 final class BenchCommand implements Callable<Integer> {
 
     private static final int DEFAULT_WARM_UP = 2000;
+    private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
     @Spec
@@ -270,7 +272,18 @@ final class BenchCommand implements Callable<Integer> {
         if (flightRecorder) {
             args.add("--jfr");
         }
-        return String.join(" ", args);
+        return String.join(" ", args.stream().map(BenchCommand::shellWord).toList());
+    }
+
+    /**
+     * {@code word} as a POSIX shell reads it back: as it is when it holds only characters no shell treats specially,
+     * else in single quotes (a URI's {@code &} or {@code ?} would otherwise end the command or glob).
+     */
+    static String shellWord(String word) {
+        if (!word.isEmpty() && SHELL_SAFE.matcher(word).matches()) {
+            return word;
+        }
+        return "'" + word.replace("'", "'\\''") + "'";
     }
 
     private static String environment() {
