@@ -10,6 +10,8 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -74,6 +76,56 @@ final class CassandraLockBackend implements LockBackend {
         return fenced(algorithm.acquire(request, deadline));
     }
 
+    /**
+     * Native for the queue algorithm: no thread waits; the grant is handed over (and its fencing token drawn) on
+     * {@code blockingExecutor}, so that a caller's continuation never runs on a driver thread. The legacy baseline
+     * keeps the SPI's default, a blocking wait on {@code blockingExecutor}.
+     */
+    @Override
+    public CompletableFuture<Optional<Lease>> acquireAsync(
+            LockRequest request, Deadline deadline, Executor blockingExecutor) {
+        if (!(algorithm instanceof QueueAlgorithm queue)) {
+            return LockBackend.super.acquireAsync(request, deadline, blockingExecutor);
+        }
+        CompletableFuture<Optional<CassandraLease>> waiting = queue.acquireAsync(request, deadline);
+        CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
+        result.whenComplete((v, e) -> {
+            if (result.isCancelled()) {
+                waiting.cancel(false);
+            }
+        });
+        waiting.whenCompleteAsync(
+                (granted, error) -> {
+                    if (error != null) {
+                        result.completeExceptionally(CqlCalls.unwrap(error));
+                        return;
+                    }
+                    Optional<Lease> lease;
+                    try {
+                        lease = fenced(granted);
+                    } catch (RuntimeException e) {
+                        result.completeExceptionally(e);
+                        return;
+                    }
+                    if (!result.complete(lease)) {
+                        lease.ifPresent(this::releaseQuietly); // cancelled meanwhile: the grant is nobody's
+                    }
+                },
+                blockingExecutor);
+        return result;
+    }
+
+    private void releaseQuietly(Lease lease) {
+        try {
+            release(lease);
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "Could not release lock '{}' granted after its wait was cancelled ({}); it runs out with its TTL",
+                    lease.key(),
+                    e.getMessage());
+        }
+    }
+
     /** Draws the fencing token of a grant when fencing is on; releases the grant if that fails. */
     private Optional<Lease> fenced(Optional<CassandraLease> granted) {
         if (granted.isEmpty() || fencing == null) {
@@ -129,6 +181,7 @@ final class CassandraLockBackend implements LockBackend {
         if (time != null) {
             time.close();
         }
+        algorithm.close();
         scheduler.shutdownNow();
         try {
             session.close();

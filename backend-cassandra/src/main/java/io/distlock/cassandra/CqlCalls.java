@@ -12,6 +12,7 @@ import io.distlock.LockBackendException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -50,47 +51,98 @@ final class CqlCalls {
         }
     }
 
-    /** Sends one statement without waiting. */
-    CompletionStage<AsyncResultSet> executeAsync(BoundStatement statement) {
+    /**
+     * Sends one statement without waiting; the stage completes on a driver thread, and fails with a {@link
+     * LockBackendException} naming the cluster and what was being done.
+     */
+    <S extends Statement<S>> CompletionStage<AsyncResultSet> send(S statement, String what) {
         requests.increment();
         List<ExecutionInfo> tracing = traced;
-        if (tracing == null) {
-            return session.executeAsync(statement.setTimeout(timeout));
+        CompletionStage<AsyncResultSet> sent;
+        try {
+            sent = session.executeAsync(statement.setTimeout(timeout).setTracing(tracing != null));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(failure(what, e));
         }
-        return session.executeAsync(statement.setTimeout(timeout).setTracing(true))
-                .thenApply(result -> {
-                    tracing.add(result.getExecutionInfo());
-                    return result;
-                });
+        return sent.handle((result, error) -> {
+            if (error != null) {
+                throw failure(what, error);
+            }
+            if (tracing != null) {
+                tracing.add(result.getExecutionInfo());
+            }
+            return result;
+        });
+    }
+
+    /** {@link #send}, answering the rows of a small result (its first page). */
+    CompletionStage<List<Row>> sendForRows(BoundStatement statement, String what) {
+        return send(statement, what).thenApply(result -> {
+            List<Row> rows = new ArrayList<>(result.remaining());
+            result.currentPage().forEach(rows::add);
+            return rows;
+        });
     }
 
     /**
-     * Runs several statements at once (one round trip of time) and waits for all: the first failure is thrown after
-     * every one has answered, so none is still in flight when the caller goes on.
+     * Sends several statements at once (one round trip of time); the stage completes when every one has answered, so
+     * none is still in flight when the caller goes on, and fails with the first failure.
      */
-    void executeAll(String what, BoundStatement... statements) {
-        List<CompletionStage<AsyncResultSet>> sent = new ArrayList<>(statements.length);
-        for (BoundStatement statement : statements) {
-            sent.add(executeAsync(statement));
+    CompletionStage<Void> sendAll(String what, BoundStatement... statements) {
+        CompletableFuture<?>[] sent = new CompletableFuture<?>[statements.length];
+        for (int i = 0; i < statements.length; i++) {
+            sent[i] = send(statements[i], what).toCompletableFuture();
         }
-        RuntimeException first = null;
-        for (CompletionStage<AsyncResultSet> stage : sent) {
-            try {
-                awaitUninterruptibly(stage);
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e instanceof DriverException d ? failure(what, d) : e;
+        return CompletableFuture.allOf(sent).handle((v, error) -> {
+            for (CompletableFuture<?> stage : sent) {
+                if (stage.isCompletedExceptionally()) {
+                    stage.join(); // rethrows its failure
                 }
             }
-        }
-        if (first != null) {
-            throw first;
-        }
+            return null;
+        });
+    }
+
+    /** Runs several statements at once (see {@link #sendAll}) and waits for all. */
+    void executeAll(String what, BoundStatement... statements) {
+        join(sendAll(what, statements));
     }
 
     /** The rows of a small result (one page). */
     List<Row> rows(BoundStatement statement, String what) {
         return execute(statement, what).all();
+    }
+
+    /**
+     * Waits for a stage of this runner, uninterruptibly as the driver's own blocking calls do (a request once sent is
+     * answered or timed out within the operation timeout), and answers its value or rethrows its failure.
+     */
+    static <T> T join(CompletionStage<T> stage) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return stage.toCompletableFuture().get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw unwrap(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The failure a stage of this runner completed with, unwrapped. */
+    static RuntimeException unwrap(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof RuntimeException r) {
+            return r;
+        }
+        return new LockBackendException("Cassandra request failed: " + cause, cause);
     }
 
     /**
@@ -101,6 +153,11 @@ final class CqlCalls {
         traced = into;
     }
 
+    /** The operation timeout of every statement. */
+    Duration timeout() {
+        return timeout;
+    }
+
     /** How many statements were sent since the backend opened. */
     long requests() {
         return requests.sum();
@@ -109,31 +166,10 @@ final class CqlCalls {
     /** The failure to throw for a driver exception, naming the cluster. */
     LockBackendException failure(String what, Throwable e) {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-        return new LockBackendException("Cassandra at " + where + " failed " + what + ": " + cause, cause);
-    }
-
-    private static void awaitUninterruptibly(CompletionStage<?> stage) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    stage.toCompletableFuture().get();
-                    return;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    Throwable cause = e.getCause();
-                    if (cause instanceof RuntimeException r) {
-                        throw r;
-                    }
-                    throw new CompletionException(cause);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        if (cause instanceof LockBackendException already) {
+            return already;
         }
+        return new LockBackendException("Cassandra at " + where + " failed " + what + ": " + cause, cause);
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.distlock.cassandra;
 
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Wakes the waiters of a key inside one backend when a holder of the same backend releases it, so that they poll the
@@ -10,66 +10,69 @@ import java.util.concurrent.TimeUnit;
  */
 final class LocalWakeUps {
 
-    private final ConcurrentHashMap<String, Signal> signals = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Set<Waiter>> waiters = new ConcurrentHashMap<>();
 
-    /** Registers a waiter of {@code key}; close it when done waiting. */
-    Waiter register(String key) {
-        Signal signal = signals.compute(key, (k, s) -> {
-            Signal result = s == null ? new Signal() : s;
-            result.waiters++;
+    /**
+     * Registers a waiter of {@code key}; close it when done waiting. {@code onWake} runs on the releasing thread and
+     * must not block.
+     */
+    Waiter register(String key, Runnable onWake) {
+        Waiter waiter = new Waiter(key, onWake);
+        waiters.compute(key, (k, set) -> {
+            Set<Waiter> result = set == null ? ConcurrentHashMap.newKeySet() : set;
+            result.add(waiter);
             return result;
         });
-        return new Waiter(key, signal);
+        return waiter;
     }
 
     /** Wakes every waiter of {@code key} in this backend. */
     void signal(String key) {
-        Signal signal = signals.get(key);
-        if (signal != null) {
-            synchronized (signal) {
-                signal.generation++;
-                signal.notifyAll();
+        Set<Waiter> set = waiters.get(key);
+        if (set != null) {
+            for (Waiter waiter : set) {
+                waiter.wake();
             }
         }
     }
 
     /** How many keys have waiters registered (for tests: none after every waiter left). */
     int keysWithWaiters() {
-        return signals.size();
-    }
-
-    private static final class Signal {
-        int waiters; // guarded by the map's compute
-        long generation; // guarded by this
+        return waiters.size();
     }
 
     /** One registered waiter. */
     final class Waiter implements AutoCloseable {
         private final String key;
-        private final Signal signal;
-        private long seen;
+        private final Runnable onWake;
+        private volatile int signals;
 
-        private Waiter(String key, Signal signal) {
+        private Waiter(String key, Runnable onWake) {
             this.key = key;
-            this.signal = signal;
-            synchronized (signal) {
-                this.seen = signal.generation;
-            }
+            this.onWake = onWake;
         }
 
-        /** Waits up to {@code nanos}, or less if a holder of this backend released the key since the last wait. */
-        void await(long nanos) throws InterruptedException {
-            synchronized (signal) {
-                if (signal.generation == seen && nanos > 0) {
-                    TimeUnit.NANOSECONDS.timedWait(signal, nanos);
-                }
-                seen = signal.generation;
+        /**
+         * How many times this waiter was woken: a waiter that reads it before a poll and finds it changed after the
+         * poll missed a release while its request was in flight.
+         */
+        int signals() {
+            return signals;
+        }
+
+        private void wake() {
+            synchronized (this) {
+                signals++;
             }
+            onWake.run();
         }
 
         @Override
         public void close() {
-            signals.computeIfPresent(key, (k, s) -> --s.waiters == 0 ? null : s);
+            waiters.computeIfPresent(key, (k, set) -> {
+                set.remove(this);
+                return set.isEmpty() ? null : set;
+            });
         }
     }
 }

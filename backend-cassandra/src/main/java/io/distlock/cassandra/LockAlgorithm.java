@@ -22,4 +22,7 @@ interface LockAlgorithm {
 
     /** Whether waiters are served in ticket order. */
     boolean fair();
+
+    /** Stops the algorithm's own threads, if it has any. */
+    default void close() {}
 }

@@ -3,7 +3,6 @@ package io.distlock.cassandra;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
@@ -13,6 +12,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,8 +26,11 @@ import org.slf4j.LoggerFactory;
  * <p>Waiting is polling, adaptive to the waiter's place in the queue and to the pace at which the queue advances: the
  * next in line polls every {@code pollMin}; a waiter further back polls at half the time it expects to need to become
  * next in line (the time per place it has seen the queue advance, times its place), at most {@code pollMin} doubled
- * per place and at most {@code pollMax} apart. Waiters of this backend are woken at
- * once when a holder of this backend releases the key ({@link LocalWakeUps}).
+ * per place and at most {@code pollMax} apart, and never later than its queue cell's keep-alive is due. Waiters of
+ * this backend are woken at once when a holder of this backend releases the key ({@link LocalWakeUps}).
+ *
+ * <p>Every step is an asynchronous driver request: a wait ({@link QueueWait}) is a chain of callbacks and scheduled
+ * polls that holds no thread, and the blocking {@link #acquire} waits for the same chain.
  */
 final class QueueAlgorithm implements LockAlgorithm {
 
@@ -48,6 +54,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final long pollMaxNanos;
     private final OwnerSlots slots = new OwnerSlots();
     private final LowWaterMarks marks = new LowWaterMarks();
+    private final ScheduledExecutorService polls;
 
     QueueAlgorithm(
             CqlCalls calls,
@@ -64,6 +71,13 @@ final class QueueAlgorithm implements LockAlgorithm {
         this.ticker = ticker;
         this.pollMinNanos = pollMin.toNanos();
         this.pollMaxNanos = pollMax.toNanos();
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "distlock-cassandra-poll");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true); // a woken waiter cancels its poll timer
+        this.polls = timer;
     }
 
     @Override
@@ -91,10 +105,18 @@ final class QueueAlgorithm implements LockAlgorithm {
         return marks.get(key);
     }
 
-    /** Listing 6. */
+    /** Listing 6, waiting on the calling thread. */
     @Override
     public Optional<CassandraLease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
         return attempt(request).await(deadline);
+    }
+
+    /**
+     * Listing 6 without a thread: the future completes on a driver or timer thread, as {@link
+     * io.distlock.spi.LockBackend#acquireAsync} describes (cancelling it withdraws the attempt).
+     */
+    CompletableFuture<Optional<CassandraLease>> acquireAsync(LockRequest request, Deadline deadline) {
+        return attempt(request).waitFor(deadline).result();
     }
 
     /** Listing 7. */
@@ -133,20 +155,44 @@ final class QueueAlgorithm implements LockAlgorithm {
     /** Section 5.3: deletes our owner cell, then our queue cell. */
     @Override
     public boolean release(CassandraLease lease) {
+        return CqlCalls.join(releaseAsync(lease));
+    }
+
+    /** {@link #release} without waiting; answers whether the owner cell was still ours. */
+    CompletionStage<Boolean> releaseAsync(CassandraLease lease) {
+        CompletionStage<Boolean> released;
         try {
-            boolean ours = holdsOwnerCell(lease);
-            deleteCells(lease.key(), lease.slot(), lease.ticket());
-            return ours;
-        } finally {
+            released = holdsOwnerCellAsync(lease)
+                    .thenCompose(ours -> deleteCellsAsync(lease.key(), lease.slot(), lease.ticket())
+                            .thenApply(v -> ours));
+        } catch (RuntimeException e) {
+            released = CompletableFuture.failedFuture(e);
+        }
+        return released.whenComplete((ours, error) -> {
             slots.free(lease.key(), lease.slot());
             wakeUps.signal(lease.key());
-        }
+        });
+    }
+
+    @Override
+    public void close() {
+        polls.shutdownNow();
     }
 
     private boolean holdsOwnerCell(CassandraLease lease) {
-        Row row = calls.execute(statements.readOwner.bind(lease.key(), lease.slot()), "checking the owner cell")
-                .one();
-        return row != null && lease.ownerId().equals(row.getString(0));
+        return CqlCalls.join(holdsOwnerCellAsync(lease));
+    }
+
+    private CompletionStage<Boolean> holdsOwnerCellAsync(CassandraLease lease) {
+        return calls.send(statements.readOwner.bind(lease.key(), lease.slot()), "checking the owner cell")
+                .thenApply(result -> {
+                    Row row = result.one();
+                    return row != null && lease.ownerId().equals(row.getString(0));
+                });
+    }
+
+    private void deleteCells(String key, String slot, String ticket) {
+        CqlCalls.join(deleteCellsAsync(key, slot, ticket));
     }
 
     /**
@@ -154,16 +200,16 @@ final class QueueAlgorithm implements LockAlgorithm {
      * row empty), then the queue cell together with raising the queue's low-water mark to the ticket (one partition,
      * one mutation). Every live ticket but a late one from a clock behind is larger: the holder was first.
      */
-    private void deleteCells(String key, String slot, String ticket) {
-        calls.execute(statements.deleteOwner.bind(key, slot), "deleting the owner cell");
-        calls.execute(
-                BatchStatement.newInstance(
-                                BatchType.UNLOGGED,
-                                statements.dequeue.bind(key, ticket),
-                                statements.raiseMark.bind(micros(ticket), ticket, key))
-                        .setConsistencyLevel(statements.dequeue.consistency()),
-                "deleting the queue cell");
-        marks.raise(key, ticket);
+    private CompletionStage<Void> deleteCellsAsync(String key, String slot, String ticket) {
+        return calls.send(statements.deleteOwner.bind(key, slot), "deleting the owner cell")
+                .thenCompose(deleted -> calls.send(
+                        BatchStatement.newInstance(
+                                        BatchType.UNLOGGED,
+                                        statements.dequeue.bind(key, ticket),
+                                        statements.raiseMark.bind(micros(ticket), ticket, key))
+                                .setConsistencyLevel(statements.dequeue.consistency()),
+                        "deleting the queue cell"))
+                .thenRun(() -> marks.raise(key, ticket));
     }
 
     /**
@@ -194,15 +240,22 @@ final class QueueAlgorithm implements LockAlgorithm {
         return Math.max(pollMinNanos, Math.min(cap, expected));
     }
 
+    /** What one pass of Listing 6's loop found: the lease when granted, else the place in the queue to poll from. */
+    record Poll(Optional<CassandraLease> lease, int place) {}
+
+    private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
+
     /**
-     * One attempt of one owner, with its ticket: the steps of Listings 6 and 7 as methods, so that tests can drive two
-     * attempts step by step. Not thread-safe: one thread drives an attempt.
+     * One attempt of one owner, with its ticket: the steps of Listings 6 and 7 as asynchronous methods (each with a
+     * blocking form, so that tests can drive two attempts step by step). Not thread-safe: one chain of steps at a
+     * time drives an attempt.
      */
     final class Attempt {
         private final LockRequest request;
         private final String key;
         private final String slot;
         private final int ttl;
+        private final long keepAliveNanos;
         private String ticket;
         private String mark; // the largest low-water mark seen; queue reads start past it
         private boolean queued; // a queue cell may exist
@@ -217,6 +270,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             this.key = request.key();
             this.ticket = ticket;
             this.ttl = Ttl.seconds(request.leaseTime());
+            this.keepAliveNanos = request.leaseTime().toNanos() / 3;
             this.slot = slots.take(key);
             this.mark = marks.get(key);
         }
@@ -225,12 +279,20 @@ final class QueueAlgorithm implements LockAlgorithm {
             return ticket;
         }
 
+        String key() {
+            return key;
+        }
+
         /** Listing 6 line 1 / Listing 7 line 3: adds our cell to the queue row (also refreshes its TTL). */
         void enqueue() {
+            CqlCalls.join(enqueueAsync());
+        }
+
+        CompletionStage<Void> enqueueAsync() {
             queued = true;
             long sent = ticker.read();
-            calls.execute(statements.enqueue.bind(key, ticket, ttl), "adding to the queue");
-            queueWrittenAt = sent;
+            return calls.send(statements.enqueue.bind(key, ticket, ttl), "adding to the queue")
+                    .thenRun(() -> queueWrittenAt = sent);
         }
 
         /**
@@ -238,11 +300,18 @@ final class QueueAlgorithm implements LockAlgorithm {
          * column only, which steps over no tombstone): queue reads then start past it.
          */
         void learnMark() {
-            if (mark.isEmpty()) {
-                Row row = calls.execute(statements.readMark.bind(key), "reading the queue's low-water mark")
-                        .one();
-                raiseMark(row == null ? null : row.getString(0));
+            CqlCalls.join(learnMarkAsync());
+        }
+
+        CompletionStage<Void> learnMarkAsync() {
+            if (!mark.isEmpty()) {
+                return DONE;
             }
+            return calls.send(statements.readMark.bind(key), "reading the queue's low-water mark")
+                    .thenAccept(result -> {
+                        Row row = result.one();
+                        raiseMark(row == null ? null : row.getString(0));
+                    });
         }
 
         private void raiseMark(String seen) {
@@ -260,7 +329,15 @@ final class QueueAlgorithm implements LockAlgorithm {
          * so it steps over none of the tombstones released holders left; cells at or below the mark are not counted.
          */
         int place() {
-            List<Row> rows = calls.rows(statements.readQueue.bind(key, mark, QUEUE_READ_LIMIT), "reading the queue");
+            return CqlCalls.join(placeAsync());
+        }
+
+        CompletionStage<Integer> placeAsync() {
+            return calls.sendForRows(statements.readQueue.bind(key, mark, QUEUE_READ_LIMIT), "reading the queue")
+                    .thenApply(this::placeIn);
+        }
+
+        private int placeIn(List<Row> rows) {
             for (Row row : rows) {
                 raiseMark(row.getString(1));
             }
@@ -290,23 +367,31 @@ final class QueueAlgorithm implements LockAlgorithm {
          * a ticket past the mark (fairness yields to the clock skew that caused it; exclusion never rests on the
          * queue).
          */
-        void reticket() {
-            calls.execute(statements.dequeue.bind(key, ticket), "deleting the queue cell");
-            ticket = QueueAlgorithm.ticket(Math.max(time.ticketMicros(), micros(mark) + 1), request.ownerId());
-            enqueue();
+        private CompletionStage<Void> reticketAsync() {
+            return calls.send(statements.dequeue.bind(key, ticket), "deleting the queue cell")
+                    .thenCompose(deleted -> {
+                        ticket = QueueAlgorithm.ticket(
+                                Math.max(time.ticketMicros(), micros(mark) + 1), request.ownerId());
+                        return enqueueAsync();
+                    });
         }
 
         /** {@link #place()}, after queueing again if our cell is gone or below the mark. */
         int placeRequeued() {
-            int place = place();
-            if (place == BELOW_MARK) {
-                reticket();
-                place = place();
-            } else if (place == GONE) {
-                enqueue(); // our cell expired while we were suspended: put it back, same ticket
-                place = place();
-            }
-            return place;
+            return CqlCalls.join(placeRequeuedAsync());
+        }
+
+        CompletionStage<Integer> placeRequeuedAsync() {
+            return placeAsync().thenCompose(place -> {
+                if (place == BELOW_MARK) {
+                    return reticketAsync().thenCompose(v -> placeAsync());
+                }
+                if (place == GONE) {
+                    // our cell expired while we were suspended: put it back, same ticket
+                    return enqueueAsync().thenCompose(v -> placeAsync());
+                }
+                return CompletableFuture.completedFuture(place);
+            });
         }
 
         /**
@@ -314,54 +399,96 @@ final class QueueAlgorithm implements LockAlgorithm {
          * reads the owner row and keeps the cell only if it is alone there.
          */
         Optional<CassandraLease> claim() {
+            return CqlCalls.join(claimAsync());
+        }
+
+        CompletionStage<Optional<CassandraLease>> claimAsync() {
             long sent = ticker.read();
-            writeOwner();
-            if (ownerRowHoldsOnlyUs()) {
-                queueWrittenAt = sent;
-                return Optional.of(new CassandraLease(
-                        key,
-                        request.ownerId(),
-                        ticket,
-                        slot,
-                        request.leaseTime(),
-                        OptionalLong.empty(),
-                        sent + request.leaseTime().toNanos()));
-            }
-            withdrawClaim();
-            return Optional.empty();
+            return writeOwnerAsync()
+                    .thenCompose(v -> ownerRowHoldsOnlyUsAsync())
+                    .thenCompose(alone -> alone
+                            ? CompletableFuture.completedFuture(Optional.of(new CassandraLease(
+                                    key,
+                                    request.ownerId(),
+                                    ticket,
+                                    slot,
+                                    request.leaseTime(),
+                                    OptionalLong.empty(),
+                                    sent + request.leaseTime().toNanos())))
+                            : withdrawClaimAsync().thenApply(v -> Optional.<CassandraLease>empty()));
         }
 
         /** Listing 6 line 3. */
         void writeOwner() {
+            CqlCalls.join(writeOwnerAsync());
+        }
+
+        private CompletionStage<Void> writeOwnerAsync() {
             claimed = true;
-            calls.executeAll(
-                    "writing the owner cell",
-                    statements.enqueue.bind(key, ticket, ttl),
-                    statements.writeOwner.bind(key, slot, request.ownerId(), ttl));
+            long sent = ticker.read();
+            return calls.sendAll(
+                            "writing the owner cell",
+                            statements.enqueue.bind(key, ticket, ttl),
+                            statements.writeOwner.bind(key, slot, request.ownerId(), ttl))
+                    .thenRun(() -> queueWrittenAt = sent);
         }
 
         /** Listing 6 line 4 (Lemma 1: of two concurrent claimers, at least one sees both cells). */
         boolean ownerRowHoldsOnlyUs() {
+            return CqlCalls.join(ownerRowHoldsOnlyUsAsync());
+        }
+
+        private CompletionStage<Boolean> ownerRowHoldsOnlyUsAsync() {
             // Rows are keyed by slot; concurrent claimers hold different slots, so each wrote its own row.
-            List<Row> owners = calls.rows(statements.readOwners.bind(key), "reading the owner row");
-            return owners.size() == 1 && owners.get(0).getString(0).equals(request.ownerId());
+            return calls.sendForRows(statements.readOwners.bind(key), "reading the owner row")
+                    .thenApply(owners ->
+                            owners.size() == 1 && owners.get(0).getString(0).equals(request.ownerId()));
         }
 
         /** Listing 6 line 7. */
         void withdrawClaim() {
-            calls.execute(statements.deleteOwner.bind(key, slot), "deleting the owner cell");
-            claimed = false;
+            CqlCalls.join(withdrawClaimAsync());
+        }
+
+        private CompletionStage<Void> withdrawClaimAsync() {
+            return calls.send(statements.deleteOwner.bind(key, slot), "deleting the owner cell")
+                    .thenRun(() -> claimed = false);
         }
 
         /** Keeps the queue cell alive while waiting: rewrites it once a third of the lease has passed. */
-        void keepAliveIfDue() {
-            if (ticker.read() - queueWrittenAt > request.leaseTime().toNanos() / 3) {
-                enqueue();
-            }
+        private CompletionStage<Void> keepAliveIfDueAsync() {
+            return ticker.read() - queueWrittenAt >= keepAliveNanos ? enqueueAsync() : DONE;
+        }
+
+        /**
+         * One pass of Listing 6's loop: enqueue the first time, learn our place, claim when first, keep our queue cell
+         * alive otherwise.
+         */
+        CompletionStage<Poll> pollAsync() {
+            CompletionStage<Void> inQueue = queued ? DONE : learnMarkAsync().thenCompose(v -> enqueueAsync());
+            return inQueue.thenCompose(v -> placeRequeuedAsync()).thenCompose(place -> {
+                if (place == 0) {
+                    // not granted: another cell in the owner row, whose owner leaves soon or holds; poll fast
+                    return claimAsync().thenApply(lease -> new Poll(lease, 1));
+                }
+                return keepAliveIfDueAsync().thenApply(v -> new Poll(Optional.empty(), place));
+            });
+        }
+
+        /**
+         * How long to wait before the next poll from {@code place}: paced by the queue ({@link #pacedPollInterval}),
+         * but never past the queue cell's keep-alive (a waiter polling slower than its TTL must not lose its place),
+         * and not sooner than {@code pollMin} or a quarter of the keep-alive period, whichever is shorter (a keep-alive
+         * that keeps failing does not turn into a busy loop).
+         */
+        long untilNextPoll(int place) {
+            long paced = pacedPollInterval(place, pace(place));
+            long keepAlive = queueWrittenAt + keepAliveNanos - ticker.read();
+            return Math.max(Math.min(pollMinNanos, keepAliveNanos / 4), Math.min(paced, keepAlive));
         }
 
         /** Measures how fast the queue advances (a running mean of the time per place moved up); returns it. */
-        long pace(int place) {
+        private long pace(int place) {
             long now = ticker.read();
             if (place < 1 || place == Integer.MAX_VALUE) {
                 pacePlace = -1;
@@ -377,53 +504,14 @@ final class QueueAlgorithm implements LockAlgorithm {
             return perPlaceNanos;
         }
 
-        /** Listing 6: enqueue once, then poll until first and alone in the owner row, or until the deadline. */
+        /** Starts Listing 6's loop: enqueue once, then poll until first and alone in the owner row, or the deadline. */
+        QueueWait waitFor(Deadline deadline) {
+            return new QueueWait(this, QueueAlgorithm.this, wakeUps, polls, deadline, calls.timeout()).start();
+        }
+
+        /** Listing 6 on the calling thread: {@link #waitFor}, interrupted by interrupting the thread. */
         Optional<CassandraLease> await(Deadline deadline) throws InterruptedException {
-            boolean granted = false;
-            try (LocalWakeUps.Waiter waiter = wakeUps.register(key)) {
-                LockBackendException lastFailure = null;
-                while (true) {
-                    if (Thread.interrupted()) {
-                        throw new InterruptedException("Interrupted waiting for lock '" + key + "'");
-                    }
-                    int place = 1;
-                    try {
-                        if (!queued) {
-                            learnMark();
-                            enqueue();
-                        }
-                        place = placeRequeued();
-                        if (place == 0) {
-                            Optional<CassandraLease> lease = claim();
-                            if (lease.isPresent()) {
-                                granted = true;
-                                return lease;
-                            }
-                            place = 1; // another cell in the owner row: its owner leaves soon or holds; poll fast
-                        } else {
-                            keepAliveIfDue();
-                        }
-                        lastFailure = null;
-                    } catch (LockBackendException e) {
-                        lastFailure = e;
-                        LOG.debug("Waiting for lock '{}': {}", key, e.toString());
-                    }
-                    if (deadline.hasPassed()) {
-                        if (lastFailure != null) {
-                            throw new LockBackendException(
-                                    "Could not acquire lock '" + key + "' before the deadline: "
-                                            + lastFailure.getMessage(),
-                                    lastFailure);
-                        }
-                        return Optional.empty();
-                    }
-                    waiter.await(deadline.remainingNanos(pacedPollInterval(place, pace(place))));
-                }
-            } finally {
-                if (!granted) {
-                    withdraw();
-                }
-            }
+            return waitFor(deadline).await();
         }
 
         /** Listing 7: one pass, retrying lines 4-10 only while first in the queue, for a short while. */
@@ -454,27 +542,43 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Leaves nothing behind: deletes the owner cell and the queue cell this attempt may have written. */
         void withdraw() {
-            boolean interrupted = Thread.interrupted();
+            CqlCalls.join(withdrawAsync());
+        }
+
+        /**
+         * {@link #withdraw} without waiting; never fails (a cell that could not be deleted runs out with its TTL, and
+         * is logged).
+         */
+        CompletionStage<Void> withdrawAsync() {
+            CompletionStage<Void> owner;
             try {
-                if (claimed) {
-                    withdrawClaim();
-                }
-                if (queued) {
-                    calls.execute(statements.dequeue.bind(key, ticket), "deleting the queue cell");
-                    queued = false;
-                }
-            } catch (LockBackendException e) {
-                LOG.warn(
-                        "Could not withdraw from lock '{}' ({}); its cells expire with their TTL of {} s",
-                        key,
-                        e.getMessage(),
-                        ttl);
-            } finally {
-                slots.free(key, slot);
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
+                owner = claimed ? withdrawClaimAsync() : DONE;
+            } catch (RuntimeException e) {
+                owner = CompletableFuture.failedFuture(e);
             }
+            return owner.handle((v, error) -> error)
+                    .thenCompose(ownerFailure -> {
+                        if (!queued) {
+                            return CompletableFuture.completedFuture(ownerFailure);
+                        }
+                        return calls.send(statements.dequeue.bind(key, ticket), "deleting the queue cell")
+                                .handle((deleted, error) -> {
+                                    if (error == null) {
+                                        queued = false;
+                                    }
+                                    return ownerFailure != null ? ownerFailure : error;
+                                });
+                    })
+                    .thenAccept(failure -> {
+                        if (failure != null) {
+                            LOG.warn(
+                                    "Could not withdraw from lock '{}' ({}); its cells expire with their TTL of {} s",
+                                    key,
+                                    CqlCalls.unwrap(failure).getMessage(),
+                                    ttl);
+                        }
+                        slots.free(key, slot);
+                    });
         }
     }
 

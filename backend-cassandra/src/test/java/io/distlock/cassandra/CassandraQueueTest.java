@@ -510,41 +510,36 @@ class CassandraQueueTest {
      * A waiter whose wait outlasts several TTLs keeps its place: its queue cell is rewritten while it waits, so a
      * later arrival does not overtake it.
      */
+    /**
+     * Section 5.3's lease on a waiter: the first waiter polls only every 3 s while its queue cell lives 2 s (lease 1 s),
+     * so only the keep-alive rewrite keeps the cell; it must be in the store all along, and the waiter served before
+     * one who queued after it.
+     */
     @Test
-    void waiter_waitingLongerThanItsTtl_keepsItsPlace() throws Exception {
+    void waiter_pollingSlowerThanItsTtl_keepsItsCellAlive_andItsPlace() throws Exception {
         Duration lease = Duration.ofSeconds(1); // queue cells get a 2 s TTL
         String key = key("keep");
         try (RemoteLocker holderLocker =
                         RemoteLockers.builder().uri(uri("")).leaseTime(lease).build();
-                RemoteLocker first =
-                        RemoteLockers.builder().uri(uri("")).leaseTime(lease).build();
+                RemoteLocker first = RemoteLockers.builder()
+                        .uri(uri("pollMin=3s&pollMax=3s"))
+                        .leaseTime(lease)
+                        .build();
                 RemoteLocker second =
                         RemoteLockers.builder().uri(uri("")).leaseTime(lease).build()) {
             RemoteLock held = holderLocker.lock(key);
             CompletableFuture<RemoteLock> firstWaits = first.lockAsync(key, Duration.ofMinutes(1));
             Deadlines.await(
-                    () -> cellsOf(key).stream()
-                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
-                                    .count()
-                            == 2,
+                    () -> queueCells(key) == 2,
                     TestTimeouts.scaled(Duration.ofSeconds(10)),
                     () -> "the first waiter did not enqueue: " + cellsOf(key));
-            // Two TTLs of the waiter's queue cell pass; it must stay queued all along.
-            assertThat(Deadlines.holdsFor(
-                            Duration.ofSeconds(4),
-                            () -> !firstWaits.isDone()
-                                    && cellsOf(key).stream()
-                                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
-                                                    .count()
-                                            == 2))
-                    .as("the waiter's queue cell outlived its TTL")
+            // Two TTLs of the waiter's queue cell pass, and more than one poll interval: it must stay queued all along.
+            assertThat(Deadlines.holdsFor(Duration.ofSeconds(4), () -> !firstWaits.isDone() && queueCells(key) == 2))
+                    .as("the waiter's queue cell outlived its TTL between polls")
                     .isTrue();
             CompletableFuture<RemoteLock> secondWaits = second.lockAsync(key, Duration.ofMinutes(1));
             Deadlines.await(
-                    () -> cellsOf(key).stream()
-                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
-                                    .count()
-                            == 3,
+                    () -> queueCells(key) == 3,
                     TestTimeouts.scaled(Duration.ofSeconds(10)),
                     () -> "the first waiter lost its place or the second did not enqueue: " + cellsOf(key));
             held.close();
@@ -554,6 +549,77 @@ class CassandraQueueTest {
             secondWaits.get(30, TimeUnit.SECONDS).close();
         }
         assertThat(cellsOf(key)).isEmpty();
+    }
+
+    private static long queueCells(String key) {
+        return cellsOf(key).stream()
+                .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
+                .count();
+    }
+
+    /**
+     * The native asynchronous wait: 40 waiters of one key hold no thread (none of the blocking executor, none parked in
+     * the backend), are served in call order once the holder releases, and a cancelled one leaves the queue.
+     */
+    @Test
+    void acquireAsync_manyWaiters_parkNoThread_areServedInCallOrder_andCancelledOneLeavesTheQueue() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("async");
+        int waiters = 40;
+        java.util.concurrent.ThreadPoolExecutor executor =
+                (java.util.concurrent.ThreadPoolExecutor) java.util.concurrent.Executors.newCachedThreadPool();
+        try (CassandraLockBackend backend = open("", lease)) {
+            Lease held = backend.tryAcquire(request(key, lease)).orElseThrow();
+            List<Integer> served = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<CompletableFuture<Optional<Lease>>> pending = new ArrayList<>();
+            List<CompletableFuture<Void>> done = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                int call = i;
+                CompletableFuture<Optional<Lease>> waiting = backend.acquireAsync(
+                        request(key, lease), Deadline.after(Duration.ofMinutes(2), Ticker.system()), executor);
+                pending.add(waiting);
+                done.add(waiting.thenAccept(granted -> {
+                    served.add(call);
+                    backend.release(granted.orElseThrow());
+                }));
+            }
+            Deadlines.await(
+                    () -> queueCells(key) == waiters + 1,
+                    TestTimeouts.scaled(Duration.ofSeconds(20)),
+                    () -> "the waiters did not queue: " + queueCells(key));
+            assertThat(executor.getLargestPoolSize())
+                    .as("threads of the blocking executor used while waiting")
+                    .isZero();
+            List<String> parked = Thread.getAllStackTraces().entrySet().stream()
+                    .filter(e -> e.getKey().getState() != Thread.State.RUNNABLE)
+                    .filter(e -> java.util.Arrays.stream(e.getValue())
+                            .map(StackTraceElement::getClassName)
+                            .anyMatch(c -> c.startsWith("io.distlock.cassandra.")
+                                    && !c.startsWith(CassandraQueueTest.class.getName())))
+                    .map(e -> e.getKey().getName())
+                    .toList();
+            assertThat(parked)
+                    .as("threads inside the backend while %d acquireAsync calls wait", waiters)
+                    .isEmpty();
+
+            assertThat(pending.get(waiters - 1).cancel(false)).isTrue();
+            Deadlines.await(
+                    () -> queueCells(key) == waiters,
+                    TestTimeouts.scaled(Duration.ofSeconds(20)),
+                    () -> "the cancelled waiter's cell is still queued: " + queueCells(key));
+
+            assertThat(backend.release(held)).isTrue();
+            CompletableFuture.allOf(done.subList(0, waiters - 1).toArray(CompletableFuture[]::new))
+                    .get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+            List<Integer> inCallOrder = new ArrayList<>();
+            for (int i = 0; i < waiters - 1; i++) {
+                inCallOrder.add(i);
+            }
+            assertThat(served).containsExactlyElementsOf(inCallOrder);
+            assertThat(cellsOf(key)).isEmpty();
+        } finally {
+            executor.shutdownNow();
+        }
     }
 
     @Test
