@@ -6,6 +6,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.spi.WakeUps;
 import java.util.Set;
 
 /**
@@ -65,7 +66,7 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                     new CassandraStatements(session, settings.consistency(), settings.serialConsistency());
             GlobalTime time = null;
             LockAlgorithm algorithm;
-            LocalWakeUps wakeUps = new LocalWakeUps();
+            WakeUps wakeUps = new WakeUps();
             if (settings.algorithm() == CassandraOptions.Algorithm.QUEUE) {
                 time = new GlobalTime(
                         calls,

@@ -1,11 +1,9 @@
 package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.ExecutionInfo;
-import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.Statement;
 import io.distlock.LockBackendException;
@@ -36,19 +34,9 @@ final class CqlCalls {
         this.timeout = timeout;
     }
 
-    /** Runs one statement and waits for its answer (at most the operation timeout). */
-    <S extends Statement<S>> ResultSet execute(S statement, String what) {
-        requests.increment();
-        List<ExecutionInfo> tracing = traced;
-        try {
-            ResultSet result = session.execute(statement.setTimeout(timeout).setTracing(tracing != null));
-            if (tracing != null) {
-                tracing.add(result.getExecutionInfo());
-            }
-            return result;
-        } catch (DriverException e) {
-            throw failure(what, e);
-        }
+    /** Runs one statement and waits for its answer (at most the operation timeout): {@link #send}, joined. */
+    <S extends Statement<S>> AsyncResultSet execute(S statement, String what) {
+        return join(send(statement, what));
     }
 
     /**
@@ -110,7 +98,7 @@ final class CqlCalls {
 
     /** The rows of a small result (one page). */
     List<Row> rows(BoundStatement statement, String what) {
-        return execute(statement, what).all();
+        return join(sendForRows(statement, what));
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.distlock.cassandra;
 
-import com.datastax.oss.driver.api.core.cql.ResultSet;
+import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.distlock.LockBackendException;
 
@@ -27,14 +27,15 @@ final class Fencing {
             Row current = calls.execute(statements.readFence.bind(key), "reading the fencing counter")
                     .one();
             if (current == null) {
-                ResultSet created = calls.execute(statements.createFence.bind(key), "creating the fencing counter");
+                AsyncResultSet created =
+                        calls.execute(statements.createFence.bind(key), "creating the fencing counter");
                 if (created.wasApplied()) {
                     return 1L;
                 }
                 continue;
             }
             long token = current.getLong(0);
-            ResultSet advanced =
+            AsyncResultSet advanced =
                     calls.execute(statements.advanceFence.bind(token + 1, key, token), "advancing the fencing counter");
             if (advanced.wasApplied()) {
                 return token + 1;

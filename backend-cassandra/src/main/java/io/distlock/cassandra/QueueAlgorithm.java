@@ -6,6 +6,8 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
+import io.distlock.spi.PollingAcquisition;
+import io.distlock.spi.WakeUps;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * next in line polls every {@code pollMin}; a waiter further back polls at half the time it expects to need to become
  * next in line (the time per place it has seen the queue advance, times its place), at most {@code pollMin} doubled
  * per place and at most {@code pollMax} apart, and never later than its queue cell's keep-alive is due. Waiters of
- * this backend are woken at once when a holder of this backend releases the key ({@link LocalWakeUps}).
+ * this backend are woken at once when a holder of this backend releases the key ({@link WakeUps}).
  *
  * <p>Every step is an asynchronous driver request: a wait ({@link QueueWait}) is a chain of callbacks and scheduled
  * polls that holds no thread, and the blocking {@link #acquire} waits for the same chain.
@@ -48,7 +50,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final CqlCalls calls;
     private final CassandraStatements statements;
     private final GlobalTime time;
-    private final LocalWakeUps wakeUps;
+    private final WakeUps wakeUps;
     private final Ticker ticker;
     private final long pollMinNanos;
     private final long pollMaxNanos;
@@ -60,7 +62,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             CqlCalls calls,
             CassandraStatements statements,
             GlobalTime time,
-            LocalWakeUps wakeUps,
+            WakeUps wakeUps,
             Ticker ticker,
             Duration pollMin,
             Duration pollMax) {
@@ -170,7 +172,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
         return released.whenComplete((ours, error) -> {
             slots.free(lease.key(), lease.slot());
-            wakeUps.signal(lease.key());
+            wakeUps.wake(lease.key());
         });
     }
 
@@ -505,13 +507,13 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
 
         /** Starts Listing 6's loop: enqueue once, then poll until first and alone in the owner row, or the deadline. */
-        QueueWait waitFor(Deadline deadline) {
-            return new QueueWait(this, QueueAlgorithm.this, wakeUps, polls, deadline, calls.timeout()).start();
+        PollingAcquisition<CassandraLease> waitFor(Deadline deadline) {
+            return new QueueWait(this, QueueAlgorithm.this, wakeUps, polls, deadline).start();
         }
 
         /** Listing 6 on the calling thread: {@link #waitFor}, interrupted by interrupting the thread. */
         Optional<CassandraLease> await(Deadline deadline) throws InterruptedException {
-            return waitFor(deadline).await();
+            return waitFor(deadline).await(calls.timeout().multipliedBy(3).plusSeconds(1));
         }
 
         /** Listing 7: one pass, retrying lines 4-10 only while first in the queue, for a short while. */

@@ -8,18 +8,18 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import io.distlock.spi.PollingAcquisition;
+import io.distlock.spi.WakeUps;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -43,7 +43,8 @@ final class RedlockBackend implements LockBackend {
     private final ClientResources resources;
     private final List<Master> masters;
     private final Redlock redlock;
-    private final ReleaseWaiters waiters;
+    private final WakeUps wakeUps = new WakeUps();
+    private final ReleaseMessages messages;
     private final ScheduledThreadPoolExecutor timers;
     private final LongAdder requests;
 
@@ -61,7 +62,7 @@ final class RedlockBackend implements LockBackend {
         this.masters = masters;
         this.requests = requests;
         this.redlock = new Redlock(masters, location.majority(), settings, ticker);
-        this.waiters = new ReleaseWaiters(masters, settings.releaseChannel(), location.majority());
+        this.messages = new ReleaseMessages(masters, settings.releaseChannel(), location.majority(), wakeUps);
         this.timers = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "distlock-redlock-timer");
             t.setDaemon(true);
@@ -70,7 +71,7 @@ final class RedlockBackend implements LockBackend {
         timers.setRemoveOnCancelPolicy(true);
         // Subscribed before the first wait, in the background: a locker's first waiter would otherwise pay for the
         // pub/sub connections (and, in a fresh JVM, their classes) while its rivals are already woken by messages.
-        waiters.subscribed();
+        messages.subscribed();
     }
 
     @Override
@@ -122,21 +123,8 @@ final class RedlockBackend implements LockBackend {
 
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        Acquisition acquisition = start(request, deadline, Runnable::run);
-        try {
-            return acquisition.result().get();
-        } catch (InterruptedException e) {
-            if (!acquisition.result().cancel(false)) {
-                acquisition.result().getNow(Optional.empty()).ifPresent(this::releaseQuietly);
-            }
-            awaitQuietly(acquisition.settled());
-            throw e;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new LockBackendException("Acquiring lock '" + request.key() + "' failed: " + e.getCause(), e);
-        }
+        return start(request, deadline, Runnable::run)
+                .await(settings.instanceTimeout().multipliedBy(4).plusSeconds(1));
     }
 
     /**
@@ -149,8 +137,8 @@ final class RedlockBackend implements LockBackend {
         return start(request, deadline, blockingExecutor).result();
     }
 
-    private Acquisition start(LockRequest request, Deadline deadline, Executor completion) {
-        return new Acquisition(redlock, waiters, settings, timers, completion, request, deadline).start();
+    private PollingAcquisition<Lease> start(LockRequest request, Deadline deadline, Executor completion) {
+        return new Acquisition(redlock, messages, wakeUps, settings, timers, completion, request, deadline).start();
     }
 
     /**
@@ -194,20 +182,6 @@ final class RedlockBackend implements LockBackend {
                 + "; unanswered: " + redlock.unanswered(tally) + "; what is left there runs out with its ttl");
     }
 
-    private void releaseQuietly(Lease lease) {
-        redlock.release((RedlockLease) lease);
-    }
-
-    private void awaitQuietly(CompletableFuture<Void> settled) {
-        try {
-            settled.get(settings.instanceTimeout().toNanos() * 4 + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // the attempt's clean-up goes on in the background; its keys run out with the ttl in any case
-        }
-    }
-
     /** Counts every command sent to every master, the pub/sub subscriptions included. */
     @Override
     public OptionalLong storeRequests() {
@@ -215,8 +189,8 @@ final class RedlockBackend implements LockBackend {
     }
 
     /** The registry of waiters; for tests. */
-    ReleaseWaiters waiters() {
-        return waiters;
+    WakeUps wakeUps() {
+        return wakeUps;
     }
 
     @Override

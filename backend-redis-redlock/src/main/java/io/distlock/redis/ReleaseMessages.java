@@ -1,74 +1,34 @@
 package io.distlock.redis;
 
+import io.distlock.spi.WakeUps;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Push wake-up: every release publishes the freed key on one channel per master ({@code <prefix>released}); this
- * registry listens on that channel through one pub/sub connection per master (opened with the backend, in the
- * background), however many keys are waited on, and wakes the local waiters of the key named in each message.
+ * listens on that channel through one pub/sub connection per master (opened with the backend, in the
+ * background), however many keys are waited on, and wakes the local waiters ({@link WakeUps}) of the key named in
+ * each message.
  *
  * <p>One channel for all keys means no subscribe and unsubscribe per wait (the races and leaked subscriptions of
  * per-lock channels), at the cost of every locker hearing every release of its prefix; a message for a key nobody
  * here waits on is one map lookup. Messages can be lost (a master restarting, a reconnecting subscriber), so every
  * waiter also polls on a timer.
  */
-final class ReleaseWaiters {
-
-    /** One waiting acquisition: {@link #signals()} counts the messages for its key since it registered. */
-    static final class Waiter {
-        private final String redisKey;
-        private final Runnable onSignal;
-        private final AtomicInteger signals = new AtomicInteger();
-
-        private Waiter(String redisKey, Runnable onSignal) {
-            this.redisKey = redisKey;
-            this.onSignal = onSignal;
-        }
-
-        int signals() {
-            return signals.get();
-        }
-
-        private void signal() {
-            signals.incrementAndGet();
-            onSignal.run();
-        }
-    }
+final class ReleaseMessages {
 
     private final List<Master> masters;
     private final String channel;
     private final int majority;
-    private final Map<String, Set<Waiter>> byKey = new ConcurrentHashMap<>();
+    private final WakeUps wakeUps;
 
-    ReleaseWaiters(List<Master> masters, String channel, int majority) {
+    ReleaseMessages(List<Master> masters, String channel, int majority, WakeUps wakeUps) {
         this.masters = masters;
         this.channel = channel;
         this.majority = majority;
-    }
-
-    /** Registers a waiter on {@code redisKey}; {@code onSignal} runs on a client thread and must not block. */
-    Waiter register(String redisKey, Runnable onSignal) {
-        Waiter w = new Waiter(redisKey, onSignal);
-        byKey.computeIfAbsent(redisKey, k -> ConcurrentHashMap.newKeySet()).add(w);
-        return w;
-    }
-
-    void unregister(Waiter w) {
-        byKey.computeIfPresent(w.redisKey, (k, set) -> {
-            set.remove(w);
-            return set.isEmpty() ? null : set;
-        });
-    }
-
-    /** How many keys have waiters now; for tests of the registry's bounds. */
-    int keysWaitedOn() {
-        return byKey.size();
+        this.wakeUps = wakeUps;
     }
 
     /**
@@ -98,11 +58,6 @@ final class ReleaseWaiters {
     }
 
     private void released(String redisKey) {
-        Set<Waiter> waiters = byKey.get(redisKey);
-        if (waiters != null) {
-            for (Waiter w : waiters) {
-                w.signal();
-            }
-        }
+        wakeUps.wake(redisKey);
     }
 }

@@ -1,0 +1,324 @@
+package io.distlock.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.LockBackendException;
+import io.distlock.ManualTicker;
+import java.time.Duration;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The wait loop shared by the polling backends, driven step by step: the test answers each attempt, withdrawal and
+ * release by hand, so every interleaving below happens in the order written, on any machine.
+ */
+class PollingAcquisitionTest {
+
+    private static final long AN_HOUR = TimeUnit.HOURS.toNanos(1);
+
+    private final ManualTicker ticker = new ManualTicker();
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+    private final WakeUps wakeUps = new WakeUps();
+
+    @AfterEach
+    void stopTimers() {
+        timers.shutdownNow();
+    }
+
+    @Test
+    void aReleaseOfItsKey_cutsTheWaitShort_andOneOfAnotherKeyDoesNot() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        wakeUps.wake("other");
+        assertThat(waiting.attemptsNow()).isZero();
+
+        wakeUps.wake("k");
+        waiting.nextAttempt().complete(PollingAcquisition.Step.granted(new TestLease()));
+        assertThat(waiting.result().get(5, TimeUnit.SECONDS)).isPresent();
+    }
+
+    @Test
+    void aReleaseWhileAnAttemptIsInFlight_isNotMissed() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        CompletableFuture<PollingAcquisition.Step<TestLease>> first = waiting.nextAttempt();
+
+        wakeUps.wake("k"); // the holder released after our attempt read the store, before it answered
+        first.complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        assertThat(waiting.nextAttempt())
+                .as("attempted again at once, not in an hour")
+                .isNotNull();
+    }
+
+    @Test
+    void backingOff_isDeafToReleases() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.backOff(AN_HOUR));
+
+        wakeUps.wake("k");
+
+        assertThat(waiting.attemptsNow()).isZero();
+        assertThat(waiting.result()).isNotDone();
+    }
+
+    @Test
+    void theTimer_attemptsAgain() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(TimeUnit.MILLISECONDS.toNanos(10)));
+
+        waiting.nextAttempt().complete(PollingAcquisition.Step.granted(new TestLease()));
+
+        assertThat(waiting.result().get(5, TimeUnit.SECONDS)).isPresent();
+        assertThat(wakeUps.keysWaitedOn()).as("unregistered").isZero();
+    }
+
+    @Test
+    void pastTheDeadline_itWithdrawsBeforeAnsweringEmpty() throws Exception {
+        Scripted waiting = start(Deadline.after(Duration.ofSeconds(1), ticker));
+        ticker.advance(Duration.ofSeconds(2));
+
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        waitUntil(() -> waiting.withdrawals.get() == 1);
+        assertThat(waiting.result()).as("not before the store is clean").isNotDone();
+        waiting.withdrawn.complete(null);
+        assertThat(waiting.result().get(5, TimeUnit.SECONDS)).isEmpty();
+        assertThat(waiting.settled()).isDone();
+        assertThat(wakeUps.keysWaitedOn()).isZero();
+    }
+
+    @Test
+    void pastTheDeadline_afterAStepNamingAFailure_endsWithThatFailure() throws Exception {
+        Scripted waiting = start(Deadline.after(Duration.ofSeconds(1), ticker));
+        ticker.advance(Duration.ofSeconds(2));
+        waiting.withdrawn.complete(null);
+
+        waiting.nextAttempt()
+                .complete(PollingAcquisition.Step.<TestLease>backOff(1)
+                        .failingAtDeadlineWith(new LockBackendException("store unreachable")));
+
+        assertThatThrownBy(() -> waiting.result().get(5, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(LockBackendException.class)
+                .hasRootCauseMessage("store unreachable");
+    }
+
+    @Test
+    void aFailedAttempt_endsWithItsFailure_afterWithdrawing() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+
+        waiting.nextAttempt().completeExceptionally(new IllegalStateException("bug in the step"));
+
+        waitUntil(() -> waiting.withdrawals.get() == 1);
+        assertThat(waiting.result()).isNotDone();
+        waiting.withdrawn.complete(null);
+        assertThatThrownBy(() -> waiting.result().get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(IllegalStateException.class)
+                .hasRootCauseMessage("bug in the step");
+    }
+
+    @Test
+    void cancelledWhileWaiting_withdrawsAtOnce() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        waiting.result().cancel(false);
+
+        assertThat(waiting.withdrawals.get()).isEqualTo(1);
+        assertThat(waiting.settled()).isNotDone();
+        waiting.withdrawn.complete(null);
+        assertThat(waiting.settled()).isDone();
+        wakeUps.wake("k");
+        assertThat(waiting.attemptsNow()).as("no attempt after the cancel").isZero();
+    }
+
+    @Test
+    void cancelledWhileAnAttemptIsInFlight_releasesTheGrantItBrings() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        CompletableFuture<PollingAcquisition.Step<TestLease>> inFlight = waiting.nextAttempt();
+
+        waiting.result().cancel(false);
+        assertThat(waiting.withdrawals.get())
+                .as("the attempt in flight cleans up when it answers")
+                .isZero();
+        TestLease late = new TestLease();
+        inFlight.complete(PollingAcquisition.Step.granted(late));
+
+        assertThat(waiting.released).containsExactly(late);
+        assertThat(waiting.settled()).isDone();
+    }
+
+    @Test
+    void cancelledWhileAnAttemptIsInFlight_withdrawsWhenItAnswersWithoutAGrant() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        CompletableFuture<PollingAcquisition.Step<TestLease>> inFlight = waiting.nextAttempt();
+
+        waiting.result().cancel(false);
+        inFlight.complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        assertThat(waiting.withdrawals.get()).isEqualTo(1);
+        assertThat(waiting.released).isEmpty();
+    }
+
+    @Test
+    void aGrant_isHandedOverOnTheCompletionExecutor() throws Exception {
+        BlockingQueue<Runnable> handOvers = new LinkedBlockingQueue<>();
+        Scripted waiting = start(Deadline.unbounded(ticker), handOvers::add);
+
+        waiting.nextAttempt().complete(PollingAcquisition.Step.granted(new TestLease()));
+
+        assertThat(waiting.result())
+                .as("not completed on the thread that answered")
+                .isNotDone();
+        assertThat(handOvers).hasSize(1);
+        handOvers.take().run();
+        assertThat(waiting.result().getNow(null)).isPresent();
+    }
+
+    @Test
+    void aClosedBackend_endsTheWaitWithAnExceptionSayingSo() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.withdrawn.complete(null);
+        timers.shutdownNow();
+
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        assertThatThrownBy(() -> waiting.result().get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(LockBackendException.class)
+                .hasMessageContaining("lock 'k'")
+                .hasMessageContaining("the backend was closed");
+    }
+
+    @Test
+    void await_interrupted_withdrawsBeforeThrowing() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicInteger withdrawalsWhenThrown = new AtomicInteger(-1);
+        CountDownLatch done = new CountDownLatch(1);
+        Thread waiter = new Thread(() -> {
+            try {
+                waiting.await(Duration.ofSeconds(5));
+            } catch (Throwable e) {
+                withdrawalsWhenThrown.set(waiting.settled().isDone() ? waiting.withdrawals.get() : -2);
+                thrown.set(e);
+            } finally {
+                done.countDown();
+            }
+        });
+        waiter.start();
+        waitUntil(() -> waiter.getState() == Thread.State.WAITING);
+
+        waiter.interrupt();
+        waitUntil(() -> waiting.withdrawals.get() == 1);
+        assertThat(done.getCount())
+                .as("still waiting for the store to be clean")
+                .isEqualTo(1);
+        waiting.withdrawn.complete(null);
+
+        assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+        assertThat(withdrawalsWhenThrown.get()).isEqualTo(1);
+    }
+
+    private Scripted start(Deadline deadline) {
+        return start(deadline, Runnable::run);
+    }
+
+    private Scripted start(Deadline deadline, Executor completion) {
+        Scripted scripted = new Scripted(deadline, completion);
+        scripted.start();
+        return scripted;
+    }
+
+    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - end).as("waited 5 s for a condition").isNegative();
+            Thread.sleep(1);
+        }
+    }
+
+    /** An acquisition whose attempts, withdrawal and releases the test answers by hand. */
+    private final class Scripted extends PollingAcquisition<TestLease> {
+        private final BlockingQueue<CompletableFuture<Step<TestLease>>> attempts = new LinkedBlockingQueue<>();
+        private final CompletableFuture<Void> withdrawn = new CompletableFuture<>();
+        private final AtomicInteger withdrawals = new AtomicInteger();
+        private final List<TestLease> released = new CopyOnWriteArrayList<>();
+
+        Scripted(Deadline deadline, Executor completion) {
+            super("k", deadline, timers, wakeUps, "k", completion);
+        }
+
+        @Override
+        protected CompletionStage<Step<TestLease>> attempt() {
+            CompletableFuture<Step<TestLease>> answer = new CompletableFuture<>();
+            attempts.add(answer);
+            return answer;
+        }
+
+        @Override
+        protected CompletionStage<?> withdraw() {
+            withdrawals.incrementAndGet();
+            return withdrawn;
+        }
+
+        @Override
+        protected CompletionStage<?> release(TestLease lease) {
+            released.add(lease);
+            return CompletableFuture.completedFuture(null);
+        }
+
+        /** The next attempt sent; fails the test if none comes within 5 s. */
+        CompletableFuture<Step<TestLease>> nextAttempt() throws InterruptedException {
+            CompletableFuture<Step<TestLease>> next = attempts.poll(5, TimeUnit.SECONDS);
+            assertThat(next).as("an attempt").isNotNull();
+            return next;
+        }
+
+        /** Attempts sent and not yet taken by {@link #nextAttempt}. */
+        int attemptsNow() {
+            return attempts.size();
+        }
+    }
+
+    private static final class TestLease implements Lease {
+        @Override
+        public String key() {
+            return "k";
+        }
+
+        @Override
+        public String ownerId() {
+            return "owner";
+        }
+
+        @Override
+        public OptionalLong fencingToken() {
+            return OptionalLong.empty();
+        }
+
+        @Override
+        public long validUntilNanos() {
+            return Long.MAX_VALUE;
+        }
+    }
+}
