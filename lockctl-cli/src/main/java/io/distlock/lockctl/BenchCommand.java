@@ -209,9 +209,11 @@ final class BenchCommand implements Callable<Integer> {
                             Comparison.of(runs.stream().map(RunData::summary).toList(), targets, processes);
                 }
                 if (held > 0) {
-                    for (String target : targets) {
+                    for (int s = 0; s < targets.size(); s++) {
                         heldSummaries.add(new BenchReport.HeldSummary(
-                                target, held, engine.heapPerHeldLock(target, held, progress.step())));
+                                targets.get(s),
+                                held,
+                                engine.heapPerHeldLock(targets.get(s), s, held, progress.step())));
                     }
                 }
             }

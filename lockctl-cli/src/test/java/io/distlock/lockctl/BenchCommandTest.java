@@ -132,6 +132,30 @@ class BenchCommandTest {
     }
 
     @Test
+    void bench_held_twoStores_keepOneWorkerLogEach() throws Exception {
+        Path out = dir.resolve("held-two");
+        bench(
+                out,
+                "--store",
+                "memory:",
+                "--store",
+                "memory://other",
+                "--processes",
+                "1",
+                "--acquisitions",
+                "5",
+                "--warm-up",
+                "5",
+                "--held",
+                "100",
+                "--no-charts");
+
+        assertThat(report(out).get("heapPerHeldLockBytes")).hasSize(2);
+        assertThat(out.resolve("work").resolve("held-s0-w0.log")).exists();
+        assertThat(out.resolve("work").resolve("held-s1-w0.log")).exists();
+    }
+
+    @Test
     void bench_badArguments_oneLineAndUsageCode() {
         Cli unknown = Cli.run("bench", "--store", "nosuch://h/x", "--no-charts", "--out", dir.toString());
         assertThat(unknown.exitCode()).isEqualTo(ExitCodes.USAGE);

@@ -95,9 +95,13 @@ public final class Engine {
                 specs, runWorkers(List.of(task), "uncontended", progress).get(0));
     }
 
-    /** Client heap per held lock with {@code held} locks held by one locker of {@code spec}, in bytes. */
-    public double heapPerHeldLock(String spec, int held, LongConsumer progress)
+    /**
+     * Client heap per held lock with {@code held} locks held by one locker of {@code spec}, in bytes; the worker's log
+     * and result are {@code held-s<storeIndex>-w0.*} in the work directory.
+     */
+    public double heapPerHeldLock(String spec, int storeIndex, int held, LongConsumer progress)
             throws IOException, InterruptedException {
+        String name = "held-s" + storeIndex; // one log and result per store
         String prefix = "bench-" + UUID.randomUUID().toString().substring(0, 8) + "-";
         WorkerTask task = new WorkerTask(
                 WorkerTask.HELD,
@@ -109,8 +113,8 @@ public final class Engine {
                 warmUp,
                 1,
                 prefix,
-                workDir.resolve("held.result.json").toString());
-        return runWorkers(List.of(task), "held", progress).get(0).heapPerLockBytes();
+                workDir.resolve(name + "-w0.result.json").toString());
+        return runWorkers(List.of(task), name, progress).get(0).heapPerLockBytes();
     }
 
     private List<WorkerResult> runWorkers(List<WorkerTask> tasks, String name, LongConsumer progress)
