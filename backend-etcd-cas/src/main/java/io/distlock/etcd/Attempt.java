@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,8 @@ abstract class Attempt {
 
     private boolean finished; // guarded by this
     private Watch.Watcher watcher; // guarded by this
+    /** The last write that may have put a key of this attempt; the clean-up deletes only after its answer. */
+    private CompletableFuture<?> lastWrite = CompletableFuture.completedFuture(null); // guarded by this
 
     Attempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
         this.backend = backend;
@@ -214,6 +217,27 @@ abstract class Attempt {
                         },
                         left,
                         TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Sends a write that may leave a key of this attempt in the store ({@code send} also marks that it may), unless the
+     * attempt has ended: then nothing is sent and the result is empty. The check, the mark and the send happen under
+     * the attempt's monitor, which {@link #finish} takes too, so a clean-up either sees the write and waits for its
+     * answer, or the write is never sent. Waiting matters on a cluster: a delete sent while the put is in flight may
+     * reach another member and be applied first, and the put would then leave its key behind.
+     */
+    final synchronized <T> Optional<CompletableFuture<T>> sendWrite(Supplier<CompletableFuture<T>> send) {
+        if (finished) {
+            return Optional.empty();
+        }
+        CompletableFuture<T> write = send.get();
+        lastWrite = write;
+        return Optional.of(write);
+    }
+
+    /** Completes, normally, once the last write sent by {@link #sendWrite} has been answered, either way. */
+    final synchronized CompletableFuture<Void> writesAnswered() {
+        return lastWrite.handle((response, failure) -> null);
     }
 
     /** Runs {@code step} unless the attempt has ended; a failure of the step fails the attempt. */

@@ -66,17 +66,21 @@ final class CasAttempt extends Attempt {
 
     private void compareAndSet() {
         EtcdSession s = session;
-        mayHoldKey = true;
-        calls.txn(
-                        "compare-and-set of lock '" + request.key() + "'",
-                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                                .Then(Op.put(
-                                        bytes(key),
-                                        bytes(request.ownerId()),
-                                        PutOption.builder().withLeaseId(s.id()).build()))
-                                .Else(Op.get(bytes(key), GetOption.DEFAULT)),
-                        requestDeadline())
-                .whenComplete((response, failure) -> {
+        sendWrite(() -> {
+                    mayHoldKey = true;
+                    return calls.txn(
+                            "compare-and-set of lock '" + request.key() + "'",
+                            txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                    .Then(Op.put(
+                                            bytes(key),
+                                            bytes(request.ownerId()),
+                                            PutOption.builder()
+                                                    .withLeaseId(s.id())
+                                                    .build()))
+                                    .Else(Op.get(bytes(key), GetOption.DEFAULT)),
+                            requestDeadline());
+                })
+                .ifPresent(write -> write.whenComplete((response, failure) -> {
                     if (failure != null) {
                         Throwable cause = EtcdCalls.unwrap(failure);
                         if (EtcdCalls.isNotFound(cause) && canStartOver()) {
@@ -88,7 +92,7 @@ final class CasAttempt extends Attempt {
                         return;
                     }
                     guarded(() -> answered(response));
-                });
+                }));
     }
 
     private void answered(TxnResponse response) {
@@ -121,7 +125,14 @@ final class CasAttempt extends Attempt {
     @Override
     CompletableFuture<Void> cleanUp() {
         EtcdSession s = session;
-        if (!mayHoldKey || s == null) {
+        if (s == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return writesAnswered().thenCompose(answered -> deleteKey(s));
+    }
+
+    private CompletableFuture<Void> deleteKey(EtcdSession s) {
+        if (!mayHoldKey) {
             return CompletableFuture.completedFuture(null);
         }
         Deadline cleanup = Deadline.after(backend.operationTimeout(), calls.ticker());

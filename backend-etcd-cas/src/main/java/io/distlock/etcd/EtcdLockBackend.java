@@ -148,10 +148,13 @@ final class EtcdLockBackend implements LockBackend {
         }
     }
 
-    /** After an interrupt: wait (not interruptibly, at most the operation timeout) until the attempt's key is gone. */
+    /**
+     * After an interrupt: wait (not interruptibly) until the attempt's key is gone; at most twice the operation timeout,
+     * as the clean-up first waits for the answer to a put in flight, then deletes.
+     */
     private void awaitCleanUp(Attempt attempt) {
         boolean interrupted = false;
-        long end = System.nanoTime() + operationTimeout.toNanos();
+        long end = System.nanoTime() + 2 * operationTimeout.toNanos();
         while (true) {
             try {
                 attempt.cleaned.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);

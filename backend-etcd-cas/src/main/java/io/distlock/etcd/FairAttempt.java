@@ -79,27 +79,31 @@ final class FairAttempt extends Attempt {
     private void enqueue() {
         EtcdSession s = session;
         String key = myKey;
-        putSent = true;
-        calls.txn(
-                        "putting the queue key of lock '" + request.key() + "'",
-                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                                .Then(
-                                        Op.put(
-                                                bytes(key),
-                                                bytes(request.ownerId()),
-                                                PutOption.builder()
-                                                        .withLeaseId(s.id())
-                                                        .build()),
-                                        Op.get(bytes(lockDir), firstCreated()))
-                                .Else(Op.get(bytes(key), GetOption.DEFAULT), Op.get(bytes(lockDir), firstCreated())),
-                        requestDeadline())
-                .whenComplete((response, failure) -> {
+        sendWrite(() -> {
+                    putSent = true;
+                    return calls.txn(
+                            "putting the queue key of lock '" + request.key() + "'",
+                            txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                    .Then(
+                                            Op.put(
+                                                    bytes(key),
+                                                    bytes(request.ownerId()),
+                                                    PutOption.builder()
+                                                            .withLeaseId(s.id())
+                                                            .build()),
+                                            Op.get(bytes(lockDir), firstCreated()))
+                                    .Else(
+                                            Op.get(bytes(key), GetOption.DEFAULT),
+                                            Op.get(bytes(lockDir), firstCreated())),
+                            requestDeadline());
+                })
+                .ifPresent(put -> put.whenComplete((response, failure) -> {
                     if (failure != null) {
                         onFailure(failure);
                         return;
                     }
                     guarded(() -> enqueued(response));
-                });
+                }));
     }
 
     private void enqueued(TxnResponse response) {
@@ -221,6 +225,10 @@ final class FairAttempt extends Attempt {
         if (s == null) {
             return CompletableFuture.completedFuture(null);
         }
+        return writesAnswered().thenCompose(answered -> deleteQueueKey(s));
+    }
+
+    private CompletableFuture<Void> deleteQueueKey(EtcdSession s) {
         if (!putSent) {
             s.unclaim(name);
             return CompletableFuture.completedFuture(null);

@@ -10,17 +10,22 @@ import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.kit.history.HistoryChecker;
 import io.distlock.kit.history.HistoryRecorder;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.ServerNode;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.maintenance.StatusResponse;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -124,5 +129,50 @@ class EtcdClusterFaultsTest {
             next.close();
         }
         HistoryChecker.assertConsistent(history.events());
+    }
+
+    /**
+     * A fair waiter cancelled while its put may be in flight leaves no queue key, on a cluster too. The client spreads
+     * requests over the members, so a clean-up's delete sent before the put was answered could be applied first, and
+     * the put would then leave the key behind for as long as the session lives. Cancels at 40 points of the put.
+     */
+    @Test
+    void fairWaiterCancelledWhileItsPutIsInFlight_leavesNoQueueKey() throws Exception {
+        String key = EtcdTesting.unique("cancel-put");
+        String queue = PREFIX + "/" + KeyCodec.encode(key) + "/";
+        try (RemoteLocker holder = locker(EtcdLockMode.FAIR);
+                RemoteLocker waiter = locker(EtcdLockMode.FAIR);
+                Client client = Client.builder()
+                        .endpoints(ETCD.nodes().stream()
+                                .map(node -> "http://" + node.endpoint())
+                                .toArray(String[]::new))
+                        .build();
+                RemoteLock held = holder.lock(key, maxWait())) {
+            for (int i = 0; i < 40; i++) {
+                CompletableFuture<RemoteLock> wait = waiter.lockAsync(key, maxWait());
+                long cancelAt = System.nanoTime() + (i % 8) * 250_000L;
+                while (System.nanoTime() < cancelAt) {
+                    Thread.onSpinWait();
+                }
+                wait.cancel(false);
+                boolean onlyHolders = Deadlines.within(TestTimeouts.scaled(Duration.ofSeconds(3)), () -> {
+                    try {
+                        return client.getKVClient()
+                                        .get(
+                                                ByteSequence.from(queue, StandardCharsets.UTF_8),
+                                                GetOption.builder()
+                                                        .isPrefix(true)
+                                                        .build())
+                                        .get(10, TimeUnit.SECONDS)
+                                        .getCount()
+                                == 1;
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                assertTrue(onlyHolders, "cancel " + i + " left a queue key behind besides the holder's");
+                assertTrue(held.isHeld());
+            }
+        }
     }
 }
