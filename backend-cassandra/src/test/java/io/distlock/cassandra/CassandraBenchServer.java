@@ -9,16 +9,20 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Not a test: keeps one forked Cassandra node up for {@code lockctl bench} when run with {@code
- * -Ddistlock.cassandra.serve=<dir>}. Writes the store's URI to {@code <dir>/uri} once it is ready and stops when
- * {@code <dir>/stop} appears (or after two hours). See docs/cassandra.md, "Measured".
+ * Not a test: keeps one forked Cassandra node (or, with {@code -Ddistlock.cassandra.nodes=3}, three nodes and a keyspace
+ * with RF = 3) up for {@code lockctl bench} when run with {@code -Ddistlock.cassandra.serve=<dir>}. Writes the store's
+ * URI to {@code <dir>/uri} once it is ready and stops when {@code <dir>/stop} appears (or after two hours). See
+ * docs/cassandra.md, "Measured".
  */
 @EnabledIfSystemProperty(named = "distlock.cassandra.serve", matches = ".+")
 class CassandraBenchServer {
 
     @RegisterExtension
     static final CassandraCluster CASSANDRA =
-            CassandraCluster.builder().withNodes(1).dedicated().build();
+            CassandraCluster.builder()
+                    .withNodes(Integer.getInteger("distlock.cassandra.nodes", 1))
+                    .dedicated()
+                    .build();
 
     @Test
     void serve_untilTheStopFileAppears() throws Exception {
