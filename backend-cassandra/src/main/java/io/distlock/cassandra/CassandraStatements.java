@@ -166,12 +166,12 @@ final class CassandraStatements {
                 serial);
 
         readFence = prepare(session, "SELECT last_token FROM " + FENCE_TABLE + " WHERE lock_id = ?", serial, serial);
-        createFence = prepare(
+        createFence = prepareConditional(
                 session,
                 "INSERT INTO " + FENCE_TABLE + " (lock_id, last_token) VALUES (?, 1) IF NOT EXISTS",
                 consistency,
                 serial);
-        advanceFence = prepare(
+        advanceFence = prepareConditional(
                 session,
                 "UPDATE " + FENCE_TABLE + " SET last_token = ? WHERE lock_id = ? IF last_token = ?",
                 consistency,
@@ -181,10 +181,30 @@ final class CassandraStatements {
 
     private final List<Cql> all = new ArrayList<>();
 
-    /** Sends one statement to be prepared; every statement is prepared in parallel, then awaited together. */
+    /**
+     * Sends one idempotent statement to be prepared; every statement is prepared in parallel, then awaited together.
+     * Every statement but the fencing counter's lightweight transactions is idempotent: reads, deletes of a named cell,
+     * and writes of a fixed value (the driver keeps one write timestamp across the retries of an execution, and a mark or
+     * time cell carries its own). Marked so, the driver sends it again to the next node when the connection to a node
+     * dies with the request in flight, instead of failing the lock call: one node of three may die at any moment.
+     */
     private Cql prepare(CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial) {
+        return prepare(session, cql, consistency, serial, true);
+    }
+
+    /** A lightweight transaction: not idempotent (a repeat of an applied one answers "not applied"). */
+    private Cql prepareConditional(
+            CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial) {
+        return prepare(session, cql, consistency, serial, false);
+    }
+
+    private Cql prepare(
+            CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial, boolean idempotent) {
         Cql statement = new Cql(
-                session.prepareAsync(SimpleStatement.newInstance(cql)).toCompletableFuture(), consistency, serial);
+                session.prepareAsync(SimpleStatement.newInstance(cql)).toCompletableFuture(),
+                consistency,
+                serial,
+                idempotent);
         all.add(statement);
         return statement;
     }
@@ -200,12 +220,20 @@ final class CassandraStatements {
         }
     }
 
-    /** A prepared statement with the consistency levels its executions use. */
-    record Cql(CompletableFuture<PreparedStatement> prepared, ConsistencyLevel consistency, ConsistencyLevel serial) {
+    /** A prepared statement with the consistency levels its executions use, and whether a repeat is harmless. */
+    record Cql(
+            CompletableFuture<PreparedStatement> prepared,
+            ConsistencyLevel consistency,
+            ConsistencyLevel serial,
+            boolean idempotent) {
 
-        /** Binds the values and sets the consistency levels. */
+        /** Binds the values and sets the consistency levels and the idempotence. */
         BoundStatement bind(Object... values) {
-            return prepared.join().bind(values).setConsistencyLevel(consistency).setSerialConsistencyLevel(serial);
+            return prepared.join()
+                    .bind(values)
+                    .setConsistencyLevel(consistency)
+                    .setSerialConsistencyLevel(serial)
+                    .setIdempotent(idempotent);
         }
     }
 }

@@ -209,7 +209,8 @@ final class QueueAlgorithm implements LockAlgorithm {
                                         BatchType.UNLOGGED,
                                         statements.dequeue.bind(key, ticket),
                                         statements.raiseMark.bind(micros(ticket), ticket, key))
-                                .setConsistencyLevel(statements.dequeue.consistency()),
+                                .setConsistencyLevel(statements.dequeue.consistency())
+                                .setIdempotent(true), // a delete and a mark written with its own timestamp
                         "deleting the queue cell"))
                 .thenRun(() -> marks.raise(key, ticket));
     }

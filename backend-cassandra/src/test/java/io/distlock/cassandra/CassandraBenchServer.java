@@ -18,11 +18,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CassandraBenchServer {
 
     @RegisterExtension
-    static final CassandraCluster CASSANDRA =
-            CassandraCluster.builder()
-                    .withNodes(Integer.getInteger("distlock.cassandra.nodes", 1))
-                    .dedicated()
-                    .build();
+    static final CassandraCluster CASSANDRA = CassandraCluster.builder()
+            .withNodes(Integer.getInteger("distlock.cassandra.nodes", 1))
+            .dedicated()
+            .build();
 
     @Test
     void serve_untilTheStopFileAppears() throws Exception {
