@@ -184,9 +184,12 @@ final class CassandraStatements {
     /**
      * Sends one idempotent statement to be prepared; every statement is prepared in parallel, then awaited together.
      * Every statement but the fencing counter's lightweight transactions is idempotent: reads, deletes of a named cell,
-     * and writes of a fixed value (the driver keeps one write timestamp across the retries of an execution, and a mark or
-     * time cell carries its own). Marked so, the driver sends it again to the next node when the connection to a node
-     * dies with the request in flight, instead of failing the lock call: one node of three may die at any moment.
+     * and writes of a fixed value. A write or delete touches only this locker's own cells (its ticket, its slot, its owner
+     * id), and nothing else is sent to them until the call returns, so a repeat (the driver gives it a later timestamp)
+     * or a late copy of the first send cannot undo a later step; the mark and time cells carry their own timestamps.
+     * The lease renewal's rewrite is the exception (a release may run meanwhile): it is sent unmarked.
+     * Marked so, the driver sends it again to the next node when the connection to a node dies with the request in
+     * flight, instead of failing the lock call: one node of three may die at any moment.
      */
     private Cql prepare(CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial) {
         return prepare(session, cql, consistency, serial, true);
