@@ -139,9 +139,8 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
         int ttl = Ttl.seconds(lease.leaseTime());
         long sent = ticker.read();
-        // Not resent by the driver: a release may run meanwhile, and a resend (with a later timestamp than the
-        // release's
-        // delete) would bring the cells back until their TTL. A failed renewal is retried by the locker instead.
+        // Not resent by the driver: a release may run meanwhile, and a resend (stamped later than the release's delete)
+        // would bring the cells back until their TTL. A failed renewal is retried by the locker instead.
         calls.executeAll(
                 "renewing the lease",
                 statements.enqueue.bind(lease.key(), lease.ticket(), ttl).setIdempotent(false),

@@ -69,8 +69,16 @@ abstract class Attempt {
     /** Sends the first request. */
     abstract void begin();
 
-    /** Deletes whatever this attempt may have put; completes when done or handed over. */
-    abstract CompletableFuture<Void> cleanUp();
+    /**
+     * Deletes whatever this attempt may have put, once its last write has been answered (see {@link #sendWrite});
+     * completes when done or handed over.
+     */
+    final CompletableFuture<Void> cleanUp() {
+        return writesAnswered().thenCompose(answered -> removeKey());
+    }
+
+    /** Deletes the key this attempt may have put (every write of it answered); completes when done or handed over. */
+    abstract CompletableFuture<Void> removeKey();
 
     /** The deadline of one request: the operation timeout, and never past the attempt's deadline. */
     final Deadline requestDeadline() {
@@ -236,7 +244,7 @@ abstract class Attempt {
     }
 
     /** Completes, normally, once the last write sent by {@link #sendWrite} has been answered, either way. */
-    final synchronized CompletableFuture<Void> writesAnswered() {
+    private synchronized CompletableFuture<Void> writesAnswered() {
         return lastWrite.handle((response, failure) -> null);
     }
 

@@ -123,16 +123,9 @@ final class CasAttempt extends Attempt {
     }
 
     @Override
-    CompletableFuture<Void> cleanUp() {
+    CompletableFuture<Void> removeKey() {
         EtcdSession s = session;
-        if (s == null) {
-            return CompletableFuture.completedFuture(null);
-        }
-        return writesAnswered().thenCompose(answered -> deleteKey(s));
-    }
-
-    private CompletableFuture<Void> deleteKey(EtcdSession s) {
-        if (!mayHoldKey) {
+        if (!mayHoldKey || s == null) {
             return CompletableFuture.completedFuture(null);
         }
         Deadline cleanup = Deadline.after(backend.operationTimeout(), calls.ticker());

@@ -220,15 +220,11 @@ final class FairAttempt extends Attempt {
     }
 
     @Override
-    CompletableFuture<Void> cleanUp() {
+    CompletableFuture<Void> removeKey() {
         EtcdSession s = session;
         if (s == null) {
             return CompletableFuture.completedFuture(null);
         }
-        return writesAnswered().thenCompose(answered -> deleteQueueKey(s));
-    }
-
-    private CompletableFuture<Void> deleteQueueKey(EtcdSession s) {
         if (!putSent) {
             s.unclaim(name);
             return CompletableFuture.completedFuture(null);
