@@ -26,6 +26,9 @@ final class CassandraLockBackend implements LockBackend {
 
     private static final Logger LOG = LoggerFactory.getLogger(CassandraLockBackend.class);
 
+    /** The name of the one thread per locker that runs the GlobalTime updater's ticks. */
+    static final String TIME_THREAD_NAME = "distlock-cassandra-time";
+
     private final CqlSession session;
     private final CassandraSettings settings;
     private final CqlCalls calls;
@@ -52,7 +55,7 @@ final class CassandraLockBackend implements LockBackend {
         this.fencing = settings.fencing() ? new Fencing(calls, statements) : null;
         this.capabilities = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "distlock-cassandra-time");
+            Thread t = new Thread(r, TIME_THREAD_NAME);
             t.setDaemon(true);
             return t;
         });
