@@ -26,8 +26,8 @@ final class CassandraLockBackend implements LockBackend {
 
     private static final Logger LOG = LoggerFactory.getLogger(CassandraLockBackend.class);
 
-    /** The name of the one thread per locker that runs the GlobalTime updater's ticks. */
-    static final String TIME_THREAD_NAME = "distlock-cassandra-time";
+    /** The one thread per locker that fires the GlobalTime updater's ticks. */
+    private static final String TIME_THREAD_NAME = "distlock-cassandra-time";
 
     private final CqlSession session;
     private final CassandraSettings settings;

@@ -6,6 +6,8 @@ import io.distlock.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -50,7 +52,9 @@ final class GlobalTime implements AutoCloseable {
     private long seenGlobalMicros;
     private long seenAtNanos;
     private long lastTicketMicros;
+    private ScheduledExecutorService scheduler;
     private ScheduledFuture<?> task;
+    private boolean closed;
     private volatile boolean failing;
 
     /**
@@ -88,70 +92,117 @@ final class GlobalTime implements AutoCloseable {
         this.seenAtNanos = ticker.read();
     }
 
-    /** Runs {@link #tick()} once now (failing if the store cannot be read), then every period on {@code scheduler}. */
-    synchronized void start(ScheduledExecutorService scheduler) {
-        tick();
-        long periodNanos = period.toNanos();
-        task = scheduler.scheduleWithFixedDelay(this::tickQuietly, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+    /**
+     * Runs {@link #tick()} once now (failing if the store cannot be read), then a tick one period after the previous
+     * one answered, fired on {@code scheduler}. A tick waits on no thread: its statements' answers drive it.
+     */
+    void start(ScheduledExecutorService scheduler) {
+        tick(); // not under this monitor: the tick's callbacks take it on driver threads
+        synchronized (this) {
+            this.scheduler = scheduler;
+            scheduleNextTick();
+        }
     }
 
-    private void tickQuietly() {
+    private synchronized void scheduleNextTick() {
+        if (closed || scheduler.isShutdown()) {
+            return;
+        }
+        task = scheduler.schedule(this::tickInBackground, period.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void tickInBackground() {
+        CompletionStage<Long> ticking;
         try {
-            tick();
-            if (failing) {
+            ticking = tickAsync();
+        } catch (RuntimeException e) {
+            ticking = CompletableFuture.failedFuture(e); // counted as a failed tick: the next one is still scheduled
+        }
+        ticking.whenComplete((value, error) -> {
+            synchronized (this) {
+                if (closed) {
+                    return; // a tick cut short by close() is no failure
+                }
+            }
+            if (error == null && failing) {
                 failing = false;
                 LOG.info("GlobalTime is readable again through {}", calls);
-            }
-        } catch (RuntimeException e) {
-            if (!failing) {
+            } else if (error != null && !failing) {
                 failing = true;
-                LOG.warn("GlobalTime update failed (tickets keep the local clock meanwhile): {}", e.toString());
+                LOG.warn(
+                        "GlobalTime update failed (tickets keep the local clock meanwhile): {}",
+                        CqlCalls.unwrap(error).toString());
             }
-        }
+            scheduleNextTick();
+        });
+    }
+
+    /**
+     * Listing 8 once, waiting for it: see {@link #tickAsync()}.
+     *
+     * @return the value the cell holds as far as this replica knows
+     */
+    long tick() {
+        return CqlCalls.join(tickAsync());
     }
 
     /**
      * Listing 8 once: reads the cell and, if this replica updates and its local time is larger, writes the local time
      * (bounded by the coordinator's clock plus {@code maxLead}) with that value as the write timestamp.
      *
-     * @return the value the cell holds as far as this replica knows
+     * @return the value the cell holds as far as this replica knows, once the tick's statements have answered
      */
-    long tick() {
+    CompletionStage<Long> tickAsync() {
         long local = toMicros(clock.instant());
-        long global = readCell();
-        observe(global);
-        if (!updates || local <= global) {
-            return global;
-        }
-        long serverMicros = readServerMicros();
-        long value = Math.min(local, serverMicros + maxLeadMicros);
-        if (value <= global) {
-            return global;
-        }
-        write(value);
-        observe(value);
-        return value;
+        return readCellAsync().thenCompose(global -> {
+            observe(global);
+            if (!updates || local <= global) {
+                return CompletableFuture.completedFuture(global);
+            }
+            return readServerMicrosAsync().thenCompose(serverMicros -> {
+                long value = Math.min(local, serverMicros + maxLeadMicros);
+                if (value <= global) {
+                    return CompletableFuture.completedFuture(global);
+                }
+                return writeAsync(value).thenApply(written -> {
+                    observe(value);
+                    return value;
+                });
+            });
+        });
     }
 
     /** Listing 8 line 4: the cell gets {@code value} with write timestamp {@code value}. */
     void write(long valueMicros) {
-        calls.execute(statements.writeGlobalTime.bind(valueMicros, valueMicros, row), "updating GlobalTime");
+        CqlCalls.join(writeAsync(valueMicros));
+    }
+
+    private CompletionStage<?> writeAsync(long valueMicros) {
+        return calls.send(statements.writeGlobalTime.bind(valueMicros, valueMicros, row), "updating GlobalTime");
     }
 
     /** The cell's value at the read consistency; 0 while it was never written. */
     long readCell() {
-        Row row = calls.execute(statements.readGlobalTime.bind(this.row), "reading GlobalTime")
-                .one();
-        return row == null || row.isNull(0) ? 0L : row.getLong(0);
+        return CqlCalls.join(readCellAsync());
     }
 
-    private long readServerMicros() {
-        Row row = calls.execute(statements.readServerTime.bind(), "reading the server's clock")
-                .one();
-        if (row == null) {
-            throw new LockBackendException("Cassandra returned no row for system.local reading its clock");
-        }
-        return row.getLong(0) * 1000L;
+    private CompletionStage<Long> readCellAsync() {
+        return calls.send(statements.readGlobalTime.bind(this.row), "reading GlobalTime")
+                .thenApply(result -> {
+                    Row row = result.one();
+                    return row == null || row.isNull(0) ? 0L : row.getLong(0);
+                });
+    }
+
+    private CompletionStage<Long> readServerMicrosAsync() {
+        return calls.send(statements.readServerTime.bind(), "reading the server's clock")
+                .thenApply(result -> {
+                    Row row = result.one();
+                    if (row == null) {
+                        throw new LockBackendException("Cassandra returned no row for system.local reading its clock");
+                    }
+                    return row.getLong(0) * 1000L;
+                });
     }
 
     private synchronized void observe(long globalMicros) {
@@ -181,6 +232,7 @@ final class GlobalTime implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        closed = true;
         if (task != null) {
             task.cancel(false);
         }

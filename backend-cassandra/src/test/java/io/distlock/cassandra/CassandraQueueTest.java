@@ -26,6 +26,7 @@ import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,6 +37,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
@@ -360,23 +362,11 @@ class CassandraQueueTest {
     /** Theorem 5: updaters whose clocks are seconds apart race on the cell; a reader never sees it go down. */
     @Test
     void globalTime_updatersSkewedBySeconds_neverDecreases_theorem5() throws Exception {
-        CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20));
-        CassandraStatements st = new CassandraStatements(
-                session,
-                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM,
-                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL);
         long[] skewsSeconds = {-3, 0, 2, 5};
         List<GlobalTime> updaters = new ArrayList<>();
         for (long skew : skewsSeconds) {
-            updaters.add(new GlobalTime(
-                    calls,
-                    st,
-                    skewed(Duration.ofSeconds(skew)),
-                    Ticker.system(),
-                    Duration.ofMillis(50),
-                    Duration.ofSeconds(10),
-                    true,
-                    "theorem5"));
+            updaters.add(replica(
+                    "theorem5", skewed(Duration.ofSeconds(skew)), Duration.ofMillis(50), Duration.ofSeconds(10), true));
         }
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> threads = new ArrayList<>();
@@ -389,15 +379,7 @@ class CassandraQueueTest {
             threads.add(t);
             t.start();
         }
-        GlobalTime reader = new GlobalTime(
-                calls,
-                st,
-                Clock.systemUTC(),
-                Ticker.system(),
-                Duration.ofSeconds(1),
-                Duration.ofSeconds(1),
-                false,
-                "theorem5");
+        GlobalTime reader = replica("theorem5", Clock.systemUTC(), Duration.ofSeconds(1), Duration.ofSeconds(1), false);
         long last = 0;
         int reads = 0;
         long end = System.nanoTime() + Duration.ofSeconds(3).toNanos();
@@ -429,27 +411,13 @@ class CassandraQueueTest {
      */
     @Test
     void globalTime_replicaTenMinutesAheadDies_othersAdvanceTheCellWithinMaxLead() throws Exception {
-        CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20));
-        CassandraStatements st = new CassandraStatements(
-                session,
-                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM,
-                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL);
         Duration maxLead = Duration.ofSeconds(1);
-        GlobalTime ahead = new GlobalTime(
-                calls,
-                st,
-                skewed(Duration.ofMinutes(10)),
-                Ticker.system(),
-                Duration.ofMillis(500),
-                maxLead,
-                true,
-                "ahead");
+        GlobalTime ahead = replica("ahead", skewed(Duration.ofMinutes(10)), Duration.ofMillis(500), maxLead, true);
         long written = ahead.tick();
         long serverNow = Instant.now().toEpochMilli() * 1000;
         assertThat(written).isLessThanOrEqualTo(serverNow + maxLead.toNanos() / 1000 + 500_000);
         // "ahead" dies. A correct replica advances the cell past it within maxLead plus a few periods.
-        GlobalTime correct = new GlobalTime(
-                calls, st, Clock.systemUTC(), Ticker.system(), Duration.ofMillis(500), maxLead, true, "ahead");
+        GlobalTime correct = replica("ahead", Clock.systemUTC(), Duration.ofMillis(500), maxLead, true);
         Deadlines.await(
                 () -> correct.tick() > written,
                 TestTimeouts.scaled(Duration.ofSeconds(5)),
@@ -459,6 +427,61 @@ class CassandraQueueTest {
         long ticket = ahead.ticketMicros();
         assertThat(ticket)
                 .isLessThan(correct.seenMicros() + Duration.ofSeconds(3).toNanos() / 1000);
+    }
+
+    /**
+     * The updater in the background: a tick every period, driven by its statements' answers; a failed tick does not
+     * end the ticking, and {@code close()} does.
+     */
+    @Test
+    void globalTime_inTheBackground_keepsTicking_pastAFailedTick_untilClosed() throws Exception {
+        AtomicInteger ticks = new AtomicInteger(); // each tick reads the clock once, first thing
+        Clock failsOnTicksTwoAndThree = new Clock() {
+            @Override
+            public Instant instant() {
+                int tick = ticks.incrementAndGet();
+                if (tick == 2 || tick == 3) {
+                    throw new IllegalStateException("clock unreadable (test)");
+                }
+                return Instant.now();
+            }
+
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        GlobalTime updater =
+                replica("background", failsOnTicksTwoAndThree, Duration.ofMillis(50), Duration.ofSeconds(1), true);
+        GlobalTime reader =
+                replica("background", Clock.systemUTC(), Duration.ofSeconds(1), Duration.ofSeconds(1), false);
+        java.util.concurrent.ScheduledExecutorService scheduler =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            updater.start(scheduler);
+            long first = reader.readCell();
+            assertThat(first).as("the cell after start()'s tick").isPositive();
+            Deadlines.await(
+                    () -> ticks.get() >= 12,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the updater stopped after " + ticks.get() + " ticks (ticks 2 and 3 failed)");
+            assertThat(reader.readCell()).as("the cell after 12 ticks").isGreaterThan(first);
+
+            updater.close();
+            int atClose = ticks.get();
+            Thread.sleep(500); // ten periods
+            assertThat(ticks.get())
+                    .as("ticks begun after close() (one may have been firing as it closed)")
+                    .isLessThanOrEqualTo(atClose + 1);
+        } finally {
+            updater.close();
+            scheduler.shutdownNow();
+        }
     }
 
     /**
@@ -590,11 +613,9 @@ class CassandraQueueTest {
             assertThat(executor.getLargestPoolSize())
                     .as("threads of the blocking executor used while waiting")
                     .isZero();
-            // The locker's one GlobalTime updater ticks every 500 ms on its own thread and may be caught waiting for
-            // its write's answer; it exists once per locker whatever the number of waiters, so it is not counted.
+            // This includes the locker's GlobalTime updater thread: its ticks wait for no answer either.
             List<String> parked = Thread.getAllStackTraces().entrySet().stream()
                     .filter(e -> e.getKey().getState() != Thread.State.RUNNABLE)
-                    .filter(e -> !e.getKey().getName().equals(CassandraLockBackend.TIME_THREAD_NAME))
                     .filter(e -> java.util.Arrays.stream(e.getValue())
                             .map(StackTraceElement::getClassName)
                             .anyMatch(c -> c.startsWith("io.distlock.cassandra.")
@@ -649,6 +670,16 @@ class CassandraQueueTest {
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("no_such_keyspace")
                 .hasMessageContaining("CREATE KEYSPACE");
+    }
+
+    /** A GlobalTime replica on row {@code row} of the time table, outside any locker ({@code updates}: it writes). */
+    private static GlobalTime replica(String row, Clock clock, Duration period, Duration maxLead, boolean updates) {
+        CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20));
+        CassandraStatements statements = new CassandraStatements(
+                session,
+                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM,
+                com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL);
+        return new GlobalTime(calls, statements, clock, Ticker.system(), period, maxLead, updates, row);
     }
 
     static Clock skewed(Duration offset) {
