@@ -26,9 +26,6 @@ final class CassandraLockBackend implements LockBackend {
 
     private static final Logger LOG = LoggerFactory.getLogger(CassandraLockBackend.class);
 
-    /** The one thread per locker that fires the GlobalTime updater's ticks. */
-    private static final String TIME_THREAD_NAME = "distlock-cassandra-time";
-
     private final CqlSession session;
     private final CassandraSettings settings;
     private final CqlCalls calls;
@@ -55,7 +52,7 @@ final class CassandraLockBackend implements LockBackend {
         this.fencing = settings.fencing() ? new Fencing(calls, statements) : null;
         this.capabilities = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, TIME_THREAD_NAME);
+            Thread t = new Thread(r, "distlock-cassandra-time");
             t.setDaemon(true);
             return t;
         });

@@ -187,7 +187,7 @@ final class CassandraStatements {
      * and writes of a fixed value. A write or delete touches only this locker's own cells (its ticket, its slot, its owner
      * id), and nothing else is sent to them until the call returns, so a repeat (the driver gives it a later timestamp)
      * or a late copy of the first send cannot undo a later step; the mark and time cells carry their own timestamps.
-     * The lease renewal's rewrite is the exception (a release may run meanwhile): it is sent unmarked.
+     * The lease renewal's rewrite is the exception (a release may run meanwhile): see {@link Cql#bindNotResent}.
      * Marked so, the driver sends it again to the next node when the connection to a node dies with the request in
      * flight, instead of failing the lock call: one node of three may die at any moment.
      */
@@ -237,6 +237,15 @@ final class CassandraStatements {
                     .setConsistencyLevel(consistency)
                     .setSerialConsistencyLevel(serial)
                     .setIdempotent(idempotent);
+        }
+
+        /**
+         * As {@link #bind}, but never sent twice by the driver: for the lease renewal's rewrite, which a release may
+         * race (a resend stamped after the release's delete would bring the cells back until their TTL). A failed
+         * renewal is retried by the locker instead.
+         */
+        BoundStatement bindNotResent(Object... values) {
+            return bind(values).setIdempotent(false);
         }
     }
 }

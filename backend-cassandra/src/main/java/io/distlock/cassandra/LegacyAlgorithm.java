@@ -188,10 +188,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
         }
         long sent = ticker.read();
         calls.execute(
-                statements
-                        .legacyWriteMain
-                        .bind(lease.key(), lease.ownerId(), Ttl.seconds(lease.leaseTime()))
-                        .setIdempotent(false), // not resent: a release may run meanwhile (see CassandraStatements)
+                statements.legacyWriteMain.bindNotResent(lease.key(), lease.ownerId(), Ttl.seconds(lease.leaseTime())),
                 "renewing the lease");
         if (ticker.read() - lease.validUntilNanos() > 0) {
             calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");

@@ -139,15 +139,10 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
         int ttl = Ttl.seconds(lease.leaseTime());
         long sent = ticker.read();
-        // Not resent by the driver: a release may run meanwhile, and a resend (stamped later than the release's delete)
-        // would bring the cells back until their TTL. A failed renewal is retried by the locker instead.
         calls.executeAll(
                 "renewing the lease",
-                statements.enqueue.bind(lease.key(), lease.ticket(), ttl).setIdempotent(false),
-                statements
-                        .writeOwner
-                        .bind(lease.key(), lease.slot(), lease.ownerId(), ttl)
-                        .setIdempotent(false));
+                statements.enqueue.bindNotResent(lease.key(), lease.ticket(), ttl),
+                statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl));
         if (ticker.read() - lease.validUntilNanos() > 0) {
             // The cells may have expired between the check and the rewrite, and the rewrite brought them back while
             // another owner may hold the lock: withdraw them.
