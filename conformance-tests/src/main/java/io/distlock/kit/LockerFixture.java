@@ -156,6 +156,14 @@ public interface LockerFixture {
     }
 
     /**
+     * Faults injected into the store itself: stopping and starting it, deleting a lock entry out of band. Empty (the
+     * default) skips the tests that need them (the store-fault contract), with this hook named in the reason.
+     */
+    default Optional<StoreFaults> storeFaults() {
+        return Optional.empty();
+    }
+
+    /**
      * Whether and how worker processes reach the store. The default hands them {@link #lockerUri()}; a store that
      * other processes cannot reach (the in-JVM {@code memory:} backend) answers {@link
      * MultiProcessSupport#unsupported} with the reason, and the multi-process tests are skipped with it.

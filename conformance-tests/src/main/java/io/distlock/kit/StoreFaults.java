@@ -1,0 +1,34 @@
+package io.distlock.kit;
+
+import java.time.Duration;
+
+/**
+ * Faults the kit injects into the store itself (not into the lock holders), given by a backend's test through {@link
+ * LockerFixture#storeFaults()}. The test fixtures in {@code test-fixtures} provide what each method needs for the four
+ * stores; every fault is undone by the fixture after each test, and {@link #startStore()} undoes {@link #stopStore()}
+ * within a test.
+ */
+public interface StoreFaults {
+
+    /**
+     * Stops every node of the store (connections are refused) and blocks until they are down. Lockers opened before
+     * keep their clients; nothing is restarted until {@link #startStore()} or the fixture's reset after the test.
+     */
+    void stopStore();
+
+    /** Starts every node stopped by {@link #stopStore()} again, with its data, and blocks until the store serves. */
+    void startStore();
+
+    /**
+     * Deletes the lock entry that holds {@code key} as an operator would with the store's own tool ({@code DEL}, {@code
+     * etcdctl del}, a CQL {@code DELETE}, a ZooKeeper {@code delete}), behind the holder's back.
+     */
+    void deleteLockEntry(String key);
+
+    /**
+     * How soon after {@link #deleteLockEntry} the holder is told (its {@code isHeld()} false, {@code onLost} fired):
+     * the bound this backend promises, before the kit's scaling. A watch on the owned entry gives tens of
+     * milliseconds; a backend that notices only when it renews gives a third of the lease plus a request.
+     */
+    Duration deletionNoticedWithin();
+}
