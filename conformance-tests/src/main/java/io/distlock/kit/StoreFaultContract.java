@@ -147,8 +147,7 @@ public interface StoreFaultContract extends LockerFixture {
         ExecutorService caller = Executors.newSingleThreadExecutor();
         Future<Object> running = caller.submit(call::call);
         try {
-            outcome = running.get(
-                    bound.plus(TestTimeouts.scaled(Duration.ofSeconds(30))).toNanos(), TimeUnit.NANOSECONDS);
+            outcome = running.get(bound.multipliedBy(2).toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             outcome = e.getCause();
         } catch (TimeoutException | InterruptedException e) {

@@ -145,6 +145,20 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class WaitsThroughOutagesFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-waitsthroughoutages");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-waitsthroughoutages://" + DIR;
+        }
+
+        @Override
+        public Optional<io.distlock.kit.StoreFaults> storeFaults() {
+            return Optional.of(new FileStoreFaults(DIR, leaseTime()));
+        }
+    }
+
     static class RacyFileLock extends LockerConformanceTests {
         static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-racy");
 
@@ -179,6 +193,14 @@ class BrokenBackendsAreCaughtTest {
         public String lockerUri() {
             return "lockfile-neverexpires://" + DIR;
         }
+    }
+
+    @Test
+    void fileStoreWaitingThroughOutages_failsTheStoreDownTest() {
+        assertFails(
+                WaitsThroughOutagesFileLock.class,
+                "storeDown_tryLock_lock_andLockWithoutDeadline_failWithBackendException_withinConnectTimeout",
+                "must fail with LockBackendException");
     }
 
     @Test
