@@ -14,9 +14,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps held leases alive: for {@link LeaseModel#RENEWED_TTL} backends it renews each lease when a third of the lease
- * time has gone from its validity (a fresh lease every third of the lease time; a grant that reached the caller late,
- * with less than two thirds left, at once); for every backend it watches the lease's validity and marks the lock lost
+ * Keeps held leases alive: for {@link LeaseModel#RENEWED_TTL} backends it renews each lease every third of the lease
+ * time, or sooner when less than two thirds of the lease are left of its validity (a grant that reached the caller
+ * late is renewed at once); for every backend it watches the lease's validity and marks the lock lost
  * when it runs out unrenewed (seed 000 section 5.3, with a third instead of a half so that one failed renewal still
  * leaves time for another). A failed renewal is tried again after a third of the lease or half the validity left,
  * whichever is sooner, so the tries thicken as the validity runs out.
@@ -98,7 +98,7 @@ final class LeaseKeeper {
             long left = lock.validUntilNanos() - ticker.read();
             long delay = afterFailure
                     ? Math.max(MIN_RETRY_NANOS, Math.min(periodNanos(), left / 2))
-                    : Math.max(0, left - 2 * periodNanos());
+                    : Math.min(periodNanos(), Math.max(0, left - 2 * periodNanos()));
             try {
                 renewal = scheduler.schedule(this::startRenewal, delay, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException closing) {
