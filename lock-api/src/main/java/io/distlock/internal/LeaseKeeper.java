@@ -116,6 +116,7 @@ final class LeaseKeeper {
 
         private void renew() {
             boolean failed = false;
+            long start = ticker.read();
             try {
                 if (stopped || !lock.isHeld()) {
                     return; // isHeld() marked it lost if its validity ran out
@@ -126,9 +127,11 @@ final class LeaseKeeper {
                     return;
                 }
                 lock.renewed(validUntil.getAsLong());
+                lock.hold().renewed(Duration.ofNanos(ticker.read() - start));
                 scheduleWatchdog();
             } catch (RuntimeException e) {
                 failed = true;
+                lock.hold().renewalFailed(Duration.ofNanos(ticker.read() - start), e);
                 log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
             } finally {
                 scheduleRenewal(failed);
