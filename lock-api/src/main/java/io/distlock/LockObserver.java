@@ -69,8 +69,8 @@ public interface LockObserver {
         /**
          * Ended without the lock.
          *
-         * @param failure what the caller was given; null for {@link Outcome#BUSY} and a timed-out {@code lockAsync}
-         *     cancelled by the caller
+         * @param failure what the caller was given ({@link LockTimeoutException} for {@link Outcome#TIMED_OUT}); null
+         *     for {@link Outcome#BUSY}
          */
         void ended(Outcome outcome, Throwable failure);
     }

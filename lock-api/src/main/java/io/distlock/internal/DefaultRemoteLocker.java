@@ -236,7 +236,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
             }
             Optional<RemoteLock> lock = acquireObserved(key, deadline, thread, observed);
             if (lock.isEmpty()) {
-                observed.ended(LockObserver.Outcome.TIMED_OUT, null);
+                // empty only when the deadline passed, so it has a wait: what the caller is given next
+                observed.ended(
+                        LockObserver.Outcome.TIMED_OUT,
+                        new LockTimeoutException(key, deadline.maxWait().orElseThrow()));
             }
             return lock;
         } catch (InterruptedException | RuntimeException e) {
