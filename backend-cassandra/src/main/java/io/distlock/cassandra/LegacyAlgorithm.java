@@ -8,6 +8,7 @@ import io.distlock.spi.LockRequest;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -181,15 +182,23 @@ final class LegacyAlgorithm implements LockAlgorithm {
     }
 
     @Override
-    public OptionalLong renew(CassandraLease lease) {
-        if (calls.rows(statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()), "checking the main cell")
-                .isEmpty()) {
-            return OptionalLong.empty();
-        }
+    public boolean renewalCheck(CassandraLease lease) {
+        return !calls.rows(statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()), "checking the main cell")
+                .isEmpty();
+    }
+
+    @Override
+    public OptionalLong renewalRewrite(CassandraLease lease) {
         long sent = ticker.read();
-        calls.execute(
-                statements.legacyWriteMain.bindNotResent(lease.key(), lease.ownerId(), Ttl.seconds(lease.leaseTime())),
-                "renewing the lease");
+        Optional<CompletionStage<Void>> rewrite = lease.fence().sendUnlessReleased(() -> calls.send(
+                        statements.legacyWriteMain.bindNotResent(
+                                lease.key(), lease.ownerId(), Ttl.seconds(lease.leaseTime())),
+                        "renewing the lease")
+                .thenApply(result -> null));
+        if (rewrite.isEmpty()) {
+            return OptionalLong.empty(); // released meanwhile
+        }
+        CqlCalls.join(rewrite.get());
         if (ticker.read() - lease.validUntilNanos() > 0) {
             calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
             return OptionalLong.empty();
@@ -201,6 +210,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     @Override
     public boolean release(CassandraLease lease) {
+        CqlCalls.join(lease.fence().release()); // after a renewal's rewrite in flight (RewriteFence)
         boolean ours = !calls.rows(
                         statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()), "checking the main cell")
                 .isEmpty();

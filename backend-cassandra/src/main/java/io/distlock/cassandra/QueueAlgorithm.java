@@ -133,16 +133,23 @@ final class QueueAlgorithm implements LockAlgorithm {
     }
 
     @Override
-    public OptionalLong renew(CassandraLease lease) {
-        if (!holdsOwnerCell(lease)) {
-            return OptionalLong.empty();
-        }
+    public boolean renewalCheck(CassandraLease lease) {
+        return holdsOwnerCell(lease);
+    }
+
+    @Override
+    public OptionalLong renewalRewrite(CassandraLease lease) {
         int ttl = Ttl.seconds(lease.leaseTime());
         long sent = ticker.read();
-        calls.executeAll(
-                "renewing the lease",
-                statements.enqueue.bindNotResent(lease.key(), lease.ticket(), ttl),
-                statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl));
+        Optional<CompletionStage<Void>> rewrite = lease.fence()
+                .sendUnlessReleased(() -> calls.sendAll(
+                        "renewing the lease",
+                        statements.enqueue.bindNotResent(lease.key(), lease.ticket(), ttl),
+                        statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl)));
+        if (rewrite.isEmpty()) {
+            return OptionalLong.empty(); // released meanwhile
+        }
+        CqlCalls.join(rewrite.get());
         if (ticker.read() - lease.validUntilNanos() > 0) {
             // The cells may have expired between the check and the rewrite, and the rewrite brought them back while
             // another owner may hold the lock: withdraw them.
@@ -164,7 +171,10 @@ final class QueueAlgorithm implements LockAlgorithm {
     CompletionStage<Boolean> releaseAsync(CassandraLease lease) {
         CompletionStage<Boolean> released;
         try {
-            released = holdsOwnerCellAsync(lease)
+            // After a renewal's rewrite in flight, so that it cannot bring the deleted cells back (RewriteFence).
+            released = lease.fence()
+                    .release()
+                    .thenCompose(v -> holdsOwnerCellAsync(lease))
                     .thenCompose(ours -> deleteCellsAsync(lease.key(), lease.slot(), lease.ticket())
                             .thenApply(v -> ours));
         } catch (RuntimeException e) {
@@ -474,7 +484,12 @@ final class QueueAlgorithm implements LockAlgorithm {
                     // not granted: another cell in the owner row, whose owner leaves soon or holds; poll fast
                     return claimAsync().thenApply(lease -> new Poll(lease, 1));
                 }
-                return keepAliveIfDueAsync().thenApply(v -> new Poll(Optional.empty(), place));
+                // A claim that failed before it learned the owner row may have left our owner cell; we are not first
+                // now, so withdraw it, or the first waiter finds two cells at every claim until its TTL.
+                CompletionStage<Void> strayClaim = claimed ? withdrawClaimAsync() : DONE;
+                return strayClaim
+                        .thenCompose(w -> keepAliveIfDueAsync())
+                        .thenApply(w -> new Poll(Optional.empty(), place));
             });
         }
 

@@ -32,6 +32,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -643,6 +644,90 @@ class CassandraQueueTest {
             assertThat(cellsOf(key)).isEmpty();
         } finally {
             executor.shutdownNow();
+        }
+    }
+
+    /**
+     * Issue 20 item 1: a renewal reads the owner cell (still ours), the holder releases, then the renewal's rewrite
+     * is delivered. It must not bring the released cells back: the tables stay empty and another locker's {@code
+     * lock(key, 2s)} succeeds.
+     */
+    @Test
+    void renewal_rewriteDeliveredAfterRelease_bringsNoCellBack() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        for (String algorithm : List.of("queue", "legacy")) {
+            String key = key("renew-" + algorithm);
+            try (CassandraLockBackend a = open("algorithm=" + algorithm, lease);
+                    CassandraLockBackend b = open("algorithm=" + algorithm, lease)) {
+                CassandraLease held =
+                        (CassandraLease) a.tryAcquire(request(key, lease)).orElseThrow();
+                assertThat(a.algorithm().renewalCheck(held))
+                        .as("the renewal finds the owner cell")
+                        .isTrue();
+                assertThat(a.release(held)).isTrue();
+
+                OptionalLong renewed = a.algorithm().renewalRewrite(held);
+                assertThat(cellsOf(key))
+                        .as(algorithm + ": the released cells stay deleted")
+                        .isEmpty();
+                Optional<Lease> next = b.acquire(
+                        request(key, lease),
+                        Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(2)), Ticker.system()));
+                assertThat(next)
+                        .as(algorithm + ": another locker takes the released key")
+                        .isPresent();
+                assertThat(b.release(next.get())).isTrue();
+                assertThat(renewed)
+                        .as(algorithm + ": a renewal of a released lease")
+                        .isEmpty();
+            }
+        }
+    }
+
+    /**
+     * Issue 20 item 3: A, first in the queue, writes its owner cell, and the owner-row read that follows fails. B, whose
+     * ticket is earlier (taken before A's, written after: seed section 5's delay), joins the queue, so A's next poll is
+     * no longer first. A must withdraw the owner cell it left, or B, first, finds two cells at every claim until that
+     * cell's TTL runs out.
+     */
+    @Test
+    void claim_ownerRowReadFails_thenNoLongerFirst_leavesNoOwnerCell() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("stray");
+        try (CassandraLockBackend backend = open("", lease)) {
+            QueueAlgorithm queue = (QueueAlgorithm) backend.algorithm();
+            LockRequest ra = request(key, lease);
+            LockRequest rb = request(key, lease);
+            long now = backend.time().ticketMicros();
+            QueueAlgorithm.Attempt a = queue.new Attempt(ra, QueueAlgorithm.ticket(now + 1000, ra.ownerId()));
+            QueueAlgorithm.Attempt b = queue.new Attempt(rb, QueueAlgorithm.ticket(now, rb.ownerId()));
+            a.learnMark();
+            a.enqueue();
+            assertThat(a.place()).isZero();
+            backend.calls().failNext("reading the owner row");
+            assertThatThrownBy(a::claim).isInstanceOf(LockBackendException.class);
+            b.enqueue();
+
+            CompletableFuture<Optional<CassandraLease>> aWaits = a.waitFor(
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
+                    .result();
+            Optional<CassandraLease> bLease = b.waitFor(
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(2)), Ticker.system()))
+                    .result()
+                    .get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(bLease).as("B, first, is granted while A waits").isPresent();
+            assertThat(aWaits).isNotDone();
+            List<String> owners = cellsOf(key).stream()
+                    .filter(c -> c.startsWith(CassandraStatements.OWNER_TABLE))
+                    .toList();
+            assertThat(owners).as("the owner row").hasSize(1).allMatch(c -> c.contains(rb.ownerId()));
+
+            assertThat(queue.release(bLease.get())).isTrue();
+            CassandraLease aLease = aWaits.get(
+                            TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(queue.release(aLease)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
         }
     }
 
