@@ -57,6 +57,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CassandraQueueTest {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CassandraQueueTest.class);
+
     @RegisterExtension
     static final CassandraCluster CASSANDRA =
             CassandraCluster.builder().withNodes(1).build();
@@ -88,13 +90,19 @@ class CassandraQueueTest {
     }
 
     static CassandraLockBackend open(String options, Duration lease, Clock clock) {
-        String full = uri(options);
+        return open(CASSANDRA, options, lease, Duration.ofSeconds(20), clock);
+    }
+
+    /** A backend on {@code cluster}'s keyspace with {@code options}, opened through the provider. */
+    static CassandraLockBackend open(
+            CassandraCluster cluster, String options, Duration lease, Duration connectTimeout, Clock clock) {
+        String full = CassandraKitHooks.uri(cluster, options);
         URI bare = URI.create(full.substring(0, full.indexOf('?')));
         Map<String, String> map = new java.util.LinkedHashMap<>();
         for (String pair : full.substring(full.indexOf('?') + 1).split("&")) {
             map.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
         }
-        BackendConfig config = new BackendConfig(bare, map, lease, Duration.ofSeconds(20), Ticker.system(), clock);
+        BackendConfig config = new BackendConfig(bare, map, lease, connectTimeout, Ticker.system(), clock);
         return (CassandraLockBackend) new CassandraLockBackendProvider().open(config);
     }
 
@@ -727,6 +735,95 @@ class CassandraQueueTest {
                             TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)
                     .orElseThrow();
             assertThat(queue.release(aLease)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
+        }
+    }
+
+    /**
+     * Issue 20 item 12: sixteen waiters of one key in one locker, each releasing as soon as it is granted. A release
+     * wakes the next in line only: the others keep their poll timers (slow here, {@code pollMin=200ms}), so each
+     * hand-off costs the release and one claim, not a poll of every waiter still queued.
+     */
+    @Test
+    void release_wakesOneLocalWaiter_requestsPerAcquisitionStayBounded() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        int waiters = 16;
+        String key = key("herd");
+        java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try (CassandraLockBackend backend = open("pollMin=200ms&pollMax=1s", lease)) {
+            Lease first = backend.tryAcquire(request(key, lease)).orElseThrow();
+            Deadline deadline = Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system());
+            List<CompletableFuture<Boolean>> served = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                served.add(backend.acquireAsync(request(key, lease), deadline, executor)
+                        .thenApplyAsync(l -> backend.release(l.orElseThrow()), executor));
+            }
+            Deadlines.await(
+                    () -> cellsOf(key).stream()
+                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
+                                    .count()
+                            == waiters + 1,
+                    TestTimeouts.scaled(Duration.ofSeconds(30)),
+                    () -> "the waiters did not all queue: " + cellsOf(key));
+            Thread.sleep(300); // every waiter's first poll answered (they poll every 200 ms at most)
+            long before = backend.storeRequests().orElseThrow();
+            assertThat(backend.release(first)).isTrue();
+            CompletableFuture.allOf(served.toArray(CompletableFuture[]::new))
+                    .get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+            double perAcquisition = (backend.storeRequests().orElseThrow() - before) / (double) waiters;
+            // A hand-off: release 3 (check, owner delete, queue delete) + the next waiter's poll and claim 4; some
+            // timer polls and GlobalTime ticks on top. A wake-up of every waiter adds one poll per waiter still queued.
+            LOG.info("{} waiters of one key in one locker: {} store requests per acquisition", waiters, perAcquisition);
+            assertThat(perAcquisition).as("store requests per acquisition").isLessThan(11.0);
+            assertThat(served).allMatch(f -> f.join());
+            assertThat(cellsOf(key)).isEmpty();
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    /**
+     * Issue 20 item 12: a waiter whose ticket is below the holder's (its clock behind, or a pause between taking the
+     * time and writing the ticket) finds itself first in the queue while the holder holds. It must not write and
+     * withdraw an owner cell every {@code pollMin} for the whole hold (about 800 requests a second, and tombstones):
+     * its requests during a 2 s hold stay bounded, and it is served once the holder releases.
+     */
+    @Test
+    void waiterTicketBelowTheHolders_duringTheHold_sendsBoundedRequests_thenIsServed() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("below-holder");
+        try (CassandraLockBackend holder = open("", lease);
+                CassandraLockBackend waiting = open("", lease)) {
+            CassandraLease held =
+                    (CassandraLease) holder.tryAcquire(request(key, lease)).orElseThrow();
+            QueueAlgorithm queue = (QueueAlgorithm) waiting.algorithm();
+            LockRequest rw = request(key, lease);
+            QueueAlgorithm.Attempt early = queue
+            .new Attempt(rw, QueueAlgorithm.ticket(QueueAlgorithm.micros(held.ticket()) - 1000, rw.ownerId()));
+            long start = waiting.storeRequests().orElseThrow();
+            CompletableFuture<Optional<CassandraLease>> served = early.waitFor(
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
+                    .result();
+            Deadlines.await(
+                    () -> waiting.storeRequests().orElseThrow() >= start + 4,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the waiter sent nothing");
+
+            long before = waiting.storeRequests().orElseThrow();
+            Thread.sleep(2000); // the window measured: the holder keeps the lock
+            long during = waiting.storeRequests().orElseThrow() - before;
+            assertThat(served).isNotDone();
+            // Polls backing off from pollMin to pollMax (2 reads each) and GlobalTime's ticks: a few dozen at most.
+            LOG.info("A waiter with a ticket below the holder's: {} store requests during a 2 s hold", during);
+            assertThat(during)
+                    .as("the early waiter's requests during a 2 s hold")
+                    .isLessThan(100);
+
+            assertThat(holder.release(held)).isTrue();
+            CassandraLease next = served.get(
+                            TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(queue.release(next)).isTrue();
             assertThat(cellsOf(key)).isEmpty();
         }
     }
