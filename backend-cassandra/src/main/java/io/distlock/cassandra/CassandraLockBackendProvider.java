@@ -76,6 +76,10 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         settings.timePeriod(),
                         settings.timeMaxLead(),
                         settings.embeddedTimeService());
+                if (!settings.embeddedTimeService()) {
+                    // Lockers that only read the cell need the stand-alone service to keep it going.
+                    time.requireAlive(settings.timePeriod().multipliedBy(GlobalTime.STALE_PERIODS));
+                }
                 algorithm = new QueueAlgorithm(
                         calls,
                         statements,

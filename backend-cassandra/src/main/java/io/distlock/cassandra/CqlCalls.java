@@ -157,6 +157,11 @@ final class CqlCalls {
         failNext.set(what);
     }
 
+    /** The cluster and keyspace, as named in failures. */
+    String where() {
+        return where;
+    }
+
     /** The operation timeout of every statement. */
     Duration timeout() {
         return timeout;

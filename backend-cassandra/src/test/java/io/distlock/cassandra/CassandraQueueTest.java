@@ -828,6 +828,79 @@ class CassandraQueueTest {
         }
     }
 
+    /**
+     * The GlobalTime cell stops advancing (a stand-alone service down, {@code timeService=external}): a locker that
+     * keeps reading the same value still hands out tickets that follow its clock (at most {@code maxLead} beyond the
+     * cell plus the time since the cell last advanced), instead of holding them at the stalled value plus {@code
+     * maxLead}.
+     */
+    @Test
+    void globalTime_cellStalls_ticketsOfAReaderKeepFollowingTheClock() throws Exception {
+        String row = "stalls-" + UUID.randomUUID().toString().substring(0, 8);
+        GlobalTime service = replica(row, Clock.systemUTC(), Duration.ofSeconds(1), Duration.ofMillis(200), true);
+        GlobalTime reader = replica(row, Clock.systemUTC(), Duration.ofSeconds(1), Duration.ofMillis(200), false);
+        service.tick(); // the service's last write, then it dies
+        reader.tick();
+        long first = reader.ticketMicros();
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(2)) {
+            reader.tick(); // reads the same value every period
+            Thread.sleep(100);
+        }
+        long later = reader.ticketMicros();
+        assertThat(later - first)
+                .as("ticket advance over 2 s of reading a stalled cell (micros)")
+                .isGreaterThan(1_500_000L);
+    }
+
+    /**
+     * With {@code timeService=external}, {@code open()} checks that a stand-alone service keeps the GlobalTime cell:
+     * never written or stalled, it fails naming the service; once a replica writes it, it opens.
+     */
+    @Test
+    void open_externalTimeService_cellNeverWrittenOrStalled_failsNamingTheService() {
+        String keyspace = "distlock_time_check";
+        session.execute("CREATE KEYSPACE IF NOT EXISTS " + keyspace + " WITH replication = "
+                + "{'class': 'SimpleStrategy', 'replication_factor': 1}");
+        String base = "cassandra://" + CASSANDRA.contactPointsString() + "/" + keyspace + "?localDatacenter="
+                + CASSANDRA.localDatacenter() + "&createSchema=true&connectTimeout=60s";
+        try {
+            assertThatThrownBy(() ->
+                            RemoteLockers.open(base + "&timeService=external").close())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("never written")
+                    .hasMessageContaining("lockctl time-service");
+            long hourAgo = (System.currentTimeMillis() - 3_600_000L) * 1000L;
+            session.execute(SimpleStatement.newInstance(
+                    "UPDATE " + keyspace + "." + CassandraStatements.TIME_TABLE
+                            + " USING TIMESTAMP ? SET micros = ? WHERE name = ?",
+                    hourAgo,
+                    hourAgo,
+                    CassandraStatements.GLOBAL_TIME_ROW));
+            assertThatThrownBy(() ->
+                            RemoteLockers.open(base + "&timeService=external").close())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("has not advanced")
+                    .hasMessageContaining("lockctl time-service");
+            try (TimeService service = TimeService.start(base)) {
+                Deadlines.await(
+                        () -> {
+                            try {
+                                RemoteLockers.open(base + "&timeService=external")
+                                        .close();
+                                return true;
+                            } catch (LockBackendException e) {
+                                return false;
+                            }
+                        },
+                        TestTimeouts.scaled(Duration.ofSeconds(10)),
+                        () -> "a locker with timeService=external does not open while the service runs");
+            }
+        } finally {
+            session.execute("DROP KEYSPACE IF EXISTS " + keyspace);
+        }
+    }
+
     @Test
     void open_withoutTables_failsNamingCreateSchema() {
         session.execute("CREATE KEYSPACE IF NOT EXISTS distlock_no_tables WITH replication = "
