@@ -88,9 +88,10 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         config.ticker(),
                         settings.pollMin(),
                         settings.pollMax(),
-                        config.connectTimeout());
+                        config.connectTimeout(),
+                        settings.validity());
             } else {
-                algorithm = new LegacyAlgorithm(calls, statements, config.ticker());
+                algorithm = new LegacyAlgorithm(calls, statements, config.ticker(), settings.validity());
             }
             return new CassandraLockBackend(session, settings, calls, statements, time, algorithm);
         } catch (RuntimeException e) {

@@ -39,8 +39,10 @@ final class LegacyAlgorithm implements LockAlgorithm {
     private final CqlCalls calls;
     private final CassandraStatements statements;
     private final Ticker ticker;
+    private final LeaseValidity validity;
 
-    LegacyAlgorithm(CqlCalls calls, CassandraStatements statements, Ticker ticker) {
+    LegacyAlgorithm(CqlCalls calls, CassandraStatements statements, Ticker ticker, LeaseValidity validity) {
+        this.validity = validity;
         this.calls = calls;
         this.statements = statements;
         this.ticker = ticker;
@@ -136,7 +138,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
         }
     }
 
-    private static CassandraLease lease(LockRequest request, long sentNanos) {
+    private CassandraLease lease(LockRequest request, long sentNanos) {
         return new CassandraLease(
                 request.key(),
                 request.ownerId(),
@@ -144,7 +146,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 null,
                 request.leaseTime(),
                 OptionalLong.empty(),
-                sentNanos + request.leaseTime().toNanos());
+                validity.until(sentNanos, request.leaseTime()));
     }
 
     /** Listing 3 line 7: writes our shadow cell. */
@@ -203,7 +205,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
             calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
             return OptionalLong.empty();
         }
-        long validUntil = sent + lease.leaseTime().toNanos();
+        long validUntil = validity.until(sent, lease.leaseTime());
         lease.extendTo(validUntil);
         return OptionalLong.of(validUntil);
     }

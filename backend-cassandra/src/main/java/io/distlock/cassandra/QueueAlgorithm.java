@@ -58,6 +58,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final LowWaterMarks marks = new LowWaterMarks();
     private final ScheduledExecutorService polls;
     private final Duration outageLimit;
+    private final LeaseValidity validity;
 
     QueueAlgorithm(
             CqlCalls calls,
@@ -67,7 +68,9 @@ final class QueueAlgorithm implements LockAlgorithm {
             Ticker ticker,
             Duration pollMin,
             Duration pollMax,
-            Duration outageLimit) {
+            Duration outageLimit,
+            LeaseValidity validity) {
+        this.validity = validity;
         this.calls = calls;
         this.outageLimit = outageLimit;
         this.statements = statements;
@@ -174,7 +177,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             deleteCells(lease.key(), lease.slot(), lease.ticket());
             return OptionalLong.empty();
         }
-        long validUntil = sent + lease.leaseTime().toNanos();
+        long validUntil = validity.until(sent, lease.leaseTime());
         lease.extendTo(validUntil);
         return OptionalLong.of(validUntil);
     }
@@ -447,7 +450,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                                     slot,
                                     request.leaseTime(),
                                     OptionalLong.empty(),
-                                    sent + request.leaseTime().toNanos())))
+                                    validity.until(sent, request.leaseTime()))))
                             : withdrawClaimAsync().thenApply(v -> Optional.<CassandraLease>empty()));
         }
 
