@@ -7,12 +7,17 @@ import io.distlock.Ticker;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.StoreFaultContract;
 import io.distlock.kit.TestTimeouts;
+import io.distlock.kit.history.HistoryChecker;
+import io.distlock.kit.history.HistoryEvent;
+import io.distlock.kit.history.HistoryRecorder;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.testing.CassandraCluster;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -34,8 +39,11 @@ class CassandraStoreFaultTest {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CassandraStoreFaultTest.class);
 
     @RegisterExtension
-    static final CassandraCluster CASSANDRA =
-            CassandraCluster.builder().withNodes(1).dedicated().build();
+    static final CassandraCluster CASSANDRA = CassandraCluster.builder()
+            .withNodes(1)
+            .dedicated()
+            .withSkewableClocks()
+            .build();
 
     @BeforeAll
     static void schema() {
@@ -91,6 +99,57 @@ class CassandraStoreFaultTest {
         } finally {
             executor.shutdownNow();
         }
+    }
+
+    /**
+     * Item 9: the node's clock steps 2.5 s ahead while A holds (an NTP step; on a cluster, a node whose clock runs
+     * ahead coordinating the later reads does the same), so A's cells expire 2.5 s early by real time. A holder cut off
+     * from the store (it neither renews nor releases) must not have been told it holds past the next grant: the kit's
+     * history checker stays silent with a {@code clockDrift} allowance that covers the step, and reports "validity
+     * outlived" without one (the backend before the allowance).
+     */
+    @Test
+    void nodeClockAhead_cutOffHoldersValidity_endsBeforeTheNextGrant_givenTheAllowance() throws Exception {
+        Duration lease = Duration.ofSeconds(8);
+        Duration ahead = Duration.ofMillis(2500);
+        assertThat(violationsWithTheNodeAhead("clockDrift=1ms", lease, ahead))
+                .as("no allowance to speak of (1 ms)")
+                .anyMatch(v -> v.contains("validity outlived"));
+        assertThat(violationsWithTheNodeAhead("clockDrift=3s", lease, ahead))
+                .as("an allowance that covers the step")
+                .isEmpty();
+    }
+
+    private static List<String> violationsWithTheNodeAhead(String options, Duration lease, Duration ahead)
+            throws Exception {
+        String key = key("skew");
+        long pid = ProcessHandle.current().pid();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (CassandraLockBackend cutOff =
+                        CassandraQueueTest.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC());
+                CassandraLockBackend next =
+                        CassandraQueueTest.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC())) {
+            Lease held =
+                    cutOff.tryAcquire(CassandraQueueTest.request(key, lease)).orElseThrow();
+            history.record(new HistoryEvent(
+                    System.nanoTime(), HistoryEvent.Type.ACQUIRED, key, OptionalLong.empty(), held.ownerId(), pid));
+            history.valid(held, held.validUntilNanos());
+            CASSANDRA.setClockOffset(0, ahead);
+            Lease granted = next.acquire(
+                            CassandraQueueTest.request(key, lease),
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
+                    .orElseThrow();
+            history.record(new HistoryEvent(
+                    System.nanoTime(), HistoryEvent.Type.ACQUIRED, key, OptionalLong.empty(), granted.ownerId(), pid));
+            history.record(new HistoryEvent(
+                    System.nanoTime(), HistoryEvent.Type.RELEASING, key, OptionalLong.empty(), granted.ownerId(), pid));
+            next.release(granted);
+        } finally {
+            CASSANDRA.setClockOffset(0, Duration.ZERO);
+        }
+        List<String> violations = HistoryChecker.violations(history.events());
+        LOG.info("Node clock {} ahead, {}: {}", ahead, options, violations);
+        return violations;
     }
 
     private static boolean releasedOrNot(CassandraLockBackend backend, Lease lease) {
