@@ -29,12 +29,13 @@ final class LeaseValidity {
     /**
      * An explicit allowance.
      *
-     * @throws LockConfigurationException if it is negative or not shorter than half of {@code leaseTime}
+     * @throws LockConfigurationException if it is negative or not shorter than half of {@code leaseTime} (the option
+     *     itself is checked to be positive)
      */
     static LeaseValidity explicit(Duration drift, Duration leaseTime) {
         if (drift.isNegative() || drift.multipliedBy(2).compareTo(leaseTime) >= 0) {
             throw new LockConfigurationException("Option '" + CassandraOptions.CLOCK_DRIFT + "' (" + drift
-                    + ") must be at least 0 and shorter than half the lease (" + leaseTime + ")");
+                    + ") must be shorter than half the lease (" + leaseTime + ")");
         }
         return new LeaseValidity(drift);
     }
