@@ -16,6 +16,7 @@ final class CassandraLease implements Lease {
     private final String slot;
     private final Duration leaseTime;
     private final OptionalLong fencingToken;
+    private final RewriteFence fence;
     private volatile long validUntilNanos;
 
     CassandraLease(
@@ -26,6 +27,18 @@ final class CassandraLease implements Lease {
             Duration leaseTime,
             OptionalLong fencingToken,
             long validUntilNanos) {
+        this(key, ownerId, ticket, slot, leaseTime, fencingToken, validUntilNanos, new RewriteFence());
+    }
+
+    private CassandraLease(
+            String key,
+            String ownerId,
+            String ticket,
+            String slot,
+            Duration leaseTime,
+            OptionalLong fencingToken,
+            long validUntilNanos,
+            RewriteFence fence) {
         this.key = key;
         this.ownerId = ownerId;
         this.ticket = ticket;
@@ -33,11 +46,13 @@ final class CassandraLease implements Lease {
         this.leaseTime = leaseTime;
         this.fencingToken = fencingToken;
         this.validUntilNanos = validUntilNanos;
+        this.fence = fence;
     }
 
     /** The same lease with its fencing token. */
     CassandraLease withFencingToken(long token) {
-        return new CassandraLease(key, ownerId, ticket, slot, leaseTime, OptionalLong.of(token), validUntilNanos);
+        return new CassandraLease(
+                key, ownerId, ticket, slot, leaseTime, OptionalLong.of(token), validUntilNanos, fence);
     }
 
     @Override
@@ -58,6 +73,11 @@ final class CassandraLease implements Lease {
     /** The owner cell's clustering value (see {@link OwnerSlots}); null for the legacy algorithm. */
     String slot() {
         return slot;
+    }
+
+    /** Orders this lease's renewal rewrites before its release (shared with its copy that carries the token). */
+    RewriteFence fence() {
+        return fence;
     }
 
     Duration leaseTime() {

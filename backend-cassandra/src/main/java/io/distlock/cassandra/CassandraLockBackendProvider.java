@@ -76,6 +76,10 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         settings.timePeriod(),
                         settings.timeMaxLead(),
                         settings.embeddedTimeService());
+                if (!settings.embeddedTimeService()) {
+                    // Lockers that only read the cell need the stand-alone service to keep it going.
+                    time.requireAlive(settings.timePeriod().multipliedBy(GlobalTime.STALE_PERIODS));
+                }
                 algorithm = new QueueAlgorithm(
                         calls,
                         statements,
@@ -84,9 +88,10 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         config.ticker(),
                         settings.pollMin(),
                         settings.pollMax(),
-                        config.connectTimeout());
+                        config.connectTimeout(),
+                        settings.validity());
             } else {
-                algorithm = new LegacyAlgorithm(calls, statements, config.ticker());
+                algorithm = new LegacyAlgorithm(calls, statements, config.ticker(), settings.validity());
             }
             return new CassandraLockBackend(session, settings, calls, statements, time, algorithm);
         } catch (RuntimeException e) {

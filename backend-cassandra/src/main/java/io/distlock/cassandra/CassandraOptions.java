@@ -48,6 +48,12 @@ public final class CassandraOptions {
     public static final String TIME_PERIOD = "timePeriod";
     /** Option: how far ahead of the Cassandra servers' clocks GlobalTime and tickets may go; default 1s. */
     public static final String TIME_MAX_LEAD = "timeMaxLead";
+    /**
+     * Option: how far the Cassandra nodes' clocks may differ; a holder counts its lease valid for the lease time less
+     * this (a cell expires by the clock of the node that wrote it, and is judged by the clock of the node that reads
+     * it). Default 100ms, at most a tenth of the lease; an explicit value must be shorter than half the lease.
+     */
+    public static final String CLOCK_DRIFT = "clockDrift";
 
     /** The data center the forked test servers and a default Cassandra install report. */
     public static final String DEFAULT_LOCAL_DATACENTER = "datacenter1";
@@ -113,6 +119,11 @@ public final class CassandraOptions {
     /** Sets {@value #TIME_PERIOD}. */
     public CassandraOptions timePeriod(Duration period) {
         return put(TIME_PERIOD, period.toMillis() + "ms");
+    }
+
+    /** Sets {@value #CLOCK_DRIFT}. */
+    public CassandraOptions clockDrift(Duration drift) {
+        return put(CLOCK_DRIFT, drift.toMillis() + "ms");
     }
 
     /** Sets {@value #TIME_MAX_LEAD}. */

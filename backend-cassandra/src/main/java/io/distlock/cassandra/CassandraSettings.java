@@ -21,6 +21,7 @@ record CassandraSettings(
         boolean embeddedTimeService,
         Duration timePeriod,
         Duration timeMaxLead,
+        LeaseValidity validity,
         Duration operationTimeout) {
 
     /** Reads every option of the backend from {@code config}; does not check for unknown ones. */
@@ -76,6 +77,10 @@ record CassandraSettings(
         }
         Duration timePeriod = config.durationOption(CassandraOptions.TIME_PERIOD, Duration.ofMillis(500));
         Duration timeMaxLead = config.durationOption(CassandraOptions.TIME_MAX_LEAD, Duration.ofSeconds(1));
+        LeaseValidity validity = config.option(CassandraOptions.CLOCK_DRIFT).isPresent()
+                ? LeaseValidity.explicit(
+                        config.durationOption(CassandraOptions.CLOCK_DRIFT, Duration.ZERO), config.leaseTime())
+                : LeaseValidity.byDefault();
         return new CassandraSettings(
                 location,
                 dc.trim(),
@@ -89,6 +94,7 @@ record CassandraSettings(
                 timeService.equals("embedded"),
                 timePeriod,
                 timeMaxLead,
+                validity,
                 config.connectTimeout());
     }
 }

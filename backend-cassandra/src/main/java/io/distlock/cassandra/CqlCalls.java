@@ -1,6 +1,7 @@
 package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DriverTimeoutException;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.ExecutionInfo;
@@ -14,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -27,6 +29,7 @@ final class CqlCalls {
     private final Duration timeout;
     private final LongAdder requests = new LongAdder();
     private volatile List<ExecutionInfo> traced; // null: no tracing
+    private final AtomicReference<String> failNext = new AtomicReference<>(); // tests: a request to fail once
 
     CqlCalls(CqlSession session, String where, Duration timeout) {
         this.session = session;
@@ -45,6 +48,11 @@ final class CqlCalls {
      */
     <S extends Statement<S>> CompletionStage<AsyncResultSet> send(S statement, String what) {
         requests.increment();
+        String failing = failNext.get();
+        if (failing != null && failing.equals(what) && failNext.compareAndSet(failing, null)) {
+            return CompletableFuture.failedFuture(failure(
+                    what, new DriverTimeoutException("Query timed out after " + timeout + " (injected by a test)")));
+        }
         List<ExecutionInfo> tracing = traced;
         CompletionStage<AsyncResultSet> sent;
         try {
@@ -139,6 +147,19 @@ final class CqlCalls {
      */
     void traceInto(List<ExecutionInfo> into) {
         traced = into;
+    }
+
+    /**
+     * For tests: the next statement sent for {@code what} (as named by its caller, e.g. {@code "reading the owner
+     * row"}) is not sent and fails as a driver timeout would.
+     */
+    void failNext(String what) {
+        failNext.set(what);
+    }
+
+    /** The cluster and keyspace, as named in failures. */
+    String where() {
+        return where;
     }
 
     /** The operation timeout of every statement. */

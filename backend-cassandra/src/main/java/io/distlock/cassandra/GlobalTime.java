@@ -40,6 +40,12 @@ final class GlobalTime implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(GlobalTime.class);
 
+    /**
+     * After how many periods without an advance a cell kept by a stand-alone service counts as stalled: {@code open()}
+     * refuses it, a running locker warns.
+     */
+    static final int STALE_PERIODS = 10;
+
     private final CqlCalls calls;
     private final CassandraStatements statements;
     private final Clock clock;
@@ -56,6 +62,7 @@ final class GlobalTime implements AutoCloseable {
     private ScheduledFuture<?> task;
     private boolean closed;
     private volatile boolean failing;
+    private boolean stalled; // a read-only replica found the cell stalled (warned once)
 
     /**
      * @param updates whether this replica writes the cell (Listing 8) or only reads it (a stand-alone service runs)
@@ -133,8 +140,27 @@ final class GlobalTime implements AutoCloseable {
                         "GlobalTime update failed (tickets keep the local clock meanwhile): {}",
                         CqlCalls.unwrap(error).toString());
             }
+            if (error == null && !updates) {
+                warnIfStalled();
+            }
             scheduleNextTick();
         });
+    }
+
+    /** A read-only replica: warns once when the cell stops advancing, and once when it advances again. */
+    private synchronized void warnIfStalled() {
+        long still = ticker.read() - seenAtNanos;
+        boolean now = still > period.multipliedBy(STALE_PERIODS).toNanos();
+        if (now && !stalled) {
+            LOG.warn(
+                    "The GlobalTime cell has not advanced for {} ms: is the stand-alone time service running?"
+                            + " Tickets follow this locker's clock meanwhile ({})",
+                    still / 1_000_000L,
+                    calls);
+        } else if (!now && stalled) {
+            LOG.info("The GlobalTime cell advances again ({})", calls);
+        }
+        stalled = now;
     }
 
     /**
@@ -205,11 +231,44 @@ final class GlobalTime implements AutoCloseable {
                 });
     }
 
+    /**
+     * Records a value of the cell. The time it was seen moves only when the value grows: a cell that stopped (an
+     * external service down) then lets tickets follow the local clock by the time elapsed since it last advanced,
+     * instead of holding them at the stalled value plus {@code maxLead}.
+     */
     private synchronized void observe(long globalMicros) {
-        if (globalMicros >= seenGlobalMicros) {
+        if (globalMicros > seenGlobalMicros) {
             seenGlobalMicros = globalMicros;
             seenAtNanos = ticker.read();
         }
+    }
+
+    /**
+     * Checks, once, that somebody keeps the cell: it was written, and its value is at most {@code maxAge} behind the
+     * clock of the Cassandra node that coordinates the read. For lockers that only read the cell ({@code
+     * timeService=external}): without the stand-alone service their tickets would lose the cell's ordering.
+     *
+     * @throws LockBackendException naming the service when the cell was never written or has stalled, or when the
+     *     store cannot be read
+     */
+    void requireAlive(Duration maxAge) {
+        long global = readCell();
+        long serverMicros = CqlCalls.join(readServerMicrosAsync());
+        String remedy = "; with " + CassandraOptions.TIME_SERVICE
+                + "=external lockers only read it: start the stand-alone GlobalTime service (lockctl time-service"
+                + " --store <uri>, or TimeService.start(uri)) for this keyspace, or open with "
+                + CassandraOptions.TIME_SERVICE + "=embedded";
+        if (global == 0) {
+            throw new LockBackendException("The GlobalTime cell (" + CassandraStatements.TIME_TABLE + ", row '" + row
+                    + "') at " + calls.where() + " was never written" + remedy);
+        }
+        long behindMillis = (serverMicros - global) / 1000L;
+        if (behindMillis > maxAge.toMillis()) {
+            throw new LockBackendException("The GlobalTime cell (" + CassandraStatements.TIME_TABLE + ", row '" + row
+                    + "') at " + calls.where() + " has not advanced for " + behindMillis
+                    + " ms by the server's clock (at most " + maxAge.toMillis() + " ms allowed)" + remedy);
+        }
+        observe(global);
     }
 
     /** The largest GlobalTime this replica has read or written. */

@@ -8,6 +8,7 @@ import io.distlock.spi.LockRequest;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -38,8 +39,10 @@ final class LegacyAlgorithm implements LockAlgorithm {
     private final CqlCalls calls;
     private final CassandraStatements statements;
     private final Ticker ticker;
+    private final LeaseValidity validity;
 
-    LegacyAlgorithm(CqlCalls calls, CassandraStatements statements, Ticker ticker) {
+    LegacyAlgorithm(CqlCalls calls, CassandraStatements statements, Ticker ticker, LeaseValidity validity) {
+        this.validity = validity;
         this.calls = calls;
         this.statements = statements;
         this.ticker = ticker;
@@ -135,7 +138,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
         }
     }
 
-    private static CassandraLease lease(LockRequest request, long sentNanos) {
+    private CassandraLease lease(LockRequest request, long sentNanos) {
         return new CassandraLease(
                 request.key(),
                 request.ownerId(),
@@ -143,7 +146,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 null,
                 request.leaseTime(),
                 OptionalLong.empty(),
-                sentNanos + request.leaseTime().toNanos());
+                validity.until(sentNanos, request.leaseTime()));
     }
 
     /** Listing 3 line 7: writes our shadow cell. */
@@ -181,26 +184,35 @@ final class LegacyAlgorithm implements LockAlgorithm {
     }
 
     @Override
-    public OptionalLong renew(CassandraLease lease) {
-        if (calls.rows(statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()), "checking the main cell")
-                .isEmpty()) {
-            return OptionalLong.empty();
-        }
+    public boolean renewalCheck(CassandraLease lease) {
+        return !calls.rows(statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()), "checking the main cell")
+                .isEmpty();
+    }
+
+    @Override
+    public OptionalLong renewalRewrite(CassandraLease lease) {
         long sent = ticker.read();
-        calls.execute(
-                statements.legacyWriteMain.bindNotResent(lease.key(), lease.ownerId(), Ttl.seconds(lease.leaseTime())),
-                "renewing the lease");
+        Optional<CompletionStage<Void>> rewrite = lease.fence().sendUnlessReleased(() -> calls.send(
+                        statements.legacyWriteMain.bindNotResent(
+                                lease.key(), lease.ownerId(), Ttl.seconds(lease.leaseTime())),
+                        "renewing the lease")
+                .thenApply(result -> null));
+        if (rewrite.isEmpty()) {
+            return OptionalLong.empty(); // released meanwhile
+        }
+        CqlCalls.join(rewrite.get());
         if (ticker.read() - lease.validUntilNanos() > 0) {
             calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
             return OptionalLong.empty();
         }
-        long validUntil = sent + lease.leaseTime().toNanos();
+        long validUntil = validity.until(sent, lease.leaseTime());
         lease.extendTo(validUntil);
         return OptionalLong.of(validUntil);
     }
 
     @Override
     public boolean release(CassandraLease lease) {
+        CqlCalls.join(lease.fence().release()); // after a renewal's rewrite in flight (RewriteFence)
         boolean ours = !calls.rows(
                         statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()), "checking the main cell")
                 .isEmpty();

@@ -14,8 +14,19 @@ interface LockAlgorithm {
     /** Takes the lock, waiting until the deadline; nothing of a failed attempt is left in the store. */
     Optional<CassandraLease> acquire(LockRequest request, Deadline deadline) throws InterruptedException;
 
-    /** Rewrites the lease's cells with a fresh TTL if the owner cell is still there. */
-    OptionalLong renew(CassandraLease lease);
+    /**
+     * Rewrites the lease's cells with a fresh TTL if the owner cell is still there: {@link #renewalCheck}, then {@link
+     * #renewalRewrite}.
+     */
+    default OptionalLong renew(CassandraLease lease) {
+        return renewalCheck(lease) ? renewalRewrite(lease) : OptionalLong.empty();
+    }
+
+    /** The renewal's first step: whether the lease's owner cell is still there, ours. */
+    boolean renewalCheck(CassandraLease lease);
+
+    /** The renewal's second step: rewrites the lease's cells with a fresh TTL; empty when the lease is gone. */
+    OptionalLong renewalRewrite(CassandraLease lease);
 
     /** Deletes the lease's cells; true if the owner cell was still there. */
     boolean release(CassandraLease lease);

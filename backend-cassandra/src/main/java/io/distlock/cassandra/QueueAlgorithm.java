@@ -58,6 +58,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final LowWaterMarks marks = new LowWaterMarks();
     private final ScheduledExecutorService polls;
     private final Duration outageLimit;
+    private final LeaseValidity validity;
 
     QueueAlgorithm(
             CqlCalls calls,
@@ -67,7 +68,9 @@ final class QueueAlgorithm implements LockAlgorithm {
             Ticker ticker,
             Duration pollMin,
             Duration pollMax,
-            Duration outageLimit) {
+            Duration outageLimit,
+            LeaseValidity validity) {
+        this.validity = validity;
         this.calls = calls;
         this.outageLimit = outageLimit;
         this.statements = statements;
@@ -137,22 +140,44 @@ final class QueueAlgorithm implements LockAlgorithm {
 
     @Override
     public OptionalLong renew(CassandraLease lease) {
-        if (!holdsOwnerCell(lease)) {
+        if (!renewalCheck(lease)) {
+            // Our owner cell is gone (expired, or deleted by an operator): our queue cell, first in the queue, would
+            // hold every waiter back until its TTL.
+            try {
+                calls.execute(statements.dequeue.bind(lease.key(), lease.ticket()), "deleting the queue cell");
+            } catch (RuntimeException e) {
+                LOG.warn("Lock '{}' is lost; its queue cell expires with its TTL ({})", lease.key(), e.getMessage());
+            }
             return OptionalLong.empty();
         }
+        return renewalRewrite(lease);
+    }
+
+    @Override
+    public boolean renewalCheck(CassandraLease lease) {
+        return holdsOwnerCell(lease);
+    }
+
+    @Override
+    public OptionalLong renewalRewrite(CassandraLease lease) {
         int ttl = Ttl.seconds(lease.leaseTime());
         long sent = ticker.read();
-        calls.executeAll(
-                "renewing the lease",
-                statements.enqueue.bindNotResent(lease.key(), lease.ticket(), ttl),
-                statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl));
+        Optional<CompletionStage<Void>> rewrite = lease.fence()
+                .sendUnlessReleased(() -> calls.sendAll(
+                        "renewing the lease",
+                        statements.enqueue.bindNotResent(lease.key(), lease.ticket(), ttl),
+                        statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl)));
+        if (rewrite.isEmpty()) {
+            return OptionalLong.empty(); // released meanwhile
+        }
+        CqlCalls.join(rewrite.get());
         if (ticker.read() - lease.validUntilNanos() > 0) {
             // The cells may have expired between the check and the rewrite, and the rewrite brought them back while
             // another owner may hold the lock: withdraw them.
             deleteCells(lease.key(), lease.slot(), lease.ticket());
             return OptionalLong.empty();
         }
-        long validUntil = sent + lease.leaseTime().toNanos();
+        long validUntil = validity.until(sent, lease.leaseTime());
         lease.extendTo(validUntil);
         return OptionalLong.of(validUntil);
     }
@@ -167,7 +192,10 @@ final class QueueAlgorithm implements LockAlgorithm {
     CompletionStage<Boolean> releaseAsync(CassandraLease lease) {
         CompletionStage<Boolean> released;
         try {
-            released = holdsOwnerCellAsync(lease)
+            // After a renewal's rewrite in flight, so that it cannot bring the deleted cells back (RewriteFence).
+            released = lease.fence()
+                    .release()
+                    .thenCompose(v -> holdsOwnerCellAsync(lease))
                     .thenCompose(ours -> deleteCellsAsync(lease.key(), lease.slot(), lease.ticket())
                             .thenApply(v -> ours));
         } catch (RuntimeException e) {
@@ -175,7 +203,8 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
         return released.whenComplete((ours, error) -> {
             slots.free(lease.key(), lease.slot());
-            wakeUps.wake(lease.key());
+            // The longest waiter of this backend is the next in line here; the others keep their paced timers.
+            wakeUps.wakeOne(lease.key());
         });
     }
 
@@ -270,6 +299,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         private int pacePlace = -1; // the place last seen, for the queue's pace
         private long pacePlaceAt;
         private long perPlaceNanos; // 0 while unknown
+        private int ownerAhead; // polls in a row that found us first in the queue but another cell in the owner row
 
         Attempt(LockRequest request, String ticket) {
             this.request = request;
@@ -420,7 +450,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                                     slot,
                                     request.leaseTime(),
                                     OptionalLong.empty(),
-                                    sent + request.leaseTime().toNanos())))
+                                    validity.until(sent, request.leaseTime()))))
                             : withdrawClaimAsync().thenApply(v -> Optional.<CassandraLease>empty()));
         }
 
@@ -474,11 +504,44 @@ final class QueueAlgorithm implements LockAlgorithm {
             CompletionStage<Void> inQueue = queued ? DONE : learnMarkAsync().thenCompose(v -> enqueueAsync());
             return inQueue.thenCompose(v -> placeRequeuedAsync()).thenCompose(place -> {
                 if (place == 0) {
-                    // not granted: another cell in the owner row, whose owner leaves soon or holds; poll fast
-                    return claimAsync().thenApply(lease -> new Poll(lease, 1));
+                    if (ownerAhead == 0) {
+                        return claimFirstAsync();
+                    }
+                    // Our last claim found another owner: a claimer that withdraws within a round trip, or a holder
+                    // whose ticket is later than ours (our clock behind, or a pause between taking the time and
+                    // writing the ticket). Read the owner row before writing ours again, so that a long hold costs
+                    // a read per poll, not a write and a tombstone (untilNextPoll backs off meanwhile).
+                    return ownerRowFreeForUsAsync().thenCompose(free -> {
+                        if (free) {
+                            return claimFirstAsync();
+                        }
+                        ownerAhead++;
+                        return keepAliveIfDueAsync().thenApply(w -> new Poll(Optional.empty(), 0));
+                    });
                 }
-                return keepAliveIfDueAsync().thenApply(v -> new Poll(Optional.empty(), place));
+                ownerAhead = 0;
+                // A claim that failed before it learned the owner row may have left our owner cell; we are not first
+                // now, so withdraw it, or the first waiter finds two cells at every claim until its TTL.
+                CompletionStage<Void> strayClaim = claimed ? withdrawClaimAsync() : DONE;
+                return strayClaim
+                        .thenCompose(w -> keepAliveIfDueAsync())
+                        .thenApply(w -> new Poll(Optional.empty(), place));
             });
+        }
+
+        /** Listing 6 lines 3-8 from the head of the queue; a refusal counts as another owner ahead of us. */
+        private CompletionStage<Poll> claimFirstAsync() {
+            return claimAsync().thenApply(lease -> {
+                ownerAhead = lease.isPresent() ? 0 : ownerAhead + 1;
+                return new Poll(lease, 0);
+            });
+        }
+
+        /** Whether the owner row holds no cell but possibly ours (a read only). */
+        private CompletionStage<Boolean> ownerRowFreeForUsAsync() {
+            return calls.sendForRows(statements.readOwners.bind(key), "reading the owner row")
+                    .thenApply(owners -> owners.isEmpty()
+                            || (owners.size() == 1 && owners.get(0).getString(0).equals(request.ownerId())));
         }
 
         /**
@@ -489,6 +552,12 @@ final class QueueAlgorithm implements LockAlgorithm {
          */
         long untilNextPoll(int place) {
             long paced = pacedPollInterval(place, pace(place));
+            if (place == 0 && ownerAhead > 1) {
+                // First in the queue, yet another owner holds: pollMin doubled per poll that found it, up to pollMax
+                // (the first retry stays at pollMin: a concurrent claimer withdraws within a round trip).
+                paced = pollMinNanos << Math.min(ownerAhead - 1, 20);
+                paced = paced <= 0 || paced > pollMaxNanos ? pollMaxNanos : paced;
+            }
             long keepAlive = queueWrittenAt + keepAliveNanos - ticker.read();
             return Math.max(Math.min(pollMinNanos, keepAliveNanos / 4), Math.min(paced, keepAlive));
         }

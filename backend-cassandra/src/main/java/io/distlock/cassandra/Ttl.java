@@ -6,7 +6,7 @@ import java.time.Duration;
  * Cassandra TTLs count whole seconds, and a cell written with TTL {@code n} at second {@code s.9} expires at second
  * {@code s + n}: it may live as little as {@code n - 1} seconds. A lease of {@code d} is therefore written with TTL
  * {@code ceil(d) + 1}, which lives at least {@code d}; the validity reported to the locker is {@code d} from before
- * the write, never more. A sub-second lease gets a 2 s TTL: its holder is told it may rely on {@code d}, while a
+ * the write, never more (less the clock-drift allowance: {@link LeaseValidity}). A sub-second lease gets a 2 s TTL: its holder is told it may rely on {@code d}, while a
  * crashed holder's cells stay up to 2 s.
  */
 final class Ttl {

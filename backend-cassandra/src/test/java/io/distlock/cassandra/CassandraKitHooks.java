@@ -1,13 +1,17 @@
 package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import io.distlock.LockBackendException;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.LockerFixture;
 import io.distlock.kit.MultiProcessSupport;
+import io.distlock.kit.StoreFaults;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.CassandraCluster;
+import io.distlock.testing.ServerNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +19,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** The kit's hooks for a Cassandra cluster of the fixture: URIs, the lock tables' entries, a short lease. */
+/**
+ * The kit's hooks for a Cassandra cluster of the fixture: URIs, the lock tables' entries, a short lease, and the store's
+ * faults on a dedicated cluster.
+ */
 interface CassandraKitHooks extends LockerFixture {
 
     /** One session per cluster for reading the tables (closed with the cluster's class). */
@@ -78,6 +85,48 @@ interface CassandraKitHooks extends LockerFixture {
         return Optional.of("cassandra://127.0.0.1:1/kit");
     }
 
+    /**
+     * On a dedicated cluster (whose nodes the tests may stop): stops and starts every node, deletes a lock's owner cells
+     * (and a legacy main cell) with a CQL {@code DELETE} as an operator would. The holder learns of the deletion at its
+     * next renewal, a third of the lease after the last, plus that renewal's round trip. Empty on a shared cluster.
+     */
+    @Override
+    default Optional<StoreFaults> storeFaults() {
+        CassandraCluster cluster = cluster();
+        List<ServerNode> nodes;
+        try {
+            nodes = cluster.nodes();
+        } catch (UnsupportedOperationException shared) {
+            return Optional.empty();
+        }
+        Duration renewalPeriod = leaseTime().dividedBy(3);
+        return Optional.of(new StoreFaults() {
+            @Override
+            public void stopStore() {
+                nodes.forEach(ServerNode::stop);
+            }
+
+            @Override
+            public void startStore() {
+                cluster.resetFaults();
+            }
+
+            @Override
+            public void deleteLockEntry(String key) {
+                CqlSession session = SESSIONS.computeIfAbsent(cluster, CassandraCluster::newSession);
+                for (String table : List.of(CassandraStatements.OWNER_TABLE, CassandraStatements.LEGACY_MAIN_TABLE)) {
+                    session.execute(SimpleStatement.newInstance("DELETE FROM " + table + " WHERE lock_id = ?", key)
+                            .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
+                }
+            }
+
+            @Override
+            public Duration deletionNoticedWithin() {
+                return renewalPeriod.plusSeconds(1);
+            }
+        });
+    }
+
     @Override
     default Optional<List<String>> storeEntries(String key) {
         CqlSession session = SESSIONS.computeIfAbsent(cluster(), CassandraCluster::newSession);
@@ -92,8 +141,8 @@ interface CassandraKitHooks extends LockerFixture {
                 CassandraStatements.OWNER_TABLE,
                 CassandraStatements.LEGACY_MAIN_TABLE,
                 CassandraStatements.LEGACY_SHADOW_TABLE)) {
-            for (Row row : session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance(
-                    "SELECT * FROM " + table + " WHERE lock_id = ?", key))) {
+            for (Row row : session.execute(
+                    SimpleStatement.newInstance("SELECT * FROM " + table + " WHERE lock_id = ?", key))) {
                 if (table.equals(CassandraStatements.QUEUE_TABLE) && row.isNull("ticket")) {
                     continue; // only the queue's low-water mark (a static cell): no lock's or waiter's entry
                 }

@@ -32,6 +32,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -55,6 +56,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CassandraQueueTest {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CassandraQueueTest.class);
 
     @RegisterExtension
     static final CassandraCluster CASSANDRA =
@@ -87,13 +90,19 @@ class CassandraQueueTest {
     }
 
     static CassandraLockBackend open(String options, Duration lease, Clock clock) {
-        String full = uri(options);
+        return open(CASSANDRA, options, lease, Duration.ofSeconds(20), clock);
+    }
+
+    /** A backend on {@code cluster}'s keyspace with {@code options}, opened through the provider. */
+    static CassandraLockBackend open(
+            CassandraCluster cluster, String options, Duration lease, Duration connectTimeout, Clock clock) {
+        String full = CassandraKitHooks.uri(cluster, options);
         URI bare = URI.create(full.substring(0, full.indexOf('?')));
         Map<String, String> map = new java.util.LinkedHashMap<>();
         for (String pair : full.substring(full.indexOf('?') + 1).split("&")) {
             map.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
         }
-        BackendConfig config = new BackendConfig(bare, map, lease, Duration.ofSeconds(20), Ticker.system(), clock);
+        BackendConfig config = new BackendConfig(bare, map, lease, connectTimeout, Ticker.system(), clock);
         return (CassandraLockBackend) new CassandraLockBackendProvider().open(config);
     }
 
@@ -643,6 +652,252 @@ class CassandraQueueTest {
             assertThat(cellsOf(key)).isEmpty();
         } finally {
             executor.shutdownNow();
+        }
+    }
+
+    /**
+     * Issue 20 item 1: a renewal reads the owner cell (still ours), the holder releases, then the renewal's rewrite
+     * is delivered. It must not bring the released cells back: the tables stay empty and another locker's {@code
+     * lock(key, 2s)} succeeds.
+     */
+    @Test
+    void renewal_rewriteDeliveredAfterRelease_bringsNoCellBack() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        for (String algorithm : List.of("queue", "legacy")) {
+            String key = key("renew-" + algorithm);
+            try (CassandraLockBackend a = open("algorithm=" + algorithm, lease);
+                    CassandraLockBackend b = open("algorithm=" + algorithm, lease)) {
+                CassandraLease held =
+                        (CassandraLease) a.tryAcquire(request(key, lease)).orElseThrow();
+                assertThat(a.algorithm().renewalCheck(held))
+                        .as("the renewal finds the owner cell")
+                        .isTrue();
+                assertThat(a.release(held)).isTrue();
+
+                OptionalLong renewed = a.algorithm().renewalRewrite(held);
+                assertThat(cellsOf(key))
+                        .as(algorithm + ": the released cells stay deleted")
+                        .isEmpty();
+                Optional<Lease> next = b.acquire(
+                        request(key, lease),
+                        Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(2)), Ticker.system()));
+                assertThat(next)
+                        .as(algorithm + ": another locker takes the released key")
+                        .isPresent();
+                assertThat(b.release(next.get())).isTrue();
+                assertThat(renewed)
+                        .as(algorithm + ": a renewal of a released lease")
+                        .isEmpty();
+            }
+        }
+    }
+
+    /**
+     * Issue 20 item 3: A, first in the queue, writes its owner cell, and the owner-row read that follows fails. B, whose
+     * ticket is earlier (taken before A's, written after: seed section 5's delay), joins the queue, so A's next poll is
+     * no longer first. A must withdraw the owner cell it left, or B, first, finds two cells at every claim until that
+     * cell's TTL runs out.
+     */
+    @Test
+    void claim_ownerRowReadFails_thenNoLongerFirst_leavesNoOwnerCell() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("stray");
+        try (CassandraLockBackend backend = open("", lease)) {
+            QueueAlgorithm queue = (QueueAlgorithm) backend.algorithm();
+            LockRequest ra = request(key, lease);
+            LockRequest rb = request(key, lease);
+            long now = backend.time().ticketMicros();
+            QueueAlgorithm.Attempt a = queue.new Attempt(ra, QueueAlgorithm.ticket(now + 1000, ra.ownerId()));
+            QueueAlgorithm.Attempt b = queue.new Attempt(rb, QueueAlgorithm.ticket(now, rb.ownerId()));
+            a.learnMark();
+            a.enqueue();
+            assertThat(a.place()).isZero();
+            backend.calls().failNext("reading the owner row");
+            assertThatThrownBy(a::claim).isInstanceOf(LockBackendException.class);
+            b.enqueue();
+
+            CompletableFuture<Optional<CassandraLease>> aWaits = a.waitFor(
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
+                    .result();
+            Optional<CassandraLease> bLease = b.waitFor(
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(2)), Ticker.system()))
+                    .result()
+                    .get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(bLease).as("B, first, is granted while A waits").isPresent();
+            assertThat(aWaits).isNotDone();
+            List<String> owners = cellsOf(key).stream()
+                    .filter(c -> c.startsWith(CassandraStatements.OWNER_TABLE))
+                    .toList();
+            assertThat(owners).as("the owner row").hasSize(1).allMatch(c -> c.contains(rb.ownerId()));
+
+            assertThat(queue.release(bLease.get())).isTrue();
+            CassandraLease aLease = aWaits.get(
+                            TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(queue.release(aLease)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
+        }
+    }
+
+    /**
+     * Issue 20 item 12: sixteen waiters of one key in one locker, each releasing as soon as it is granted. A release
+     * wakes the next in line only: the others keep their poll timers (slow here, {@code pollMin=200ms}), so each
+     * hand-off costs the release and one claim, not a poll of every waiter still queued.
+     */
+    @Test
+    void release_wakesOneLocalWaiter_requestsPerAcquisitionStayBounded() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        int waiters = 16;
+        String key = key("herd");
+        java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try (CassandraLockBackend backend = open("pollMin=200ms&pollMax=1s", lease)) {
+            Lease first = backend.tryAcquire(request(key, lease)).orElseThrow();
+            Deadline deadline = Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system());
+            List<CompletableFuture<Boolean>> served = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                served.add(backend.acquireAsync(request(key, lease), deadline, executor)
+                        .thenApplyAsync(l -> backend.release(l.orElseThrow()), executor));
+            }
+            Deadlines.await(
+                    () -> cellsOf(key).stream()
+                                    .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
+                                    .count()
+                            == waiters + 1,
+                    TestTimeouts.scaled(Duration.ofSeconds(30)),
+                    () -> "the waiters did not all queue: " + cellsOf(key));
+            Thread.sleep(300); // every waiter's first poll answered (they poll every 200 ms at most)
+            long before = backend.storeRequests().orElseThrow();
+            assertThat(backend.release(first)).isTrue();
+            CompletableFuture.allOf(served.toArray(CompletableFuture[]::new))
+                    .get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+            double perAcquisition = (backend.storeRequests().orElseThrow() - before) / (double) waiters;
+            // A hand-off: release 3 (check, owner delete, queue delete) + the next waiter's poll and claim 4; some
+            // timer polls and GlobalTime ticks on top. A wake-up of every waiter adds one poll per waiter still queued.
+            LOG.info("{} waiters of one key in one locker: {} store requests per acquisition", waiters, perAcquisition);
+            assertThat(perAcquisition).as("store requests per acquisition").isLessThan(11.0);
+            assertThat(served).allMatch(f -> f.join());
+            assertThat(cellsOf(key)).isEmpty();
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    /**
+     * Issue 20 item 12: a waiter whose ticket is below the holder's (its clock behind, or a pause between taking the
+     * time and writing the ticket) finds itself first in the queue while the holder holds. It must not write and
+     * withdraw an owner cell every {@code pollMin} for the whole hold (about 800 requests a second, and tombstones):
+     * its requests during a 2 s hold stay bounded, and it is served once the holder releases.
+     */
+    @Test
+    void waiterTicketBelowTheHolders_duringTheHold_sendsBoundedRequests_thenIsServed() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("below-holder");
+        try (CassandraLockBackend holder = open("", lease);
+                CassandraLockBackend waiting = open("", lease)) {
+            CassandraLease held =
+                    (CassandraLease) holder.tryAcquire(request(key, lease)).orElseThrow();
+            QueueAlgorithm queue = (QueueAlgorithm) waiting.algorithm();
+            LockRequest rw = request(key, lease);
+            QueueAlgorithm.Attempt early = queue
+            .new Attempt(rw, QueueAlgorithm.ticket(QueueAlgorithm.micros(held.ticket()) - 1000, rw.ownerId()));
+            long start = waiting.storeRequests().orElseThrow();
+            CompletableFuture<Optional<CassandraLease>> served = early.waitFor(
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
+                    .result();
+            Deadlines.await(
+                    () -> waiting.storeRequests().orElseThrow() >= start + 4,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the waiter sent nothing");
+
+            long before = waiting.storeRequests().orElseThrow();
+            Thread.sleep(2000); // the window measured: the holder keeps the lock
+            long during = waiting.storeRequests().orElseThrow() - before;
+            assertThat(served).isNotDone();
+            // Polls backing off from pollMin to pollMax (2 reads each) and GlobalTime's ticks: a few dozen at most.
+            LOG.info("A waiter with a ticket below the holder's: {} store requests during a 2 s hold", during);
+            assertThat(during)
+                    .as("the early waiter's requests during a 2 s hold")
+                    .isLessThan(100);
+
+            assertThat(holder.release(held)).isTrue();
+            CassandraLease next = served.get(
+                            TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(queue.release(next)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
+        }
+    }
+
+    /**
+     * The GlobalTime cell stops advancing (a stand-alone service down, {@code timeService=external}): a locker that
+     * keeps reading the same value still hands out tickets that follow its clock (at most {@code maxLead} beyond the
+     * cell plus the time since the cell last advanced), instead of holding them at the stalled value plus {@code
+     * maxLead}.
+     */
+    @Test
+    void globalTime_cellStalls_ticketsOfAReaderKeepFollowingTheClock() throws Exception {
+        String row = "stalls-" + UUID.randomUUID().toString().substring(0, 8);
+        GlobalTime service = replica(row, Clock.systemUTC(), Duration.ofSeconds(1), Duration.ofMillis(200), true);
+        GlobalTime reader = replica(row, Clock.systemUTC(), Duration.ofSeconds(1), Duration.ofMillis(200), false);
+        service.tick(); // the service's last write, then it dies
+        reader.tick();
+        long first = reader.ticketMicros();
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(2)) {
+            reader.tick(); // reads the same value every period
+            Thread.sleep(100);
+        }
+        long later = reader.ticketMicros();
+        assertThat(later - first)
+                .as("ticket advance over 2 s of reading a stalled cell (micros)")
+                .isGreaterThan(1_500_000L);
+    }
+
+    /**
+     * With {@code timeService=external}, {@code open()} checks that a stand-alone service keeps the GlobalTime cell:
+     * never written or stalled, it fails naming the service; once a replica writes it, it opens.
+     */
+    @Test
+    void open_externalTimeService_cellNeverWrittenOrStalled_failsNamingTheService() {
+        String keyspace = "distlock_time_check";
+        session.execute("CREATE KEYSPACE IF NOT EXISTS " + keyspace + " WITH replication = "
+                + "{'class': 'SimpleStrategy', 'replication_factor': 1}");
+        String base = "cassandra://" + CASSANDRA.contactPointsString() + "/" + keyspace + "?localDatacenter="
+                + CASSANDRA.localDatacenter() + "&createSchema=true&connectTimeout=60s";
+        try {
+            assertThatThrownBy(() ->
+                            RemoteLockers.open(base + "&timeService=external").close())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("never written")
+                    .hasMessageContaining("lockctl time-service");
+            long hourAgo = (System.currentTimeMillis() - 3_600_000L) * 1000L;
+            session.execute(SimpleStatement.newInstance(
+                    "UPDATE " + keyspace + "." + CassandraStatements.TIME_TABLE
+                            + " USING TIMESTAMP ? SET micros = ? WHERE name = ?",
+                    hourAgo,
+                    hourAgo,
+                    CassandraStatements.GLOBAL_TIME_ROW));
+            assertThatThrownBy(() ->
+                            RemoteLockers.open(base + "&timeService=external").close())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("has not advanced")
+                    .hasMessageContaining("lockctl time-service");
+            try (TimeService service = TimeService.start(base)) {
+                Deadlines.await(
+                        () -> {
+                            try {
+                                RemoteLockers.open(base + "&timeService=external")
+                                        .close();
+                                return true;
+                            } catch (LockBackendException e) {
+                                return false;
+                            }
+                        },
+                        TestTimeouts.scaled(Duration.ofSeconds(10)),
+                        () -> "a locker with timeService=external does not open while the service runs");
+            }
+        } finally {
+            session.execute("DROP KEYSPACE IF EXISTS " + keyspace);
         }
     }
 

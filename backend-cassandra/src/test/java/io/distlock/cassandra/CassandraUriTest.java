@@ -50,6 +50,8 @@ class CassandraUriTest {
                 "createSchema=yes",
                 "timeService=none",
                 "localDatacenter=",
+                "clockDrift=-1ms",
+                "clockDrift=15s",
                 "colour=blue"
             })
     void open_badOption_failsBeforeConnecting(String option) {
@@ -76,6 +78,21 @@ class CassandraUriTest {
         assertThat((long) Ttl.seconds(Duration.ofDays(100_000))).isEqualTo(Ttl.MAX_TTL_SECONDS);
     }
 
+    /** Issue 20 item 9: the validity is the lease less the clock-drift allowance, from before the write. */
+    @Test
+    void validity_isTheLeaseLessTheDriftAllowance() {
+        Duration lease = Duration.ofSeconds(30);
+        assertThat(LeaseValidity.byDefault().drift(lease)).isEqualTo(Duration.ofMillis(100));
+        assertThat(LeaseValidity.byDefault().drift(Duration.ofMillis(300))).isEqualTo(Duration.ofMillis(30));
+        assertThat(LeaseValidity.byDefault().until(1_000, lease))
+                .isEqualTo(1_000 + lease.toNanos() - Duration.ofMillis(100).toNanos());
+        assertThat(LeaseValidity.explicit(Duration.ofSeconds(2), lease).until(0, lease))
+                .isEqualTo(Duration.ofSeconds(28).toNanos());
+        assertThatThrownBy(() -> LeaseValidity.explicit(Duration.ofSeconds(15), lease))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("clockDrift");
+    }
+
     @Test
     void options_typedBuilder_setsTheNamedOptions() {
         assertThat(CassandraOptions.create()
@@ -83,11 +100,13 @@ class CassandraUriTest {
                         .fencing(true)
                         .pollInterval(Duration.ofMillis(2), Duration.ofMillis(100))
                         .embeddedTimeService(false)
+                        .clockDrift(Duration.ofMillis(250))
                         .toMap())
                 .containsEntry("algorithm", "legacy")
                 .containsEntry("fencing", "true")
                 .containsEntry("pollMin", "2ms")
                 .containsEntry("pollMax", "100ms")
-                .containsEntry("timeService", "external");
+                .containsEntry("timeService", "external")
+                .containsEntry("clockDrift", "250ms");
     }
 }

@@ -64,6 +64,7 @@ public final class CassandraCluster
     private final int nodes;
     private final boolean shared;
     private final String maxHeap;
+    private final boolean skewableClocks;
     private final List<CqlSession> sessions = new CopyOnWriteArrayList<>();
 
     private volatile CassandraServers servers;
@@ -74,6 +75,7 @@ public final class CassandraCluster
         this.nodes = b.nodes;
         this.shared = b.shared;
         this.maxHeap = b.maxHeap;
+        this.skewableClocks = b.skewableClocks;
     }
 
     /** A builder: 1 node, shared, 768 MB heap per node. */
@@ -93,9 +95,9 @@ public final class CassandraCluster
             String key = "shared-cassandra-" + nodes + "-" + maxHeap;
             servers = context.getRoot()
                     .getStore(NAMESPACE)
-                    .getOrComputeIfAbsent(key, k -> open(nodes, maxHeap), CassandraServers.class);
+                    .getOrComputeIfAbsent(key, k -> open(nodes, maxHeap, false), CassandraServers.class);
         } else {
-            servers = open(nodes, maxHeap);
+            servers = open(nodes, maxHeap, skewableClocks);
         }
         keyspace = keyspaceName(context.getRequiredTestClass());
         try (CqlSession admin = servers.adminSession()) {
@@ -239,6 +241,17 @@ public final class CassandraCluster
     }
 
     /**
+     * Moves node {@code i}'s wall clock (the one its TTLs and expiries read) {@code offset} ahead of the real one
+     * (behind, if negative); undone after each test. The node's monotonic time is untouched.
+     *
+     * @throws UnsupportedOperationException in shared mode, when the servers are not forked by this fixture, or when
+     *     the cluster was not built {@link Builder#withSkewableClocks()}
+     */
+    public void setClockOffset(int i, java.time.Duration offset) {
+        faultable().setClockOffset(i, offset);
+    }
+
+    /**
      * Blocks until every node answers CQL and sees every other node as up (a read at consistency ALL coordinated by
      * each node succeeds).
      *
@@ -274,7 +287,7 @@ public final class CassandraCluster
     }
 
     /** Picks where the servers come from; see the class comment. */
-    static CassandraServers open(int nodes, String maxHeap) {
+    static CassandraServers open(int nodes, String maxHeap, boolean skewableClocks) {
         String external = System.getenv(CONTACT_POINTS_ENV);
         if (external != null && !external.isBlank()) {
             String dc = System.getenv(LOCAL_DATACENTER_ENV);
@@ -284,7 +297,7 @@ public final class CassandraCluster
             return servers;
         }
         if (CassandraJdk.find().isPresent()) {
-            return ForkedCassandra.start(nodes, maxHeap);
+            return ForkedCassandra.start(nodes, maxHeap, skewableClocks);
         }
         if (nodes == 1 && Containers.dockerAvailable()) {
             LOG.info("No JDK 11/17 to fork Cassandra; starting {} with Testcontainers", ContainerCassandra.IMAGE);
@@ -312,6 +325,7 @@ public final class CassandraCluster
         private int nodes = 1;
         private boolean shared = true;
         private String maxHeap = "768M";
+        private boolean skewableClocks;
 
         private Builder() {}
 
@@ -351,6 +365,15 @@ public final class CassandraCluster
                 throw new IllegalArgumentException("maxHeap must look like 768M or 1G, got '" + maxHeap + "'");
             }
             this.maxHeap = maxHeap;
+            return this;
+        }
+
+        /**
+         * Forked nodes run a clock that {@link #setClockOffset} moves (dedicated clusters only), for tests of clock
+         * skew between the nodes.
+         */
+        public Builder withSkewableClocks() {
+            this.skewableClocks = true;
             return this;
         }
 

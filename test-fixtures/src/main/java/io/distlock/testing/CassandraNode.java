@@ -19,11 +19,13 @@ final class CassandraNode implements ServerNode {
     private final ServerProcess process;
     private final TcpProxy proxy;
     private volatile ForkedCassandra cluster;
+    private final boolean skewableClock;
 
-    CassandraNode(CassandraNodeConfig config, Path java, String classpath) {
+    CassandraNode(CassandraNodeConfig config, Path java, String classpath, boolean skewableClock) {
         this.config = config;
+        this.skewableClock = skewableClock;
         config.writeFiles();
-        this.process = ServerProcess.builder(config.name(), config.command(java, classpath))
+        this.process = ServerProcess.builder(config.name(), config.command(java, classpath, skewableClock))
                 .logFile(config.logFile())
                 .workingDirectory(config.directory())
                 .readiness(
@@ -32,6 +34,24 @@ final class CassandraNode implements ServerNode {
                 .stopGrace(Duration.ofSeconds(20))
                 .build();
         this.proxy = TcpProxy.start(config.name() + "-proxy", config.clientAddress(), config.nativeAddress());
+    }
+
+    /**
+     * Moves the node's wall clock {@code offset} away from the real one (see {@link CassandraServerClock}).
+     *
+     * @throws UnsupportedOperationException unless the cluster was built with skewable clocks
+     */
+    void setClockOffset(Duration offset) {
+        if (!skewableClock) {
+            throw new UnsupportedOperationException(
+                    "Node " + config.name() + " runs the real clock: build the cluster withSkewableClocks()");
+        }
+        CassandraServerClock.setOffset(config.directory(), offset);
+    }
+
+    /** Whether the node runs the skewable clock. */
+    boolean skewableClock() {
+        return skewableClock;
     }
 
     /** Tells the node its cluster, for {@link #restart()}. */

@@ -99,6 +99,11 @@ record CassandraNodeConfig(
 
     /** The command line running {@code CassandraDaemon} with {@code java} on {@code classpath}. */
     List<String> command(Path java, String classpath) {
+        return command(java, classpath, false);
+    }
+
+    /** As above; with {@code skewableClock}, on {@link CassandraServerClock} (see there). */
+    List<String> command(Path java, String classpath, boolean skewableClock) {
         List<String> cmd = new ArrayList<>();
         cmd.add(java.toString());
         cmd.add("-Xms256M");
@@ -120,8 +125,11 @@ record CassandraNodeConfig(
         cmd.add("-Dcassandra.skip_wait_for_gossip_to_settle=0");
         cmd.add("-Dcassandra.ring_delay_ms=1000");
         cmd.add("-Dcassandra.superuser_setup_delay_ms=0");
+        if (skewableClock) {
+            cmd.addAll(CassandraServerClock.flags(directory));
+        }
         cmd.add("-cp");
-        cmd.add(classpath);
+        cmd.add(skewableClock ? CassandraServerClock.classpath(classpath) : classpath);
         cmd.add("org.apache.cassandra.service.CassandraDaemon");
         return cmd;
     }

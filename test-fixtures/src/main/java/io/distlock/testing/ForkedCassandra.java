@@ -56,6 +56,11 @@ final class ForkedCassandra implements CassandraServers {
      *     time (the message includes the tail of the failing node's log); every started process is stopped then
      */
     static ForkedCassandra start(int size, String maxHeap) {
+        return start(size, maxHeap, false);
+    }
+
+    /** As above; with {@code skewableClocks}, every node runs {@link CassandraServerClock}. */
+    static ForkedCassandra start(int size, String maxHeap, boolean skewableClocks) {
         Path java = CassandraJdk.find().orElseThrow(() -> new IllegalStateException(CassandraJdk.missingMessage()));
         String classpath = CassandraServerClasspath.resolve();
         Path base = FixtureDirs.create("cassandra");
@@ -90,7 +95,8 @@ final class ForkedCassandra implements CassandraServers {
                                 base.resolve(name),
                                 maxHeap),
                         java,
-                        classpath));
+                        classpath,
+                        skewableClocks));
             }
             ForkedCassandra cluster = new ForkedCassandra(nodes);
             long started = System.nanoTime();
@@ -133,6 +139,11 @@ final class ForkedCassandra implements CassandraServers {
         throw new IllegalStateException("No Cassandra node is running: " + nodes);
     }
 
+    /** Moves node {@code i}'s wall clock {@code offset} away from the real one; see {@link CassandraServerClock}. */
+    void setClockOffset(int i, Duration offset) {
+        nodes.get(i).setClockOffset(offset);
+    }
+
     @Override
     public ForkedCassandra forked() {
         return this;
@@ -164,6 +175,9 @@ final class ForkedCassandra implements CassandraServers {
      */
     void resetFaults() {
         for (CassandraNode node : nodes) {
+            if (node.skewableClock()) {
+                node.setClockOffset(Duration.ZERO);
+            }
             node.heal();
             if (node.isPaused()) {
                 node.resume();

@@ -1,0 +1,181 @@
+package io.distlock.cassandra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.StoreFaultContract;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.kit.history.HistoryChecker;
+import io.distlock.kit.history.HistoryEvent;
+import io.distlock.kit.history.HistoryRecorder;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.testing.CassandraCluster;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The store stopped under the backend (issue 20 items 7 and 13) and a lock entry deleted behind its holder's back, on a
+ * dedicated node that the tests stop and start (the fixture starts it again after each test).
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class CassandraStoreFaultTest {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CassandraStoreFaultTest.class);
+
+    @RegisterExtension
+    static final CassandraCluster CASSANDRA = CassandraCluster.builder()
+            .withNodes(1)
+            .dedicated()
+            .withSkewableClocks()
+            .build();
+
+    @BeforeAll
+    static void schema() {
+        CassandraKitHooks.createSchema(CASSANDRA);
+    }
+
+    static String key(String name) {
+        return "cf-" + name + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /**
+     * Item 13: a wait that goes on through a 10 s outage (its {@code connectTimeout}, the outage limit, is longer)
+     * backs off instead of retrying every few milliseconds, and is served once the node is back and the holder
+     * releases.
+     */
+    @Test
+    void wait_throughATenSecondOutage_backsOff_thenIsServed() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        Duration connectTimeout = Duration.ofSeconds(60);
+        String key = key("outage");
+        ExecutorService executor = Executors.newFixedThreadPool(2);
+        try (CassandraLockBackend holder =
+                        CassandraQueueTest.open(CASSANDRA, "", lease, connectTimeout, Clock.systemUTC());
+                CassandraLockBackend waiting =
+                        CassandraQueueTest.open(CASSANDRA, "", lease, connectTimeout, Clock.systemUTC())) {
+            Lease held =
+                    holder.tryAcquire(CassandraQueueTest.request(key, lease)).orElseThrow();
+            long start = waiting.storeRequests().orElseThrow();
+            CompletableFuture<Optional<Lease>> served = waiting.acquireAsync(
+                    CassandraQueueTest.request(key, lease), Deadline.unbounded(Ticker.system()), executor);
+            Deadlines.await(
+                    () -> waiting.storeRequests().orElseThrow() >= start + 4,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the waiter sent nothing");
+
+            CASSANDRA.node(0).stop();
+            long before = waiting.storeRequests().orElseThrow();
+            Thread.sleep(10_000); // the outage measured
+            long during = waiting.storeRequests().orElseThrow() - before;
+            assertThat(served).isNotDone();
+            // Back-off from 5 ms doubling to 1 s: about 17 polls in 10 s, plus GlobalTime's ticks (one a period).
+            LOG.info("A waiter's store requests during a 10 s outage: {}", during);
+            assertThat(during).as("the waiter's requests during a 10 s outage").isLessThan(60);
+
+            CASSANDRA.node(0).restart();
+            Deadlines.await(
+                    () -> releasedOrNot(holder, held),
+                    TestTimeouts.scaled(Duration.ofSeconds(90)),
+                    () -> "the holder could not release after the node came back");
+            Lease next = served.get(TestTimeouts.scaled(Duration.ofSeconds(90)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(waiting.release(next)).isTrue();
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    /**
+     * Item 9: the node's clock steps 2.5 s ahead while A holds (an NTP step; on a cluster, a node whose clock runs
+     * ahead coordinating the later reads does the same), so A's cells expire 2.5 s early by real time. A holder cut off
+     * from the store (it neither renews nor releases) must not have been told it holds past the next grant: the kit's
+     * history checker stays silent with a {@code clockDrift} allowance that covers the step, and reports "validity
+     * outlived" without one (the backend before the allowance).
+     */
+    @Test
+    void nodeClockAhead_cutOffHoldersValidity_endsBeforeTheNextGrant_givenTheAllowance() throws Exception {
+        Duration lease = Duration.ofSeconds(8);
+        Duration ahead = Duration.ofMillis(2500);
+        assertThat(violationsWithTheNodeAhead("clockDrift=1ms", lease, ahead))
+                .as("no allowance to speak of (1 ms)")
+                .anyMatch(v -> v.contains("validity outlived"));
+        assertThat(violationsWithTheNodeAhead("clockDrift=3s", lease, ahead))
+                .as("an allowance that covers the step")
+                .isEmpty();
+    }
+
+    private static List<String> violationsWithTheNodeAhead(String options, Duration lease, Duration ahead)
+            throws Exception {
+        String key = key("skew");
+        long pid = ProcessHandle.current().pid();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (CassandraLockBackend cutOff =
+                        CassandraQueueTest.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC());
+                CassandraLockBackend next =
+                        CassandraQueueTest.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC())) {
+            Lease held =
+                    cutOff.tryAcquire(CassandraQueueTest.request(key, lease)).orElseThrow();
+            history.record(new HistoryEvent(
+                    System.nanoTime(), HistoryEvent.Type.ACQUIRED, key, OptionalLong.empty(), held.ownerId(), pid));
+            history.valid(held, held.validUntilNanos());
+            CASSANDRA.setClockOffset(0, ahead);
+            Lease granted = next.acquire(
+                            CassandraQueueTest.request(key, lease),
+                            Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
+                    .orElseThrow();
+            history.record(new HistoryEvent(
+                    System.nanoTime(), HistoryEvent.Type.ACQUIRED, key, OptionalLong.empty(), granted.ownerId(), pid));
+            history.record(new HistoryEvent(
+                    System.nanoTime(), HistoryEvent.Type.RELEASING, key, OptionalLong.empty(), granted.ownerId(), pid));
+            next.release(granted);
+        } finally {
+            CASSANDRA.setClockOffset(0, Duration.ZERO);
+        }
+        List<String> violations = HistoryChecker.violations(history.events());
+        LOG.info("Node clock {} ahead, {}: {}", ahead, options, violations);
+        return violations;
+    }
+
+    private static boolean releasedOrNot(CassandraLockBackend backend, Lease lease) {
+        try {
+            backend.release(lease);
+            return true;
+        } catch (LockBackendException e) {
+            return false; // the driver has not reconnected yet
+        }
+    }
+
+    /**
+     * The kit's store-fault contract (item 7: the store down fails tryLock, lock with and without deadline with a
+     * {@link LockBackendException} within about {@code connectTimeout}; a lock entry deleted out of band is noticed
+     * at the holder's next renewal).
+     */
+    @Nested
+    class StoreFaultKit implements StoreFaultContract, CassandraKitHooks {
+        @Override
+        public CassandraCluster cluster() {
+            return CASSANDRA;
+        }
+
+        @Override
+        public String options() {
+            return "";
+        }
+    }
+}
