@@ -4,7 +4,7 @@ import io.distlock.LockConfigurationException;
 import java.time.Duration;
 
 /**
- * How long a holder may count on its cells after writing them (issue 20 item 9). A cell written with TTL {@code
+ * How long a holder may count on its cells after writing them. A cell written with TTL {@code
  * ceil(d) + 1} s ({@link Ttl}) expires at the clock of the node that coordinated the write plus the TTL, and is judged
  * expired by the clock of the node that coordinates a later read: a reading node whose clock runs {@code x} ahead
  * sees it gone {@code x} early. So the validity is the lease time, from before the write, less a clock-drift

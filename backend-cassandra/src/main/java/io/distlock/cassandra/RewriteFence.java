@@ -6,7 +6,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
 /**
- * Keeps a lease's renewal from undoing its release (issue 20 item 1). A renewal reads the owner cell, then rewrites
+ * Keeps a lease's renewal from undoing its release. A renewal reads the owner cell, then rewrites
  * the cells with a fresh TTL; a rewrite sent after the release's deletes carries a later write timestamp and brings the
  * cells back for a whole TTL. So a rewrite is sent only while the lease is not released, and the release waits until
  * a rewrite in flight has answered before it sends its deletes: they are then stamped after the rewrite (the

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The store stopped under the backend (issue 20 items 7 and 13) and a lock entry deleted behind its holder's back, on a
+ * The store stopped under the backend and a lock entry deleted behind its holder's back, on a
  * dedicated node that the tests stop and start (the fixture starts it again after each test).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
