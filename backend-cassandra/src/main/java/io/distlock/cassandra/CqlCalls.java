@@ -7,6 +7,7 @@ import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.ExecutionInfo;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.Statement;
+import com.datastax.oss.driver.api.core.servererrors.QueryConsistencyException;
 import io.distlock.LockBackendException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -133,6 +134,20 @@ final class CqlCalls {
     }
 
     /** The failure a stage of this runner completed with, unwrapped. */
+    /**
+     * Whether {@code failure} is a coordinator's answer that replicas did not answer in time (a read or write timeout,
+     * or a replica's failure, at the consistency level): the cluster is reachable, and is typically still noticing a
+     * dead node. Not an outage, unlike no node answering or too few replicas alive.
+     */
+    static boolean isReplicaTimeout(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof QueryConsistencyException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static RuntimeException unwrap(Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         if (cause instanceof RuntimeException r) {

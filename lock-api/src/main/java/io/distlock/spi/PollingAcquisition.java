@@ -29,11 +29,12 @@ import org.slf4j.LoggerFactory;
  * <p>A backend supplies the step ({@link #attempt}, answering a {@link Step}), {@link #withdraw} (removes what its
  * attempts left in the store) and {@link #release} (gives back a grant nobody can receive any more).
  *
- * <p>A store that fails an attempt ({@link Step#storeFailed}) is tried again after an exponential back-off with
- * jitter ({@value #FIRST_RETRY_MILLIS} ms doubling to {@value #LAST_RETRY_MILLIS} ms, never past the deadline), so an
- * outage costs a few requests a second, not hundreds; once the store has failed every attempt for the <em>outage
- * limit</em> (the backend's {@code connectTimeout}), the acquisition ends with the last failure, deadline or not: a
- * wait without deadline fails loudly on a dead store instead of hanging.
+ * <p>A store that fails an attempt ({@link Step#storeFailed}, {@link Step#storeStalled}) is tried again after an
+ * exponential back-off with jitter ({@value #FIRST_RETRY_MILLIS} ms doubling to {@value #LAST_RETRY_MILLIS} ms, never
+ * past the deadline), so an outage costs a few requests a second, not hundreds; once the store has been unreachable
+ * at every attempt for the <em>outage limit</em> (the backend's {@code connectTimeout}), the acquisition ends with
+ * the last failure, deadline or not: a wait without deadline fails loudly on a dead store instead of hanging. A
+ * deadline that passes while the store fails ends the wait with the store's failure, not empty.
  *
  * <p>{@link #result()} completes with the lease; with empty once the deadline has passed (after withdrawing); or
  * exceptionally when an attempt fails (after withdrawing), or when the store has failed every attempt for the outage
@@ -57,17 +58,24 @@ public abstract class PollingAcquisition<L extends Lease> {
         private final long delayNanos;
         private final boolean wakeOnRelease;
         private final LockBackendException storeFailure;
+        private final boolean unreachable;
 
-        private Step(L lease, long delayNanos, boolean wakeOnRelease, LockBackendException storeFailure) {
+        private Step(
+                L lease,
+                long delayNanos,
+                boolean wakeOnRelease,
+                LockBackendException storeFailure,
+                boolean unreachable) {
             this.lease = lease;
             this.delayNanos = delayNanos;
             this.wakeOnRelease = wakeOnRelease;
             this.storeFailure = storeFailure;
+            this.unreachable = unreachable;
         }
 
         /** Granted. */
         public static <L extends Lease> Step<L> granted(L lease) {
-            return new Step<>(Objects.requireNonNull(lease, "lease"), 0, false, null);
+            return new Step<>(Objects.requireNonNull(lease, "lease"), 0, false, null, false);
         }
 
         /**
@@ -75,7 +83,7 @@ public abstract class PollingAcquisition<L extends Lease> {
          * the release came while this attempt was in flight).
          */
         public static <L extends Lease> Step<L> pollAfter(long delayNanos) {
-            return new Step<>(null, delayNanos, true, null);
+            return new Step<>(null, delayNanos, true, null, false);
         }
 
         /**
@@ -83,17 +91,27 @@ public abstract class PollingAcquisition<L extends Lease> {
          * rivals that just collided do not all come back at once).
          */
         public static <L extends Lease> Step<L> backOff(long delayNanos) {
-            return new Step<>(null, delayNanos, false, null);
+            return new Step<>(null, delayNanos, false, null, false);
         }
 
         /**
-         * Not granted: the store failed the attempt or could not be reached. The acquisition attempts again after
-         * its exponential back-off, deaf to releases meanwhile, and ends with {@code failure} (which should name the
-         * store and what it answered) once the store has failed every attempt for the outage limit, or at the
-         * deadline.
+         * Not granted: the store could not be reached (no node answered, or too few to serve it). The acquisition
+         * attempts again after its exponential back-off, deaf to releases meanwhile, and ends with {@code failure}
+         * (which should name the store and what it answered) once the store has been unreachable at every attempt for
+         * the outage limit, or at the deadline.
          */
         public static <L extends Lease> Step<L> storeFailed(LockBackendException failure) {
-            return new Step<>(null, 0, false, Objects.requireNonNull(failure, "failure"));
+            return new Step<>(null, 0, false, Objects.requireNonNull(failure, "failure"), true);
+        }
+
+        /**
+         * Not granted: the store answered, but could not complete the attempt (a replica timed out while the cluster
+         * notices a dead node, say). Backs off as after {@link #storeFailed}, but the store is reachable: this ends
+         * an outage rather than prolonging it, and the wait goes on until its deadline, which then ends it with
+         * {@code failure}.
+         */
+        public static <L extends Lease> Step<L> storeStalled(LockBackendException failure) {
+            return new Step<>(null, 0, false, Objects.requireNonNull(failure, "failure"), false);
         }
     }
 
@@ -240,6 +258,9 @@ public abstract class PollingAcquisition<L extends Lease> {
             if (error == null && step.storeFailure == null) {
                 failuresInARow = 0; // the store answered
             }
+            if (error == null && !step.unreachable) {
+                outageEnds = null; // reached: an outage, if any, is over
+            }
             if (finished) {
                 // cancelled while in flight: clean up after this attempt
                 inFlight = false;
@@ -253,7 +274,7 @@ public abstract class PollingAcquisition<L extends Lease> {
             } else if (step.lease != null) {
                 finishLocked();
                 next = () -> deliverGrant(step.lease);
-            } else if (step.storeFailure != null && outageOverLocked()) {
+            } else if (step.storeFailure != null && (outageOverLocked(step.unreachable) || deadline.hasPassed())) {
                 finishLocked();
                 LockBackendException failure = step.storeFailure;
                 next = () -> end(r -> r.completeExceptionally(failure));
@@ -287,14 +308,18 @@ public abstract class PollingAcquisition<L extends Lease> {
     }
 
     /**
-     * Guarded by this: counts a store failure; whether the store has now failed every attempt for the outage limit,
-     * or the deadline has passed.
+     * Guarded by this: counts a store failure; whether the store has now been unreachable at every attempt for the
+     * outage limit.
      */
-    private boolean outageOverLocked() {
-        if (failuresInARow++ == 0) {
+    private boolean outageOverLocked(boolean unreachable) {
+        failuresInARow++;
+        if (!unreachable) {
+            return false;
+        }
+        if (outageEnds == null) {
             outageEnds = Deadline.after(outageLimit, deadline.ticker());
         }
-        return outageEnds.hasPassed() || deadline.hasPassed();
+        return outageEnds.hasPassed();
     }
 
     /**
@@ -305,7 +330,7 @@ public abstract class PollingAcquisition<L extends Lease> {
         int doublings = Math.min(failuresInARow - 1, 20);
         long ceiling = Math.min(TimeUnit.MILLISECONDS.toNanos(FIRST_RETRY_MILLIS) << doublings, LAST_RETRY_NANOS);
         long delay = ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1);
-        return Math.min(delay, Math.max(0, outageEnds.remainingNanos()));
+        return outageEnds == null ? delay : Math.min(delay, Math.max(0, outageEnds.remainingNanos()));
     }
 
     private void onTimer(long generation) {

@@ -155,6 +155,28 @@ class PollingAcquisitionTest {
     }
 
     @Test
+    void aStoreThatAnswersWithStalls_isNoOutage_theWaitGoesOnToItsDeadline_andEndsWithTheFailure() throws Exception {
+        Scripted waiting = start(Deadline.after(OUTAGE_LIMIT.multipliedBy(3), ticker));
+        waiting.withdrawn.complete(null);
+
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.storeFailed(new LockBackendException("down")));
+        ticker.advance(OUTAGE_LIMIT.minusMillis(1));
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.storeStalled(new LockBackendException("slow 1")));
+        ticker.advance(OUTAGE_LIMIT.multipliedBy(2));
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.storeStalled(new LockBackendException("slow 2")));
+        assertThat(waiting.result())
+                .as("reached, and within the deadline: waits on")
+                .isNotDone();
+        ticker.advance(OUTAGE_LIMIT);
+        waiting.nextAttempt().complete(PollingAcquisition.Step.storeStalled(new LockBackendException("slow 3")));
+
+        assertThatThrownBy(() -> waiting.result().get(5, TimeUnit.SECONDS))
+                .as("past the deadline: the store's failure, not a timeout")
+                .hasCauseInstanceOf(LockBackendException.class)
+                .hasRootCauseMessage("slow 3");
+    }
+
+    @Test
     void storeFailuresInARow_backOffExponentially_withJitter_upToASecond() throws Exception {
         Scripted waiting = start(Deadline.unbounded(ticker));
 
