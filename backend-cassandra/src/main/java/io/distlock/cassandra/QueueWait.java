@@ -57,15 +57,15 @@ final class QueueWait extends PollingAcquisition<CassandraLease> {
                 throw failure; // a bug, not the store: ends the wait
             }
             LOG.debug("Waiting for lock '{}': {}", attempt.key(), storeFailure.toString());
-            LockBackendException failure = new LockBackendException(
+            LockBackendException acquireFailure = new LockBackendException(
                     "Could not acquire lock '" + attempt.key() + "': Cassandra failed every attempt (last: "
                             + storeFailure.getMessage() + ")",
                     storeFailure);
             // A coordinator that answered "a replica timed out" is reachable: the cluster is still noticing a dead
             // node, and the wait goes on to its deadline. No node, or too few replicas alive, is an outage.
             return CqlCalls.isReplicaTimeout(storeFailure)
-                    ? Step.<CassandraLease>storeStalled(failure)
-                    : Step.<CassandraLease>storeFailed(failure);
+                    ? Step.<CassandraLease>storeStalled(acquireFailure)
+                    : Step.<CassandraLease>storeFailed(acquireFailure);
         });
     }
 
