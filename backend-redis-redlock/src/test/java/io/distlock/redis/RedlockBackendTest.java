@@ -88,6 +88,11 @@ class RedlockBackendTest {
                     () -> backend.storeRequests().orElseThrow() == 5,
                     TestTimeouts.scaled(Duration.ofSeconds(5)),
                     () -> "subscriptions counted: " + backend.storeRequests());
+            // On masters that never ran the release script, its first EVALSHA answers NOSCRIPT and is sent again
+            // by EVAL: one round first, so that the count does not depend on which test ran before.
+            assertThat(backend.release(
+                            backend.tryAcquire(Backends.request(key, TTL)).orElseThrow()))
+                    .isTrue();
             long before = backend.storeRequests().orElseThrow();
             Lease lease = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
             assertThat(backend.release(lease)).isTrue();
