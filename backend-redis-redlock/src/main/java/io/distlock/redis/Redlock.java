@@ -31,6 +31,9 @@ final class Redlock {
     /** One attempt's result: the lease when granted, and the tally for messages. */
     record Attempt(Outcome outcome, RedlockLease lease, Tally tally) {}
 
+    /** The release script's channel argument that deletes without publishing. */
+    private static final String NO_ANNOUNCEMENT = "";
+
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int VALUE_BYTES = 20;
 
@@ -93,18 +96,15 @@ final class Redlock {
     /**
      * Deletes a failed attempt's value from every master that may hold it: all but those that answered "no" (the
      * value is unique to the attempt, so a refused {@code SET NX} left nothing there). Completes when all answered.
+     * Announces nothing: no lock that anybody held is freed, and waking the waiters for it fed a loop (contenders
+     * split against a holder that has a bare majority, clean up, wake each other, and split again).
      */
     private CompletableFuture<Tally> cleanUp(String redisKey, String value, Tally tally) {
         List<CompletableFuture<Vote>> deletes = new ArrayList<>();
         for (int i = 0; i < masters.size(); i++) {
             if (tally.vote(i) != Vote.NO) {
                 deletes.add(masters.get(i)
-                        .run(
-                                settings.instanceTimeout(),
-                                LuaScript.RELEASE,
-                                redisKey,
-                                value,
-                                settings.releaseChannel()));
+                        .run(settings.instanceTimeout(), LuaScript.RELEASE, redisKey, value, NO_ANNOUNCEMENT));
             }
         }
         if (deletes.isEmpty()) {

@@ -62,13 +62,14 @@ final class RedlockBackend implements LockBackend {
         this.masters = masters;
         this.requests = requests;
         this.redlock = new Redlock(masters, location.majority(), settings, ticker);
-        this.messages = new ReleaseMessages(masters, settings.releaseChannel(), location.majority(), wakeUps);
         this.timers = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "distlock-redlock-timer");
             t.setDaemon(true);
             return t;
         });
         timers.setRemoveOnCancelPolicy(true);
+        this.messages = new ReleaseMessages(
+                masters, settings.releaseChannel(), location.majority(), wakeUps, timers, settings.retryDelay());
         // Subscribed before the first wait, in the background: a locker's first waiter would otherwise pay for the
         // pub/sub connections (and, in a fresh JVM, their classes) while its rivals are already woken by messages.
         messages.subscribed();

@@ -95,6 +95,24 @@ final class RedisProbe implements AutoCloseable {
         return n.getOrDefault(channel, 0L);
     }
 
+    /**
+     * How many times the masters have run {@code command} (lower case, e.g. {@code set}) since they started, summed
+     * over all of them: {@code INFO commandstats}.
+     */
+    long calls(String command) {
+        long total = 0;
+        String prefix = "cmdstat_" + command + ":calls=";
+        for (int i = 0; i < endpoints.size(); i++) {
+            for (String line : on(i).info("commandstats").split("\r?\n")) {
+                if (line.startsWith(prefix)) {
+                    int end = line.indexOf(',', prefix.length());
+                    total += Long.parseLong(line.substring(prefix.length(), end < 0 ? line.length() : end));
+                }
+            }
+        }
+        return total;
+    }
+
     /** Forgets the connection to a master that was restarted. */
     void reconnect(int master) {
         StatefulRedisConnection<String, String> c = connections.set(master, null);
