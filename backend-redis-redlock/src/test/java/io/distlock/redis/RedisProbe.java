@@ -84,6 +84,11 @@ final class RedisProbe implements AutoCloseable {
         on(master).psetex(key, ttl.toMillis(), value);
     }
 
+    /** Deletes {@code key} on master {@code index}, whoever holds it. */
+    void delete(int master, String key) {
+        on(master).del(key);
+    }
+
     /** Whether {@code key} exists on master {@code index} (the access also expires it if its time is up). */
     boolean exists(int master, String key) {
         return on(master).exists(key) > 0;

@@ -14,6 +14,7 @@ import io.distlock.testing.RedisServers;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -129,6 +130,27 @@ class RedlockFaultsTest {
                         REDIS.endpoints().get(0),
                         REDIS.endpoints().get(1),
                         REDIS.endpoints().get(2));
+    }
+
+    @Test
+    void lockEntryDeletedOnEveryMaster_holderToldWithinTheStoreFaultsBound() throws Exception {
+        String key = RedisProbe.uniqueKey("deleted");
+        Duration lease = TestTimeouts.scaled(Duration.ofSeconds(3));
+        RedisStoreFaults faults = new RedisStoreFaults(REDIS, probe, lease);
+        try (RemoteLocker locker =
+                        RemoteLockers.builder().uri(uri()).leaseTime(lease).build();
+                RemoteLocker other = locker()) {
+            RemoteLock held = locker.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)));
+            CompletableFuture<Object> lost = new CompletableFuture<>();
+            held.onLost(lost::complete);
+            faults.deleteLockEntry(key);
+            long start = System.nanoTime();
+            lost.get(TestTimeouts.scaled(faults.deletionNoticedWithin()).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(held.isHeld()).isFalse();
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .isLessThanOrEqualTo(TestTimeouts.scaled(faults.deletionNoticedWithin()));
+            other.lock(key, TestTimeouts.scaled(Duration.ofSeconds(5))).release();
+        }
     }
 
     @Test
