@@ -19,8 +19,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -35,18 +33,6 @@ class RedlockReconnectTest {
     @RegisterExtension
     static final RedisServers REDIS = RedisServers.builder().build();
 
-    private static RedisProbe probe;
-
-    @BeforeAll
-    static void probe() {
-        probe = new RedisProbe(REDIS.endpoints());
-    }
-
-    @AfterAll
-    static void closeProbe() {
-        probe.close();
-    }
-
     /**
      * Lettuce, reconnecting on its own, re-sends the commands that were unanswered when a connection dropped. A
      * {@code SET NX PX} that timed out is a "maybe" whose clean-up, sent while the master is disconnected, is
@@ -57,11 +43,12 @@ class RedlockReconnectTest {
         ServerNode node = REDIS.node(0);
         String key = RedisProbe.uniqueKey("resend");
         Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(20));
-        try (LockBackend backend = Backends.open(
-                List.of(node.proxiedEndpoint()),
-                ttl,
-                Ticker.system(),
-                Map.of("instanceTimeout", "500ms", "retryCount", "0"))) {
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend backend = Backends.open(
+                        List.of(node.proxiedEndpoint()),
+                        ttl,
+                        Ticker.system(),
+                        Map.of("instanceTimeout", "500ms", "retryCount", "0"))) {
             node.partition(); // the SET reaches the proxy, not the server
             long before = backend.storeRequests().orElseThrow();
             CompletableFuture<Object> attempt = CompletableFuture.supplyAsync(() -> {
@@ -99,6 +86,7 @@ class RedlockReconnectTest {
     void send_whileConnecting_eachCallerWaitsItsOwnTimeout() throws Exception {
         ServerNode node = REDIS.node(0);
         String key = RedisProbe.uniqueKey("connecting");
+        RedisProbe probe = new RedisProbe(REDIS.endpoints());
         probe.set(0, key, "ours", Duration.ofSeconds(60));
         node.partition(); // connections are accepted, the handshake is not answered
         RedlockSettings settings = new RedlockSettings(
@@ -132,6 +120,7 @@ class RedlockReconnectTest {
             assertThat(probe.exists(0, key)).isFalse();
         } finally {
             resources.shutdown(0, 1, TimeUnit.SECONDS);
+            probe.close();
         }
     }
 
