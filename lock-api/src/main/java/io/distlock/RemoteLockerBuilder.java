@@ -25,6 +25,7 @@ public final class RemoteLockerBuilder {
     private Ticker ticker = Ticker.system();
     private Clock clock = Clock.systemUTC();
     private Optional<Executor> listenerExecutor = Optional.empty();
+    private LockObserver observer = LockObserver.none();
 
     RemoteLockerBuilder() {}
 
@@ -101,6 +102,16 @@ public final class RemoteLockerBuilder {
     }
 
     /**
+     * Reports what this locker's locks do to {@code observer} (default: {@link LockObserver#none()}): acquisitions and
+     * their outcomes, renewals, losses and releases, for metrics and tracing. The {@code distlock-micrometer} module
+     * gives one that records Micrometer meters and observations.
+     */
+    public RemoteLockerBuilder observer(LockObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
+        return this;
+    }
+
+    /**
      * Opens the locker. Blocks until connected, at most for the connect timeout.
      *
      * @throws IllegalStateException if no URI was given
@@ -111,6 +122,7 @@ public final class RemoteLockerBuilder {
         if (uri == null) {
             throw new IllegalStateException("No URI given: call uri(...) before build(), e.g. uri(\"memory:\")");
         }
-        return LockerFactory.open(uri, options, leaseTime, connectTimeout, provider, ticker, clock, listenerExecutor);
+        return LockerFactory.open(
+                uri, options, leaseTime, connectTimeout, provider, ticker, clock, listenerExecutor, observer);
     }
 }

@@ -1,6 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.LockBackendException;
+import io.distlock.LockObserver;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.spi.Lease;
@@ -40,6 +41,7 @@ final class DefaultRemoteLock implements RemoteLock {
 
     private boolean renewedOnce;
     private String lossReason;
+    private volatile LockObserver.Hold hold = Observing.NO_HOLD;
 
     DefaultRemoteLock(DefaultRemoteLocker locker, String key, String ownerId) {
         this.locker = locker;
@@ -56,6 +58,15 @@ final class DefaultRemoteLock implements RemoteLock {
         }
         state = State.HELD;
         return true;
+    }
+
+    /** Reports this lock's renewals, loss and release to {@code hold} from now on. */
+    void observedBy(LockObserver.Hold hold) {
+        this.hold = hold;
+    }
+
+    LockObserver.Hold hold() {
+        return hold;
     }
 
     synchronized Lease lease() {
@@ -163,6 +174,7 @@ final class DefaultRemoteLock implements RemoteLock {
         // A pending lock has no listeners yet: the acquiring thread sees LOST in granted() and cleans up.
         if (wasHeld) {
             log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
+            hold.lost(reason);
             locker.forget(this, true);
         }
         lossListeners.lost();
@@ -199,8 +211,10 @@ final class DefaultRemoteLock implements RemoteLock {
         }
         if (!freed) {
             log.warn("Lock '{}' of owner {} was no longer held by the store when released", key, ownerId);
+            hold.released(ReleaseResult.ALREADY_LOST);
             return ReleaseResult.ALREADY_LOST;
         }
+        hold.released(ReleaseResult.RELEASED);
         return ReleaseResult.RELEASED;
     }
 

@@ -3,6 +3,7 @@ package io.distlock.internal;
 import io.distlock.Capabilities;
 import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
+import io.distlock.LockObserver;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockedCall;
 import io.distlock.LockedRun;
@@ -68,6 +69,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private final Executor listenerExecutor;
     private final Optional<ExecutorService> ownListenerExecutor;
     private final LeaseKeeper keeper;
+    private final Observing observing;
     private final ReentrancyGuard guard = new ReentrancyGuard();
     private final ConcurrentHashMap<DefaultRemoteLock, Held> held = new ConcurrentHashMap<>();
     /** Guards {@link #closed} against adoption and the registration of waiters. */
@@ -91,8 +93,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
             Duration leaseTime,
             Ticker ticker,
             Clock clock,
-            Optional<Executor> listenerExecutor) {
+            Optional<Executor> listenerExecutor,
+            Observing observing) {
         this.backendName = backendName;
+        this.observing = observing;
         this.backend = backend;
         this.capabilities = backend.capabilities();
         this.leaseTime = leaseTime;
@@ -116,6 +120,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 : Optional.of(Executors.newSingleThreadExecutor(daemon(prefix + "-listener")));
         this.listenerExecutor = listenerExecutor.orElseGet(ownListenerExecutor::orElseThrow);
         this.keeper = new LeaseKeeper(backend, capabilities.leaseModel(), leaseTime, ticker, scheduler, workers);
+        observing.lockerOpened(
+                backend.storeRequests().isPresent()
+                        ? Optional.of(() -> backend.storeRequests().orElse(0))
+                        : Optional.empty());
     }
 
     Ticker ticker() {
@@ -169,6 +177,20 @@ final class DefaultRemoteLocker implements RemoteLocker {
      * attempt counts as a waiter until adopted, so that {@link #close()} interrupts it and waits for it to leave.
      */
     private Optional<RemoteLock> attempt(String key, long thread) {
+        Observing.Acquisition observed = observing.started(key, LockObserver.Kind.TRY_LOCK);
+        try {
+            Optional<RemoteLock> lock = attemptObserved(key, thread, observed);
+            if (lock.isEmpty()) {
+                observed.ended(LockObserver.Outcome.BUSY, null);
+            }
+            return lock;
+        } catch (RuntimeException e) {
+            observed.ended(outcomeOf(e), e);
+            throw e;
+        }
+    }
+
+    private Optional<RemoteLock> attemptObserved(String key, long thread, Observing.Acquisition observed) {
         DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
         BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
         try {
@@ -181,10 +203,24 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 }
                 throw backendFailure(key, "tryLock", e);
             }
-            return lease.flatMap(l -> adopt(lock, l, thread));
+            return lease.flatMap(l -> adopt(lock, l, thread, observed));
         } finally {
             leave(waiter);
         }
+    }
+
+    /** How a failure the caller is given ends an observed acquisition. */
+    private static LockObserver.Outcome outcomeOf(Throwable failure) {
+        if (failure instanceof LockerClosedException) {
+            return LockObserver.Outcome.CLOSED;
+        }
+        if (failure instanceof LockTimeoutException) {
+            return LockObserver.Outcome.TIMED_OUT;
+        }
+        if (failure instanceof InterruptedException || failure instanceof CancellationException) {
+            return LockObserver.Outcome.INTERRUPTED;
+        }
+        return LockObserver.Outcome.FAILED;
     }
 
     /**
@@ -192,6 +228,28 @@ final class DefaultRemoteLocker implements RemoteLocker {
      * wait goes on. Empty when the deadline passed.
      */
     private Optional<RemoteLock> acquire(String key, Deadline deadline, long thread) throws InterruptedException {
+        Observing.Acquisition observed = observing.started(key, LockObserver.Kind.LOCK);
+        try {
+            if (Thread.interrupted()) {
+                // java.util.concurrent's convention: an interrupted caller is not served, even when the key is free
+                throw interruptedBefore(key);
+            }
+            Optional<RemoteLock> lock = acquireObserved(key, deadline, thread, observed);
+            if (lock.isEmpty()) {
+                // empty only when the deadline passed, so it has a wait: what the caller is given next
+                observed.ended(
+                        LockObserver.Outcome.TIMED_OUT,
+                        new LockTimeoutException(key, deadline.maxWait().orElseThrow()));
+            }
+            return lock;
+        } catch (InterruptedException | RuntimeException e) {
+            observed.ended(outcomeOf(e), e);
+            throw e;
+        }
+    }
+
+    private Optional<RemoteLock> acquireObserved(
+            String key, Deadline deadline, long thread, Observing.Acquisition observed) throws InterruptedException {
         while (true) {
             DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
             BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
@@ -216,7 +274,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 }
                 // adopted while still counted as a waiter: close() waits for it, so a racing grant is released
                 // before the backend disconnects
-                adopted = adopt(lock, lease.get(), thread);
+                adopted = adopt(lock, lease.get(), thread, observed);
             } finally {
                 leave(waiter);
             }
@@ -224,6 +282,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 return adopted;
             }
         }
+    }
+
+    private static InterruptedException interruptedBefore(String key) {
+        return new InterruptedException("Lock '" + key + "' not taken: the calling thread was interrupted");
     }
 
     private LockRequest request(DefaultRemoteLock lock) {
@@ -235,7 +297,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
      * us) or was reported lost before it was handed over is released at once and gives empty; so is a grant that
      * races with {@link #close()}, which then throws {@link LockerClosedException}.
      */
-    private Optional<RemoteLock> adopt(DefaultRemoteLock lock, Lease lease, long thread) {
+    private Optional<RemoteLock> adopt(
+            DefaultRemoteLock lock, Lease lease, long thread, Observing.Acquisition observed) {
         if (!lock.granted(lease) || lock.grantExpired()) {
             log.debug("Grant of lock '{}' to {} was stale or lost on arrival; released", lock.key(), lock.ownerId());
             lock.discard();
@@ -248,6 +311,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 releaseQuietly(lease);
                 throw closedException();
             }
+            lock.observedBy(observed.granted(lock)); // before renewals and losses can be reported
             held.put(lock, new Held(thread, keeper.track(lock)));
         }
         if (thread != NO_THREAD) {
@@ -409,9 +473,21 @@ final class DefaultRemoteLocker implements RemoteLocker {
         Checks.key(key);
         Checks.positive(maxWait, "maxWait");
         ensureOpen();
+        if (Thread.currentThread().isInterrupted()) {
+            return CompletableFuture.failedFuture(interruptedBefore(key)); // the flag stays the caller's to handle
+        }
         AsyncAcquisition acquisition = new AsyncAcquisition(key, Deadline.after(maxWait, ticker), maxWait);
         enter(acquisition);
-        acquisition.start();
+        Observing.Acquisition observed = observing.started(key, LockObserver.Kind.LOCK);
+        acquisition.result.whenComplete((lock, failure) -> {
+            if (failure != null) {
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause()
+                        : failure;
+                observed.ended(outcomeOf(cause), cause); // a no-op after a grant that raced with a cancel
+            }
+        });
+        acquisition.start(observed);
         return acquisition.result;
     }
 
@@ -440,7 +516,14 @@ final class DefaultRemoteLocker implements RemoteLocker {
             });
         }
 
-        void start() {
+        private Observing.Acquisition observed;
+
+        void start(Observing.Acquisition observed) {
+            this.observed = observed;
+            start();
+        }
+
+        private void start() {
             DefaultRemoteLock lock = new DefaultRemoteLock(DefaultRemoteLocker.this, key, OwnerIds.next());
             CompletableFuture<Optional<Lease>> attempt;
             try {
@@ -475,7 +558,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
             }
             Optional<RemoteLock> adopted;
             try {
-                adopted = adopt(lock, lease.get(), NO_THREAD);
+                adopted = adopt(lock, lease.get(), NO_THREAD, observed);
             } catch (RuntimeException closedMeanwhile) {
                 result.completeExceptionally(closedMeanwhile);
                 return;

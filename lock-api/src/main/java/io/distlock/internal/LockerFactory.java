@@ -3,6 +3,7 @@ package io.distlock.internal;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.LockException;
+import io.distlock.LockObserver;
 import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
 import io.distlock.spi.BackendConfig;
@@ -46,12 +47,20 @@ public final class LockerFactory {
             Ticker ticker,
             Clock clock) {
         return open(
-                rawUri, builderOptions, leaseTime, connectTimeout, explicitProvider, ticker, clock, Optional.empty());
+                rawUri,
+                builderOptions,
+                leaseTime,
+                connectTimeout,
+                explicitProvider,
+                ticker,
+                clock,
+                Optional.empty(),
+                LockObserver.none());
     }
 
     /**
-     * Opens a locker whose loss listeners run on {@code listenerExecutor} (empty: a thread of the locker's own); see
-     * {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
+     * Opens a locker whose loss listeners run on {@code listenerExecutor} (empty: a thread of the locker's own) and
+     * whose locks report to {@code observer}; see {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
      */
     public static RemoteLocker open(
             String rawUri,
@@ -61,7 +70,8 @@ public final class LockerFactory {
             Optional<LockBackendProvider> explicitProvider,
             Ticker ticker,
             Clock clock,
-            Optional<Executor> listenerExecutor) {
+            Optional<Executor> listenerExecutor,
+            LockObserver observer) {
         URI uri = parse(rawUri);
         Map<String, String> options = queryOptions(uri, rawUri);
         for (Map.Entry<String, String> e : builderOptions.entrySet()) {
@@ -92,7 +102,14 @@ public final class LockerFactory {
             backend.close();
             throw e;
         }
-        return new DefaultRemoteLocker(provider.name(), backend, ttl, ticker, clock, listenerExecutor);
+        return new DefaultRemoteLocker(
+                provider.name(),
+                backend,
+                ttl,
+                ticker,
+                clock,
+                listenerExecutor,
+                new Observing(observer, uri.getScheme()));
     }
 
     static URI parse(String rawUri) {

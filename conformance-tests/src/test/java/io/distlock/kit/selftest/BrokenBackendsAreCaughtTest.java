@@ -145,6 +145,20 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class WaitsThroughOutagesFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-waitsthroughoutages");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-waitsthroughoutages://" + DIR;
+        }
+
+        @Override
+        public Optional<io.distlock.kit.StoreFaults> storeFaults() {
+            return Optional.of(new FileStoreFaults(DIR, leaseTime()));
+        }
+    }
+
     static class RacyFileLock extends LockerConformanceTests {
         static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-racy");
 
@@ -179,6 +193,14 @@ class BrokenBackendsAreCaughtTest {
         public String lockerUri() {
             return "lockfile-neverexpires://" + DIR;
         }
+    }
+
+    @Test
+    void fileStoreWaitingThroughOutages_failsTheStoreDownTest() {
+        assertFails(
+                WaitsThroughOutagesFileLock.class,
+                "storeDown_tryLock_lock_andLockWithoutDeadline_failWithBackendException_withinConnectTimeout",
+                "must fail with LockBackendException");
     }
 
     @Test
@@ -257,12 +279,18 @@ class BrokenBackendsAreCaughtTest {
                 "validity too generous");
     }
 
+    /**
+     * The thawed holder believes its ten-fold validity: the history shows it either as a validity that outlived the
+     * next grant (its renewal, refused, reports the loss first) or, when its release comes before that renewal, as a
+     * hold that overlaps the next one. Which comes first depends on the machine's load; both are this defect.
+     */
     @Test
     void generousValidityFileStore_failsFrozenHolderHistoryAcrossProcesses() {
         assertFails(
                 GenerousFileLock.class,
                 "frozenHolder_losesLease_andIsToldWhenThawed",
-                "validity outlived the lock on key");
+                "validity outlived the lock on key",
+                "overlapping holds on key");
     }
 
     @Test
@@ -303,8 +331,11 @@ class BrokenBackendsAreCaughtTest {
         assertFails(LeavesWaitersFileLock.class, "acquire_whileHeld_waitsOutItsDeadline", "left something behind");
     }
 
-    /** Runs one kit test against a broken backend and asserts that it failed with {@code reason} in its message. */
-    static void assertFails(Class<?> kit, String test, String reason) {
+    /**
+     * Runs one kit test against a broken backend and asserts that it failed with {@code reason}, or one of {@code
+     * alternatives}, in its message.
+     */
+    static void assertFails(Class<?> kit, String test, String reason, String... alternatives) {
         Events events = EngineTestKit.engine("junit-jupiter")
                 .selectors(selectMethod(kit, test))
                 .execute()
@@ -320,8 +351,10 @@ class BrokenBackendsAreCaughtTest {
                 .getPayload(TestExecutionResult.class)
                 .flatMap(TestExecutionResult::getThrowable)
                 .orElseThrow();
+        String message = String.valueOf(cause.getMessage());
         assertTrue(
-                String.valueOf(cause.getMessage()).contains(reason),
+                message.contains(reason)
+                        || java.util.Arrays.stream(alternatives).anyMatch(message::contains),
                 () -> kit.getSimpleName() + "." + test + " failed, but not because of the broken promise ('" + reason
                         + "' not in the message): " + cause);
     }

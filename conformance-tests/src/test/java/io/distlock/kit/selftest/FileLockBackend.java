@@ -33,7 +33,8 @@ final class FileLockBackend implements LockBackend {
         CONTENDED_TRYLOCK,
         NEVER_EXPIRES,
         GENEROUS_VALIDITY,
-        LEAVES_WAITERS
+        LEAVES_WAITERS,
+        WAITS_THROUGH_OUTAGES
     }
 
     /** How much longer than the lease the {@link Defect#GENEROUS_VALIDITY} variant says a lease is valid. */
@@ -162,9 +163,17 @@ final class FileLockBackend implements LockBackend {
         Path waiter = dir.resolve(fileName(request.key()) + ".waiter." + java.util.UUID.randomUUID());
         Optional<Lease> lease = Optional.empty();
         try {
-            Files.createFile(waiter);
+            if (defect != Defect.WAITS_THROUGH_OUTAGES || Files.isDirectory(dir)) {
+                Files.createFile(waiter);
+            }
             while (true) {
-                lease = tryAcquire(request);
+                try {
+                    lease = tryAcquire(request);
+                } catch (LockBackendException storeDown) {
+                    if (defect != Defect.WAITS_THROUGH_OUTAGES) {
+                        throw storeDown;
+                    }
+                }
                 if (lease.isPresent() || deadline.hasPassed()) {
                     return lease;
                 }
@@ -181,6 +190,11 @@ final class FileLockBackend implements LockBackend {
                 }
             }
         }
+    }
+
+    /** The file that holds {@code key}'s lock, for a test that deletes it behind the holder's back. */
+    static Path lockFile(Path dir, String key) {
+        return dir.resolve(fileName(key));
     }
 
     /** What the store holds for {@code key}: its lock file and any waiter files, one line each. */

@@ -97,4 +97,12 @@ public class FileLockBackendProvider implements LockBackendProvider {
             super("lockfile-fallingtokens", FileLockBackend.Defect.FALLING_TOKENS);
         }
     }
+
+    /** Broken: a blocking acquire ignores the store's failures and polls on, through any outage, until its deadline. */
+    public static final class WaitsThroughOutages extends FileLockBackendProvider {
+        /** For the service loader. */
+        public WaitsThroughOutages() {
+            super("lockfile-waitsthroughoutages", FileLockBackend.Defect.WAITS_THROUGH_OUTAGES);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 package io.distlock.kit.selftest;
 
 import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.StoreFaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -44,6 +45,11 @@ class FileLockConformanceTest extends LockerConformanceTests {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    @Override
+    public Optional<StoreFaults> storeFaults() {
+        return Optional.of(new FileStoreFaults(DIR, leaseTime()));
     }
 
     /** The store polls: fewer rounds keep the suite quick, and every acquisition still contends. */

@@ -1,0 +1,239 @@
+package io.distlock.micrometer;
+
+import io.distlock.LockObserver;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * Records what a locker's locks do as Micrometer meters and, optionally, observations (so that a tracing bridge turns
+ * acquisitions into spans). Works with every backend. Give the same observer to every locker that reports into one
+ * registry (the {@value #HELD} gauge is the observer's own):
+ *
+ * <pre>{@code
+ * RemoteLocker locker = RemoteLockers.builder()
+ *         .uri("etcd://e1:2379/locks")
+ *         .observer(MicrometerLockObserver.builder(meterRegistry).observations(observationRegistry).build())
+ *         .build();
+ * }</pre>
+ *
+ * <p>The meters, each tagged {@code store} with the URI's scheme:
+ *
+ * <ul>
+ *   <li>{@value #ACQUIRE} (timer): the wait of each acquisition, tagged {@code kind} ({@code lock}, {@code try_lock})
+ *       and {@code outcome} ({@code granted}, {@code busy}, {@code timed_out}, {@code failed}, {@code interrupted},
+ *       {@code closed});
+ *   <li>{@value #HELD} (gauge): locks held now;
+ *   <li>{@value #HOLD} (timer): how long each lock was held, tagged {@code end} ({@code released}, {@code
+ *       already_lost}: the store no longer held it at the release, {@code lost}: reported lost);
+ *   <li>{@value #LOST} (counter): locks lost (lease run out, refused, deleted behind the holder's back);
+ *   <li>{@value #RENEW} (timer): lease renewals, tagged {@code outcome} ({@code renewed}, {@code failed});
+ *   <li>{@value #STORE_REQUESTS} (function counter): requests sent to the store, where the backend counts them.
+ * </ul>
+ *
+ * <p>Lock keys are not tags by default: their number is unbounded, and a meter per key would grow without end. Opt in
+ * with {@link Builder#keyTag(boolean)} when the keys are few. With an {@link ObservationRegistry}, each acquisition is
+ * also an {@link Observation} named {@value #ACQUISITION_OBSERVATION}, with the same low-cardinality tags and the key
+ * as a high-cardinality one (in spans, never in metrics).
+ */
+public final class MicrometerLockObserver implements LockObserver {
+
+    /** Timer: each acquisition's wait. */
+    public static final String ACQUIRE = "distlock.acquire";
+    /** Gauge: locks held now. */
+    public static final String HELD = "distlock.held";
+    /** Timer: how long each lock was held. */
+    public static final String HOLD = "distlock.hold";
+    /** Counter: locks lost. */
+    public static final String LOST = "distlock.lost";
+    /** Timer: lease renewals. */
+    public static final String RENEW = "distlock.renew";
+    /** Function counter: requests sent to the store. */
+    public static final String STORE_REQUESTS = "distlock.store.requests";
+    /** The observation of each acquisition, for tracing. */
+    public static final String ACQUISITION_OBSERVATION = "distlock.acquisition";
+
+    private final MeterRegistry meters;
+    private final Optional<ObservationRegistry> observations;
+    private final boolean keyTag;
+    private final ConcurrentHashMap<String, AtomicInteger> held = new ConcurrentHashMap<>();
+
+    private MicrometerLockObserver(Builder builder) {
+        this.meters = builder.meters;
+        this.observations = builder.observations;
+        this.keyTag = builder.keyTag;
+    }
+
+    /** An observer recording into {@code meters}, without observations and without key tags. */
+    public static MicrometerLockObserver create(MeterRegistry meters) {
+        return builder(meters).build();
+    }
+
+    /** Starts an observer recording into {@code meters}. */
+    public static Builder builder(MeterRegistry meters) {
+        return new Builder(meters);
+    }
+
+    /** Settings of a {@link MicrometerLockObserver}. */
+    public static final class Builder {
+        private final MeterRegistry meters;
+        private Optional<ObservationRegistry> observations = Optional.empty();
+        private boolean keyTag;
+
+        private Builder(MeterRegistry meters) {
+            this.meters = Objects.requireNonNull(meters, "meters");
+        }
+
+        /** Also report each acquisition as an observation in {@code registry} (for tracing). */
+        public Builder observations(ObservationRegistry registry) {
+            this.observations = Optional.of(Objects.requireNonNull(registry, "registry"));
+            return this;
+        }
+
+        /**
+         * Whether meters carry the lock's key as tag {@code key} (default false: keys are unbounded, and each key
+         * would make meters of its own).
+         */
+        public Builder keyTag(boolean keyTag) {
+            this.keyTag = keyTag;
+            return this;
+        }
+
+        /** The observer, to give to {@code RemoteLockerBuilder.observer}. */
+        public MicrometerLockObserver build() {
+            return new MicrometerLockObserver(this);
+        }
+    }
+
+    @Override
+    public void lockerOpened(String scheme, Optional<LongSupplier> storeRequests) {
+        heldGauge(scheme);
+        storeRequests.ifPresent(count -> FunctionCounter.builder(STORE_REQUESTS, count, c -> (double) c.getAsLong())
+                .description("Requests sent to the lock store")
+                .tags(Tags.of("store", scheme))
+                .register(meters));
+    }
+
+    @Override
+    public Acquisition acquisitionStarted(String scheme, String key, Kind kind) {
+        Tags tags = tags(scheme, key).and("kind", name(kind));
+        Timer.Sample sample = Timer.start(meters);
+        Optional<Observation> observation =
+                observations.map(registry -> Observation.createNotStarted(ACQUISITION_OBSERVATION, registry)
+                        .contextualName("distlock acquire " + name(kind))
+                        .lowCardinalityKeyValue("store", scheme)
+                        .lowCardinalityKeyValue("kind", name(kind))
+                        .highCardinalityKeyValue("key", key)
+                        .start());
+        return new Acquisition() {
+            @Override
+            public Hold granted(RemoteLock lock) {
+                finish("granted", null);
+                return hold(scheme, key);
+            }
+
+            @Override
+            public void ended(Outcome outcome, Throwable failure) {
+                finish(name(outcome), failure);
+            }
+
+            private void finish(String outcome, Throwable failure) {
+                sample.stop(Timer.builder(ACQUIRE)
+                        .description("Waits for a lock, by outcome")
+                        .tags(tags.and("outcome", outcome))
+                        .register(meters));
+                observation.ifPresent(o -> {
+                    o.lowCardinalityKeyValue("outcome", outcome);
+                    if (failure != null) {
+                        o.error(failure);
+                    }
+                    o.stop();
+                });
+            }
+        };
+    }
+
+    private Hold hold(String scheme, String key) {
+        Tags tags = tags(scheme, key);
+        AtomicInteger count = heldGauge(scheme);
+        count.incrementAndGet();
+        Timer.Sample sample = Timer.start(meters);
+        return new Hold() {
+            @Override
+            public void renewed(Duration took) {
+                renewal("renewed", took);
+            }
+
+            @Override
+            public void renewalFailed(Duration took, Throwable failure) {
+                renewal("failed", took);
+            }
+
+            @Override
+            public void lost(String reason) {
+                Counter.builder(LOST)
+                        .description("Locks lost while held")
+                        .tags(tags)
+                        .register(meters)
+                        .increment();
+                end("lost");
+            }
+
+            @Override
+            public void released(ReleaseResult result) {
+                end(name(result));
+            }
+
+            private void renewal(String outcome, Duration took) {
+                Timer.builder(RENEW)
+                        .description("Lease renewals, by outcome")
+                        .tags(tags.and("outcome", outcome))
+                        .register(meters)
+                        .record(took);
+            }
+
+            private void end(String how) {
+                count.decrementAndGet();
+                sample.stop(Timer.builder(HOLD)
+                        .description("How long locks were held, by how the hold ended")
+                        .tags(tags.and("end", how))
+                        .register(meters));
+            }
+        };
+    }
+
+    private AtomicInteger heldGauge(String scheme) {
+        return held.computeIfAbsent(scheme, s -> {
+            AtomicInteger count = new AtomicInteger();
+            Gauge.builder(HELD, count, AtomicInteger::get)
+                    .description("Locks held now")
+                    .tags(Tags.of("store", s))
+                    .strongReference(true)
+                    .register(meters);
+            return count;
+        });
+    }
+
+    private Tags tags(String scheme, String key) {
+        Tags tags = Tags.of("store", scheme);
+        return keyTag ? tags.and("key", key) : tags;
+    }
+
+    private static String name(Enum<?> value) {
+        return value.name().toLowerCase(Locale.ROOT);
+    }
+}

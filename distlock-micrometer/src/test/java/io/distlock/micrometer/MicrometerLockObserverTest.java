@@ -1,0 +1,203 @@
+package io.distlock.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.LockTimeoutException;
+import io.distlock.LockerClosedException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.testing.ZooKeeperEnsemble;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The meters and observations of a locker's locks, against a real ZooKeeper server and the in-memory store. */
+class MicrometerLockObserverTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @RegisterExtension
+    static final ZooKeeperEnsemble ZK = ZooKeeperEnsemble.builder().build();
+
+    private final MeterRegistry meters = new SimpleMeterRegistry();
+
+    private RemoteLocker zk(MicrometerLockObserver observer) {
+        return RemoteLockers.builder()
+                .uri("zk://" + ZK.connectString() + "/metrics")
+                .observer(observer)
+                .build();
+    }
+
+    private long acquisitions(String kind, String outcome) {
+        Timer timer = meters.find(MicrometerLockObserver.ACQUIRE)
+                .tags("store", "zk", "kind", kind, "outcome", outcome)
+                .timer();
+        return timer == null ? 0 : timer.count();
+    }
+
+    private double held() {
+        return meters.get(MicrometerLockObserver.HELD)
+                .tag("store", "zk")
+                .gauge()
+                .value();
+    }
+
+    @Test
+    void theCounts_matchWhatTheLockersDid() throws Exception {
+        MicrometerLockObserver observer = MicrometerLockObserver.create(meters);
+        try (RemoteLocker locker = zk(observer);
+                RemoteLocker other = zk(observer)) {
+            RemoteLock first = locker.lock("account:1", WAIT);
+            RemoteLock second = locker.lock("account:2", WAIT);
+            assertThat(held()).isEqualTo(2);
+            assertThat(other.tryLock("account:1")).isEmpty();
+            assertThatThrownBy(() -> other.lock("account:2", Duration.ofMillis(200)))
+                    .isInstanceOf(LockTimeoutException.class);
+            assertThat(first.release()).isEqualTo(ReleaseResult.RELEASED);
+            other.tryLock("account:1").orElseThrow().release();
+            second.release();
+            assertThat(held()).isZero();
+        }
+        assertThat(acquisitions("lock", "granted")).isEqualTo(2);
+        assertThat(acquisitions("try_lock", "busy")).isEqualTo(1);
+        assertThat(acquisitions("lock", "timed_out")).isEqualTo(1);
+        assertThat(acquisitions("try_lock", "granted")).isEqualTo(1);
+        assertThat(meters.get(MicrometerLockObserver.HOLD)
+                        .tags("store", "zk", "end", "released")
+                        .timer()
+                        .count())
+                .isEqualTo(3);
+        assertThat(meters.get(MicrometerLockObserver.STORE_REQUESTS)
+                        .tag("store", "zk")
+                        .functionCounter()
+                        .count())
+                .as("the backend's own count of ZooKeeper requests")
+                .isPositive();
+        assertThat(meters.getMeters())
+                .as("no key tags unless asked for")
+                .allSatisfy(m -> assertThat(m.getId().getTag("key")).isNull());
+    }
+
+    @Test
+    void aLostLock_showsUp() throws Exception {
+        MicrometerLockObserver observer = MicrometerLockObserver.create(meters);
+        try (RemoteLocker locker = zk(observer);
+                CuratorFramework operator =
+                        CuratorFrameworkFactory.newClient(ZK.connectString(), new RetryOneTime(100))) {
+            operator.start();
+            RemoteLock lock = locker.lock("deleted", WAIT);
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.onLost(l -> lost.countDown());
+            for (String node : operator.getChildren().forPath("/metrics/deleted")) {
+                operator.delete().forPath("/metrics/deleted/" + node); // an operator's delete, behind the holder
+            }
+            assertThat(lost.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+        }
+        assertThat(meters.get(MicrometerLockObserver.LOST)
+                        .tag("store", "zk")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(meters.get(MicrometerLockObserver.HOLD)
+                        .tags("store", "zk", "end", "lost")
+                        .timer()
+                        .count())
+                .isEqualTo(1);
+        assertThat(held()).isZero();
+    }
+
+    @Test
+    void aClosedLocker_recordsNothingMore() throws Exception {
+        MicrometerLockObserver observer = MicrometerLockObserver.create(meters);
+        RemoteLocker locker = zk(observer);
+        locker.lock("k", WAIT).release();
+        locker.close();
+        List<String> before = snapshot();
+        assertThatThrownBy(() -> locker.lock("k", WAIT)).isInstanceOf(LockerClosedException.class);
+        assertThatThrownBy(() -> locker.tryLock("k")).isInstanceOf(LockerClosedException.class);
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    @Test
+    void renewals_areTimed_andKeysAreTags_whenAskedFor() throws Exception {
+        MicrometerLockObserver observer =
+                MicrometerLockObserver.builder(meters).keyTag(true).build();
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri("memory://metrics-renewals")
+                .leaseTime(Duration.ofMillis(300))
+                .observer(observer)
+                .build()) {
+            RemoteLock lock = locker.lock("orders", WAIT);
+            long end = System.nanoTime() + WAIT.toNanos();
+            while (meters.find(MicrometerLockObserver.RENEW).timer() == null && System.nanoTime() < end) {
+                Thread.sleep(10);
+            }
+            lock.release();
+        }
+        assertThat(meters.get(MicrometerLockObserver.RENEW)
+                        .tags("store", "memory", "key", "orders", "outcome", "renewed")
+                        .timer()
+                        .count())
+                .isPositive();
+        assertThat(meters.get(MicrometerLockObserver.ACQUIRE)
+                        .tags("key", "orders", "outcome", "granted")
+                        .timer()
+                        .count())
+                .isEqualTo(1);
+    }
+
+    @Test
+    void acquisitions_areObservations_forTracing() throws Exception {
+        TestObservationRegistry observations = TestObservationRegistry.create();
+        MicrometerLockObserver observer = MicrometerLockObserver.builder(meters)
+                .observations(observations)
+                .build();
+        try (RemoteLocker locker = zk(observer);
+                RemoteLocker other = zk(observer)) {
+            RemoteLock held = locker.lock("traced", WAIT);
+            assertThatThrownBy(() -> other.lock("traced", Duration.ofMillis(100)))
+                    .isInstanceOf(LockTimeoutException.class);
+            held.release();
+        }
+        TestObservationRegistryAssert.assertThat(observations)
+                .hasNumberOfObservationsWithNameEqualTo(MicrometerLockObserver.ACQUISITION_OBSERVATION, 2)
+                .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "granted")
+                        .hasLowCardinalityKeyValue("store", "zk")
+                        .hasHighCardinalityKeyValue("key", "traced")
+                        .doesNotHaveError())
+                .hasAnObservation(
+                        o -> o.hasLowCardinalityKeyValue("outcome", "timed_out").hasError());
+    }
+
+    private List<String> snapshot() {
+        return meters.getMeters().stream()
+                .map(m -> m.getId() + "=" + measure(m))
+                .sorted()
+                .toList();
+    }
+
+    private static String measure(Meter m) {
+        StringBuilder text = new StringBuilder();
+        m.measure().forEach(x -> text.append(x.getStatistic())
+                .append(':')
+                .append(x.getValue())
+                .append(' '));
+        return text.toString();
+    }
+}

@@ -1,0 +1,93 @@
+package io.distlock;
+
+import java.time.Duration;
+import java.util.function.LongSupplier;
+
+/**
+ * What the locks of one locker do, for metrics and tracing: every acquisition from its start to its outcome, and every
+ * granted lock from its grant to its release or loss, with renewals in between. Give one to {@link
+ * RemoteLockerBuilder#observer}; the {@code distlock-micrometer} module maps it onto Micrometer meters and
+ * observations. {@code lock-api} itself depends on no metrics library.
+ *
+ * <p>The callbacks run on the thread that did the work (the caller's, a renewal worker's, a store client's): they must
+ * return quickly and never block. One that throws is logged and ignored; it never changes what the lock does. Nothing
+ * is reported for calls made after the locker was closed (they throw {@link LockerClosedException} before starting).
+ */
+public interface LockObserver {
+
+    /** Observes nothing: the default. */
+    static LockObserver none() {
+        return NoObserver.INSTANCE;
+    }
+
+    /**
+     * The locker was opened; called once, before any other callback.
+     *
+     * @param scheme the URI scheme of the store ({@code zk}, {@code etcd}, {@code redis}, {@code cassandra}, ...), to
+     *     tell the stores apart in the figures
+     * @param storeRequests the number of requests the backend has sent to the store so far, where it counts them
+     *     (empty otherwise)
+     */
+    default void lockerOpened(String scheme, java.util.Optional<LongSupplier> storeRequests) {}
+
+    /**
+     * An acquisition of {@code key} begins: one per {@code lock}, {@code tryLock}, {@code lockAsync} and {@code
+     * tryLockAsync} call, and one per key of {@code lockAll}.
+     *
+     * @return told how the acquisition ends, exactly once
+     */
+    Acquisition acquisitionStarted(String scheme, String key, Kind kind);
+
+    /** How the lock is asked for. */
+    enum Kind {
+        /** {@code lock}, {@code lockAll}, {@code withLock}, {@code lockAsync}: waits. */
+        LOCK,
+        /** {@code tryLock}, {@code tryLockAsync}: one attempt. */
+        TRY_LOCK
+    }
+
+    /** How an acquisition ended without the lock. */
+    enum Outcome {
+        /** {@code tryLock} found the key held (or lost the race for it). */
+        BUSY,
+        /** The wait ran out ({@link LockTimeoutException}). */
+        TIMED_OUT,
+        /** The store failed or could not be reached ({@link LockBackendException}). */
+        FAILED,
+        /** The caller was interrupted, or cancelled the future. */
+        INTERRUPTED,
+        /** The locker was closed meanwhile ({@link LockerClosedException}). */
+        CLOSED
+    }
+
+    /** One acquisition. */
+    interface Acquisition {
+
+        /** Granted: {@code lock} is held; the returned hold is told what happens to it. */
+        Hold granted(RemoteLock lock);
+
+        /**
+         * Ended without the lock.
+         *
+         * @param failure what the caller was given ({@link LockTimeoutException} for {@link Outcome#TIMED_OUT}); null
+         *     for {@link Outcome#BUSY}
+         */
+        void ended(Outcome outcome, Throwable failure);
+    }
+
+    /** One granted lock, until it is released or lost. */
+    interface Hold {
+
+        /** A renewal of the lease succeeded, after {@code took}. */
+        default void renewed(Duration took) {}
+
+        /** A renewal failed (the store did not answer; it is tried again until the lease runs out). */
+        default void renewalFailed(Duration took, Throwable failure) {}
+
+        /** The lock was lost ({@link RemoteLock#onLost}); nothing more is reported for it. */
+        default void lost(String reason) {}
+
+        /** The lock was released ({@link RemoteLock#release()}) with {@code result}; nothing more is reported. */
+        default void released(ReleaseResult result) {}
+    }
+}

@@ -1,0 +1,158 @@
+package io.distlock.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.LockObserver;
+import io.distlock.LockTimeoutException;
+import io.distlock.LockerClosedException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** What a locker reports to its {@link LockObserver}, on the real in-memory store. */
+class LockObserverTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    /** Every callback as one line: {@code started k LOCK}, {@code granted k}, {@code ended k TIMED_OUT}, ... */
+    private static final class Recording implements LockObserver {
+        final List<String> events = new CopyOnWriteArrayList<>();
+        volatile boolean failing;
+
+        @Override
+        public void lockerOpened(String scheme, Optional<LongSupplier> storeRequests) {
+            events.add("opened " + scheme);
+        }
+
+        @Override
+        public Acquisition acquisitionStarted(String scheme, String key, Kind kind) {
+            record("started " + key + " " + kind);
+            return new Acquisition() {
+                @Override
+                public Hold granted(RemoteLock lock) {
+                    record("granted " + key);
+                    return new Hold() {
+                        @Override
+                        public void renewed(Duration took) {
+                            if (!events.contains("renewed " + key)) {
+                                record("renewed " + key);
+                            }
+                        }
+
+                        @Override
+                        public void lost(String reason) {
+                            record("lost " + key);
+                        }
+
+                        @Override
+                        public void released(ReleaseResult result) {
+                            record("released " + key + " " + result);
+                        }
+                    };
+                }
+
+                @Override
+                public void ended(Outcome outcome, Throwable failure) {
+                    record("ended " + key + " " + outcome);
+                }
+            };
+        }
+
+        private void record(String event) {
+            events.add(event);
+            if (failing && !event.startsWith("started")) {
+                throw new IllegalStateException("observer bug");
+            }
+        }
+    }
+
+    private static RemoteLocker open(TestInfo test, Recording observer, Duration leaseTime) {
+        return RemoteLockers.builder()
+                .uri("memory://observer-" + test.getTestMethod().orElseThrow().getName())
+                .leaseTime(leaseTime)
+                .observer(observer)
+                .build();
+    }
+
+    @Test
+    void everyOutcome_isReportedOnce_inOrder(TestInfo test) throws Exception {
+        Recording seen = new Recording();
+        try (RemoteLocker locker = open(test, seen, Duration.ofSeconds(30));
+                RemoteLocker other = open(test, new Recording(), Duration.ofSeconds(30))) {
+            RemoteLock held = locker.lock("a", WAIT);
+            assertThat(other.tryLock("a")).isEmpty();
+            assertThat(locker.tryLock("b")).isPresent().get().extracting(RemoteLock::release);
+            RemoteLock blocker = other.lock("c", WAIT);
+            assertThatThrownBy(() -> locker.lock("c", Duration.ofMillis(50))).isInstanceOf(LockTimeoutException.class);
+            assertThatThrownBy(
+                            () -> locker.lockAsync("c", Duration.ofMillis(50)).get(5, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(LockTimeoutException.class);
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(() -> locker.lock("d")).isInstanceOf(InterruptedException.class);
+            assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
+            blocker.release();
+        }
+        assertThat(seen.events)
+                .containsExactly(
+                        "opened memory",
+                        "started a LOCK",
+                        "granted a",
+                        "started b TRY_LOCK",
+                        "granted b",
+                        "released b RELEASED",
+                        "started c LOCK",
+                        "ended c TIMED_OUT",
+                        "started c LOCK",
+                        "ended c TIMED_OUT",
+                        "started d LOCK",
+                        "ended d INTERRUPTED",
+                        "released a RELEASED");
+    }
+
+    @Test
+    void renewalsAndALoss_areReported_andNothingAfterTheLoss(TestInfo test) throws Exception {
+        Recording seen = new Recording();
+        try (RemoteLocker locker = open(test, seen, Duration.ofMillis(300))) {
+            RemoteLock lock = locker.lock("k", WAIT);
+            Waits.until("a renewal", WAIT, () -> seen.events.contains("renewed k"));
+            lock.onLost(l -> {});
+            ((DefaultRemoteLock) lock).markLost("deleted out of band");
+            assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+        }
+        assertThat(seen.events).endsWith("renewed k", "lost k");
+    }
+
+    @Test
+    void anObserverThatThrows_changesNothing(TestInfo test) throws Exception {
+        Recording seen = new Recording();
+        seen.failing = true;
+        try (RemoteLocker locker = open(test, seen, Duration.ofSeconds(30))) {
+            RemoteLock lock = locker.lock("k", WAIT);
+            assertThat(lock.isHeld()).isTrue();
+            assertThat(lock.release()).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(locker.tryLock("k")).isPresent();
+        }
+        assertThat(seen.events).contains("started k LOCK", "granted k").doesNotContain("released k RELEASED");
+    }
+
+    @Test
+    void aClosedLocker_reportsNothingMore(TestInfo test) {
+        Recording seen = new Recording();
+        RemoteLocker locker = open(test, seen, Duration.ofSeconds(30));
+        locker.close();
+        int before = seen.events.size();
+        assertThatThrownBy(() -> locker.lock("k", WAIT)).isInstanceOf(LockerClosedException.class);
+        assertThatThrownBy(() -> locker.tryLock("k")).isInstanceOf(LockerClosedException.class);
+        assertThat(seen.events).hasSize(before);
+    }
+}
