@@ -82,8 +82,9 @@ final class RedlockBackend implements LockBackend {
 
     /**
      * One attempt; after a split vote or unanswered masters it tries again, at most {@code retryCount} times, after
-     * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders do not all
-     * lose (Theorem 4: of simultaneous attempts on a free lock, one wins).
+     * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders are
+     * unlikely to all lose (Theorem 4 holds only with high probability here: contenders can split the masters on
+     * every retry, and then all answer empty).
      *
      * @throws LockBackendException if too few masters answered for a majority, every time
      */
