@@ -132,6 +132,30 @@ class RedlockFaultsTest {
                         REDIS.endpoints().get(2));
     }
 
+    /**
+     * Theorem 4 is probabilistic on Redlock: with the masters split 2/2 between two other contenders' values (as a
+     * 2/2/1 race leaves them until the contenders clean up), a {@code tryLock} wins the fifth master only, and answers
+     * empty after its retries although nobody holds a majority.
+     */
+    @Test
+    void tryLock_mastersSplitBetweenTwoOtherContenders_answersEmpty_thoughNobodyHoldsAMajority() {
+        String key = RedisProbe.uniqueKey("split");
+        String redisKey = "distlock:" + key;
+        probe.set(0, redisKey, "contender-a", Duration.ofSeconds(30));
+        probe.set(1, redisKey, "contender-a", Duration.ofSeconds(30));
+        probe.set(2, redisKey, "contender-b", Duration.ofSeconds(30));
+        probe.set(3, redisKey, "contender-b", Duration.ofSeconds(30));
+        try (RemoteLocker locker = locker()) {
+            assertThat(locker.tryLock(key)).isEmpty();
+        }
+        assertThat(probe.get(4, redisKey))
+                .as("our value on the fifth master, cleaned up")
+                .isNull();
+        for (int m : List.of(0, 1, 2, 3)) {
+            probe.delete(m, redisKey);
+        }
+    }
+
     @Test
     void lockEntryDeletedOnEveryMaster_holderToldWithinTheStoreFaultsBound() throws Exception {
         String key = RedisProbe.uniqueKey("deleted");
