@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -147,8 +148,10 @@ final class Redlock {
     }
 
     /**
-     * Compare-and-delete on every master, whatever we think each holds; decided as soon as a majority deleted it (the
-     * others have been sent the same command and do it as they get it) or too few can.
+     * Compare-and-delete on every master, whatever we think each holds; decided as soon as a majority deleted it or
+     * too few can, then completes once the other masters have answered too, or {@code instanceTimeout} later: a
+     * release that returns leaves nothing on a healthy master (the others were caught still deleting under load),
+     * and a dead or frozen master costs it at most the per-instance timeout.
      */
     CompletableFuture<Tally> release(RedlockLease lease) {
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
@@ -160,7 +163,10 @@ final class Redlock {
                     lease.value(),
                     settings.releaseChannel()));
         }
-        return Tally.count(votes, majority, true);
+        CompletableFuture<?>[] all = votes.toArray(CompletableFuture[]::new);
+        return Tally.count(votes, majority, true).thenCompose(decided -> CompletableFuture.allOf(all)
+                .completeOnTimeout(null, settings.instanceTimeout().toNanos(), TimeUnit.NANOSECONDS)
+                .thenApply(rest -> decided));
     }
 
     /** The masters that did not answer in the tally, with their last error: for messages. */
