@@ -15,17 +15,23 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * One waiting acquisition: attempt; when the lock is held, wait for a release message on its key (or the poll timer,
- * if the message is lost); after a split vote or unanswered masters, wait a random delay of at most {@code
- * retryDelay} (seed 002), deaf to messages meanwhile, so that contenders that just split do not all come back at
- * once. An attempt that fails part-way deletes what it set, so there is nothing to withdraw.
+ * if the message is lost); after a split vote, wait a random delay of at most {@code retryDelay} (seed 002), deaf to
+ * messages meanwhile, so that contenders that just split do not all come back at once, and longer after splits in a
+ * row ({@link #afterSplit}); when too few masters answer, the shared exponential back-off of {@link
+ * Step#storeFailed}, which ends the wait once the masters have been unreachable for {@code connectTimeout}. An
+ * attempt that fails part-way deletes what it set, so there is nothing to withdraw.
  */
 final class Acquisition extends PollingAcquisition<Lease> {
+
+    private static final int MAX_DOUBLINGS = 20;
 
     private final Redlock redlock;
     private final ReleaseMessages messages;
     private final RedlockSettings settings;
     private final LockRequest request;
     private final Deadline deadline;
+    // Attempts are sequential (each is sent after the previous answered), on whichever thread answered.
+    private volatile int splitsInARow;
 
     Acquisition(
             Redlock redlock,
@@ -56,6 +62,7 @@ final class Acquisition extends PollingAcquisition<Lease> {
                 case GRANTED:
                     return Step.granted(attempt.lease());
                 case HELD:
+                    splitsInARow = 0;
                     CompletableFuture<Void> ready = messages.subscribed();
                     if (!ready.isDone()) {
                         ready.thenRun(this::wakeUp); // the subscription may have missed a release: look again
@@ -65,9 +72,25 @@ final class Acquisition extends PollingAcquisition<Lease> {
                 case UNANSWERED:
                     return Step.storeFailed(unreachable(attempt.tally()));
                 default:
-                    return Step.backOff(randomNanos(1, settings.retryDelay().toNanos()));
+                    return afterSplit(++splitsInARow);
             }
         });
+    }
+
+    /**
+     * After a split vote: the first time, a random delay of at most {@code retryDelay}, deaf to releases (seed 002:
+     * contenders that just split must not come back together). Splits in a row mean a holder with a bare majority
+     * (the rest of the masters are free, so every attempt wins some of them and fails): the bound doubles up to the
+     * poll interval and a release wakes the waiter, instead of a retry every few milliseconds for the whole hold.
+     */
+    private Step<Lease> afterSplit(int splits) {
+        long first = settings.retryDelay().toNanos();
+        if (splits == 1) {
+            return Step.backOff(randomNanos(1, first));
+        }
+        long poll = settings.pollInterval().toNanos();
+        long bound = Math.min(first << Math.min(splits - 1, MAX_DOUBLINGS), poll);
+        return Step.pollAfter(randomNanos(bound / 2, bound));
     }
 
     @Override

@@ -65,7 +65,9 @@ final class Master implements AutoCloseable {
         client.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
                 // A command for a master that is down fails at once (and counts as a "no") instead of queueing
-                // until the master returns, long after the attempt that sent it gave up.
+                // until the master returns, long after the attempt that sent it gave up; so do the commands still
+                // unanswered when a connection drops: re-sent on reconnection, a SET NX whose clean-up was rejected
+                // meanwhile would hold the key for a whole ttl (RedlockReconnectTest).
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .socketOptions(SocketOptions.builder()
                         .connectTimeout(settings.connectTimeout())
@@ -157,7 +159,9 @@ final class Master implements AutoCloseable {
         } else if (closed) {
             reply = CompletableFuture.failedFuture(new IllegalStateException("backend closed"));
         } else {
+            // A copy: the connection under way is shared, and each caller's timeout must end only its own wait.
             reply = connect()
+                    .copy()
                     .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
                     .thenCompose(connected -> command.apply(connected.async()));
         }

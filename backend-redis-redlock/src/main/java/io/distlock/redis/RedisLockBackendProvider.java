@@ -33,10 +33,14 @@ import java.util.concurrent.atomic.LongAdder;
  *       answer an acquisition before it counts as a "no"; small against the ttl so that a dead or frozen master costs
  *       little (a granted attempt does not wait for it at all). The ttl must be at least 10 times it.
  *   <li>{@value #RETRY_COUNT} (default 3) and {@value #RETRY_DELAY} (default 10ms): after a split vote or unanswered
- *       masters, {@code tryLock} tries again up to this many times, each after a random delay of at most this long;
- *       a waiting {@code lock} retries after such a delay until its deadline.
+ *       masters, {@code tryLock} tries again up to this many times, each after a random delay of at most this long,
+ *       doubled each time; a waiting {@code lock} retries after a split after such a delay, doubling after splits in
+ *       a row up to the poll interval; a waiter woken by a release attempts after a random delay of at most this
+ *       long (seed 002's desynchronisation of clients that heard the same release).
  *   <li>{@value #POLL_INTERVAL} (default ttl/4, at most 500ms): the longest a waiter sleeps without a release message
  *       (a lost message, a holder that died) before it tries again.
+ *   <li>{@code connectTimeout} (common): also how long a wait goes on while too few masters answer; it then fails
+ *       with a {@link LockBackendException} naming them, deadline or not.
  *   <li>{@value #CLOCK_DRIFT_FACTOR} (default 0.01): the drift allowance is ttl x factor + 2 ms.
  *   <li>{@value #KEY_PREFIX} (default {@code distlock:}): prepended to every key; the release channel is {@code
  *       <prefix>released}.
@@ -48,8 +52,10 @@ import java.util.concurrent.atomic.LongAdder;
  * the same rate (within the drift factor), masters that do not lose keys (AOF with {@code appendfsync always}, or a
  * crashed master kept down for longer than the largest ttl before it rejoins). No fencing tokens: a holder that pauses
  * past its validity (GC, SIGSTOP, a clock jump) cannot be stopped from writing after the next holder (Kleppmann's
- * critique of Redlock); use a store with fencing where correctness depends on it. Not FIFO. Waiters are woken by a
- * message each release publishes.
+ * critique of Redlock); use a store with fencing where correctness depends on it. Not FIFO. A release wakes one
+ * waiter of the key per locker, by a message it publishes. Theorem 4 (of simultaneous {@code tryLock}s one wins)
+ * holds only with high probability: contenders can split the masters on every retry. Renewal has no limit on the
+ * number of extensions (seed 002 has one): the lock is kept while its holder renews.
  *
  * <p>Opening connects to every master in parallel and needs a majority within {@code connectTimeout}; the others
  * are reconnected in the background. Bad URIs or options throw {@link LockConfigurationException}: an even number of

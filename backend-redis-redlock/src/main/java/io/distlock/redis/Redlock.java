@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -30,6 +31,9 @@ final class Redlock {
 
     /** One attempt's result: the lease when granted, and the tally for messages. */
     record Attempt(Outcome outcome, RedlockLease lease, Tally tally) {}
+
+    /** The release script's channel argument that deletes without publishing. */
+    private static final String NO_ANNOUNCEMENT = "";
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int VALUE_BYTES = 20;
@@ -93,18 +97,15 @@ final class Redlock {
     /**
      * Deletes a failed attempt's value from every master that may hold it: all but those that answered "no" (the
      * value is unique to the attempt, so a refused {@code SET NX} left nothing there). Completes when all answered.
+     * Announces nothing: no lock that anybody held is freed, and waking the waiters for it fed a loop (contenders
+     * split against a holder that has a bare majority, clean up, wake each other, and split again).
      */
     private CompletableFuture<Tally> cleanUp(String redisKey, String value, Tally tally) {
         List<CompletableFuture<Vote>> deletes = new ArrayList<>();
         for (int i = 0; i < masters.size(); i++) {
             if (tally.vote(i) != Vote.NO) {
                 deletes.add(masters.get(i)
-                        .run(
-                                settings.instanceTimeout(),
-                                LuaScript.RELEASE,
-                                redisKey,
-                                value,
-                                settings.releaseChannel()));
+                        .run(settings.instanceTimeout(), LuaScript.RELEASE, redisKey, value, NO_ANNOUNCEMENT));
             }
         }
         if (deletes.isEmpty()) {
@@ -147,8 +148,10 @@ final class Redlock {
     }
 
     /**
-     * Compare-and-delete on every master, whatever we think each holds; decided as soon as a majority deleted it (the
-     * others have been sent the same command and do it as they get it) or too few can.
+     * Compare-and-delete on every master, whatever we think each holds; decided as soon as a majority deleted it or
+     * too few can, then completes once the other masters have answered too, or {@code instanceTimeout} later: a
+     * release that returns leaves nothing on a healthy master (the others were caught still deleting under load),
+     * and a dead or frozen master costs it at most the per-instance timeout.
      */
     CompletableFuture<Tally> release(RedlockLease lease) {
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
@@ -160,7 +163,10 @@ final class Redlock {
                     lease.value(),
                     settings.releaseChannel()));
         }
-        return Tally.count(votes, majority, true);
+        CompletableFuture<?>[] all = votes.toArray(CompletableFuture[]::new);
+        return Tally.count(votes, majority, true).thenCompose(decided -> CompletableFuture.allOf(all)
+                .completeOnTimeout(null, settings.instanceTimeout().toNanos(), TimeUnit.NANOSECONDS)
+                .thenApply(rest -> decided));
     }
 
     /** The masters that did not answer in the tally, with their last error: for messages. */

@@ -62,13 +62,14 @@ final class RedlockBackend implements LockBackend {
         this.masters = masters;
         this.requests = requests;
         this.redlock = new Redlock(masters, location.majority(), settings, ticker);
-        this.messages = new ReleaseMessages(masters, settings.releaseChannel(), location.majority(), wakeUps);
         this.timers = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "distlock-redlock-timer");
             t.setDaemon(true);
             return t;
         });
         timers.setRemoveOnCancelPolicy(true);
+        this.messages = new ReleaseMessages(
+                masters, settings.releaseChannel(), location.majority(), wakeUps, timers, settings.retryDelay());
         // Subscribed before the first wait, in the background: a locker's first waiter would otherwise pay for the
         // pub/sub connections (and, in a fresh JVM, their classes) while its rivals are already woken by messages.
         messages.subscribed();
@@ -81,8 +82,9 @@ final class RedlockBackend implements LockBackend {
 
     /**
      * One attempt; after a split vote or unanswered masters it tries again, at most {@code retryCount} times, after
-     * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders do not all
-     * lose (Theorem 4: of simultaneous attempts on a free lock, one wins).
+     * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders are
+     * unlikely to all lose (Theorem 4 holds only with high probability here: contenders can split the masters on
+     * every retry, and then all answer empty).
      *
      * @throws LockBackendException if too few masters answered for a majority, every time
      */

@@ -1,34 +1,68 @@
 package io.distlock.redis;
 
 import io.distlock.spi.WakeUps;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Push wake-up: every release publishes the freed key on one channel per master ({@code <prefix>released}); this
  * listens on that channel through one pub/sub connection per master (opened with the backend, in the
- * background), however many keys are waited on, and wakes the local waiters ({@link WakeUps}) of the key named in
- * each message.
+ * background), however many keys are waited on, and wakes one local waiter ({@link WakeUps#wakeOne}) of the key named
+ * in each release.
  *
  * <p>One channel for all keys means no subscribe and unsubscribe per wait (the races and leaked subscriptions of
  * per-lock channels), at the cost of every locker hearing every release of its prefix; a message for a key nobody
  * here waits on is one map lookup. Messages can be lost (a master restarting, a reconnecting subscriber), so every
  * waiter also polls on a timer.
+ *
+ * <p>A release is heard once from every master that deleted the key; each message names the release (the random part
+ * of the released value), and only the first of a release wakes anybody. The wake-up comes after a random delay of at
+ * most {@code retryDelay} (seed 002's random retry delay): every locker hears the release at about the same instant,
+ * and their woken waiters would otherwise send their {@code SET NX} to the masters together and split the votes.
  */
 final class ReleaseMessages {
+
+    /** How many recent releases are remembered to drop the repeats of a release heard from several masters. */
+    private static final int REMEMBERED_RELEASES = 1024;
+
+    /** Length of the release id that starts a message, then a space, then the key (see {@code release.lua}). */
+    private static final int RELEASE_ID_LENGTH = 40;
 
     private final List<Master> masters;
     private final String channel;
     private final int majority;
     private final WakeUps wakeUps;
+    private final ScheduledExecutorService timers;
+    private final long jitterNanos;
+    private final Map<String, Boolean> heard = new LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > REMEMBERED_RELEASES;
+        }
+    };
 
-    ReleaseMessages(List<Master> masters, String channel, int majority, WakeUps wakeUps) {
+    ReleaseMessages(
+            List<Master> masters,
+            String channel,
+            int majority,
+            WakeUps wakeUps,
+            ScheduledExecutorService timers,
+            Duration jitter) {
         this.masters = masters;
         this.channel = channel;
         this.majority = majority;
         this.wakeUps = wakeUps;
+        this.timers = timers;
+        this.jitterNanos = jitter.toNanos();
     }
 
     /**
@@ -57,7 +91,23 @@ final class ReleaseMessages {
         return ready;
     }
 
-    private void released(String redisKey) {
-        wakeUps.wake(redisKey);
+    private void released(String message) {
+        boolean named = message.length() > RELEASE_ID_LENGTH && message.charAt(RELEASE_ID_LENGTH) == ' ';
+        // A message without a release id (a locker of an older version released) wakes a waiter every time.
+        String redisKey = named ? message.substring(RELEASE_ID_LENGTH + 1) : message;
+        if (named) {
+            String release = message.substring(0, RELEASE_ID_LENGTH);
+            synchronized (heard) {
+                if (heard.put(release, Boolean.TRUE) != null) {
+                    return; // the same release, heard from another master
+                }
+            }
+        }
+        long delay = jitterNanos > 0 ? ThreadLocalRandom.current().nextLong(jitterNanos + 1) : 0;
+        try {
+            timers.schedule(() -> wakeUps.wakeOne(redisKey), delay, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            // the backend is closing: its waiters end with it
+        }
     }
 }

@@ -17,12 +17,17 @@ final class Backends {
     private Backends() {}
 
     static LockBackend open(List<String> endpoints, Duration ttl, Ticker ticker, Map<String, String> options) {
+        return open(endpoints, ttl, Duration.ofSeconds(5), ticker, options);
+    }
+
+    static LockBackend open(
+            List<String> endpoints, Duration ttl, Duration connectTimeout, Ticker ticker, Map<String, String> options) {
         String scheme = endpoints.size() == 1 ? "redis://" : "redlock://";
         BackendConfig config = new BackendConfig(
                 URI.create(scheme + String.join(",", endpoints)),
                 options,
                 ttl,
-                Duration.ofSeconds(5),
+                connectTimeout,
                 ticker,
                 Clock.systemUTC());
         return new RedisLockBackendProvider().open(config);

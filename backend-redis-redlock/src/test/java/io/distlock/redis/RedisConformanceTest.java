@@ -1,6 +1,7 @@
 package io.distlock.redis;
 
 import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.StoreFaults;
 import io.distlock.testing.RedisServers;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,12 @@ class RedisConformanceTest extends LockerConformanceTests {
     }
 
     /** Port 1 on loopback: nothing listens there. */
+    /** Stops and starts the instance, deletes the key there; the holder is told at its next renewal. */
+    @Override
+    public Optional<StoreFaults> storeFaults() {
+        return Optional.of(new RedisStoreFaults(REDIS, probe, leaseTime()));
+    }
+
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("redis://127.0.0.1:1");

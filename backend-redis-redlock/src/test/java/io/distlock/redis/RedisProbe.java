@@ -84,6 +84,11 @@ final class RedisProbe implements AutoCloseable {
         on(master).psetex(key, ttl.toMillis(), value);
     }
 
+    /** Deletes {@code key} on master {@code index}, whoever holds it. */
+    void delete(int master, String key) {
+        on(master).del(key);
+    }
+
     /** Whether {@code key} exists on master {@code index} (the access also expires it if its time is up). */
     boolean exists(int master, String key) {
         return on(master).exists(key) > 0;
@@ -93,6 +98,24 @@ final class RedisProbe implements AutoCloseable {
     long subscribers(int master, String channel) {
         Map<String, Long> n = on(master).pubsubNumsub(channel);
         return n.getOrDefault(channel, 0L);
+    }
+
+    /**
+     * How many times the masters have run {@code command} (lower case, e.g. {@code set}) since they started, summed
+     * over all of them: {@code INFO commandstats}.
+     */
+    long calls(String command) {
+        long total = 0;
+        String prefix = "cmdstat_" + command + ":calls=";
+        for (int i = 0; i < endpoints.size(); i++) {
+            for (String line : on(i).info("commandstats").split("\r?\n")) {
+                if (line.startsWith(prefix)) {
+                    int end = line.indexOf(',', prefix.length());
+                    total += Long.parseLong(line.substring(prefix.length(), end < 0 ? line.length() : end));
+                }
+            }
+        }
+        return total;
     }
 
     /** Forgets the connection to a master that was restarted. */

@@ -1,6 +1,7 @@
 package io.distlock.redis;
 
 import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.StoreFaults;
 import io.distlock.testing.RedisServers;
 import java.util.List;
 import java.util.Optional;
@@ -32,6 +33,12 @@ class RedlockConformanceTest extends LockerConformanceTests {
     }
 
     /** Five closed ports on loopback. */
+    /** Stops and starts the five masters, deletes the key there; the holder is told at its next renewal. */
+    @Override
+    public Optional<StoreFaults> storeFaults() {
+        return Optional.of(new RedisStoreFaults(REDIS, probe, leaseTime()));
+    }
+
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5");

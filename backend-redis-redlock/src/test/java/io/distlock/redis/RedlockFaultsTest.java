@@ -14,6 +14,7 @@ import io.distlock.testing.RedisServers;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -129,6 +130,51 @@ class RedlockFaultsTest {
                         REDIS.endpoints().get(0),
                         REDIS.endpoints().get(1),
                         REDIS.endpoints().get(2));
+    }
+
+    /**
+     * Theorem 4 is probabilistic on Redlock: with the masters split 2/2 between two other contenders' values (as a
+     * 2/2/1 race leaves them until the contenders clean up), a {@code tryLock} wins the fifth master only, and answers
+     * empty after its retries although nobody holds a majority.
+     */
+    @Test
+    void tryLock_mastersSplitBetweenTwoOtherContenders_answersEmpty_thoughNobodyHoldsAMajority() {
+        String key = RedisProbe.uniqueKey("split");
+        String redisKey = "distlock:" + key;
+        probe.set(0, redisKey, "contender-a", Duration.ofSeconds(30));
+        probe.set(1, redisKey, "contender-a", Duration.ofSeconds(30));
+        probe.set(2, redisKey, "contender-b", Duration.ofSeconds(30));
+        probe.set(3, redisKey, "contender-b", Duration.ofSeconds(30));
+        try (RemoteLocker locker = locker()) {
+            assertThat(locker.tryLock(key)).isEmpty();
+        }
+        assertThat(probe.get(4, redisKey))
+                .as("our value on the fifth master, cleaned up")
+                .isNull();
+        for (int m : List.of(0, 1, 2, 3)) {
+            probe.delete(m, redisKey);
+        }
+    }
+
+    @Test
+    void lockEntryDeletedOnEveryMaster_holderToldWithinTheStoreFaultsBound() throws Exception {
+        String key = RedisProbe.uniqueKey("deleted");
+        Duration lease = TestTimeouts.scaled(Duration.ofSeconds(3));
+        RedisStoreFaults faults = new RedisStoreFaults(REDIS, probe, lease);
+        try (RemoteLocker locker =
+                        RemoteLockers.builder().uri(uri()).leaseTime(lease).build();
+                RemoteLocker other = locker()) {
+            RemoteLock held = locker.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)));
+            CompletableFuture<Object> lost = new CompletableFuture<>();
+            held.onLost(lost::complete);
+            faults.deleteLockEntry(key);
+            long start = System.nanoTime();
+            lost.get(TestTimeouts.scaled(faults.deletionNoticedWithin()).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(held.isHeld()).isFalse();
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .isLessThanOrEqualTo(TestTimeouts.scaled(faults.deletionNoticedWithin()));
+            other.lock(key, TestTimeouts.scaled(Duration.ofSeconds(5))).release();
+        }
     }
 
     @Test

@@ -1,0 +1,136 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.distlock.LockBackendException;
+import io.distlock.Ticker;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.HostList.Address;
+import io.distlock.spi.LockBackend;
+import io.distlock.testing.RedisServers;
+import io.distlock.testing.ServerNode;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A master whose connection stalls, drops and comes back (through the fixture's proxy): what Lettuce does with the
+ * commands under way then must not leave a key behind or fail a caller before its own timeout.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class RedlockReconnectTest {
+
+    @RegisterExtension
+    static final RedisServers REDIS = RedisServers.builder().build();
+
+    /**
+     * Lettuce, reconnecting on its own, re-sends the commands that were unanswered when a connection dropped. A
+     * {@code SET NX PX} that timed out is a "maybe" whose clean-up, sent while the master is disconnected, is
+     * rejected; re-sent after that, it would leave our value there for a whole ttl, a lock nobody holds.
+     */
+    @Test
+    void attempt_connectionDropsWithTheSetUnanswered_theSetIsNotResentOnReconnect() throws Exception {
+        ServerNode node = REDIS.node(0);
+        String key = RedisProbe.uniqueKey("resend");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(20));
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend backend = Backends.open(
+                        List.of(node.proxiedEndpoint()),
+                        ttl,
+                        Ticker.system(),
+                        Map.of("instanceTimeout", "500ms", "retryCount", "0"))) {
+            node.partition(); // the SET reaches the proxy, not the server
+            long before = backend.storeRequests().orElseThrow();
+            CompletableFuture<Object> attempt = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return backend.tryAcquire(Backends.request(key, ttl));
+                } catch (LockBackendException e) {
+                    return e;
+                }
+            });
+            Deadlines.await(
+                    () -> backend.storeRequests().orElseThrow() > before,
+                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    () -> "the SET was not sent");
+            node.disconnect(); // the connection drops with the SET unanswered; reconnections are refused
+            assertThat(attempt.get(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                    .isInstanceOf(LockBackendException.class);
+            node.heal();
+            // Once a later attempt gets through, Lettuce has reconnected and sent whatever it had kept for then.
+            String other = RedisProbe.uniqueKey("after-reconnect");
+            Deadlines.await(
+                    () -> acquired(backend, other, ttl),
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the master was not reconnected");
+            assertThat(probe.get(0, "distlock:" + key))
+                    .as("the timed-out SET of the failed attempt, re-sent after the reconnection")
+                    .isNull();
+        }
+    }
+
+    /**
+     * Several commands may wait for a master's first connection at once, each with its own timeout (an acquisition's
+     * short per-instance timeout, a release's longer one): the first to give up must not fail the others.
+     */
+    @Test
+    void send_whileConnecting_eachCallerWaitsItsOwnTimeout() throws Exception {
+        ServerNode node = REDIS.node(0);
+        String key = RedisProbe.uniqueKey("connecting");
+        RedisProbe probe = new RedisProbe(REDIS.endpoints());
+        probe.set(0, key, "ours", Duration.ofSeconds(60));
+        node.partition(); // connections are accepted, the handshake is not answered
+        RedlockSettings settings = new RedlockSettings(
+                Duration.ofSeconds(30),
+                Duration.ofMillis(100),
+                0,
+                Duration.ofMillis(10),
+                Duration.ofMillis(500),
+                0.01,
+                "distlock:",
+                Optional.empty(),
+                0,
+                TestTimeouts.scaled(Duration.ofSeconds(20)));
+        ClientResources resources = DefaultClientResources.builder()
+                .ioThreadPoolSize(1)
+                .computationThreadPoolSize(1)
+                .build();
+        String proxied = node.proxiedEndpoint();
+        Address address = new Address(
+                proxied.substring(0, proxied.lastIndexOf(':')),
+                Integer.parseInt(proxied.substring(proxied.lastIndexOf(':') + 1)));
+        try (Master master = new Master(address, settings, resources, new LongAdder())) {
+            CompletableFuture<Vote> quick = master.setIfAbsent(key, "someone", 30_000);
+            CompletableFuture<Vote> patient = master.run(
+                    TestTimeouts.scaled(Duration.ofSeconds(20)), LuaScript.RELEASE, key, "ours", "distlock:released");
+            assertThat(quick.get(10, TimeUnit.SECONDS)).isEqualTo(Vote.FAILED);
+            node.heal();
+            assertThat(patient.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the release given 20s, after the acquisition's 100ms ran out while both waited to connect")
+                    .isEqualTo(Vote.YES);
+            assertThat(probe.exists(0, key)).isFalse();
+        } finally {
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
+            probe.close();
+        }
+    }
+
+    private static boolean acquired(LockBackend backend, String key, Duration ttl) {
+        try {
+            return backend.tryAcquire(Backends.request(key, ttl))
+                    .map(lease -> backend.release(lease))
+                    .orElse(false);
+        } catch (LockBackendException e) {
+            return false;
+        }
+    }
+}
