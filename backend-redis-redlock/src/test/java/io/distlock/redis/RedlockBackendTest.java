@@ -143,8 +143,8 @@ class RedlockBackendTest {
 
     /**
      * A release publishes its key from every master that deleted it (five messages) and every locker hears them: the
-     * locker wakes one of its waiters of the key, once per release, and the others keep their poll timers (issue 20,
-     * item 11: every waiter sending {@code SET NX} to all five masters at once is a herd that splits the votes).
+     * locker wakes one of its waiters of the key, once per release, and the others keep their poll timers (every
+     * waiter sending {@code SET NX} to all five masters at once is a herd that splits the votes).
      */
     @Test
     void release_withFourWaitersInOneLocker_wakesOneOfThem_oneRoundOfSets() throws Exception {

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Every master stopped (issue 20, items 7 and 13): each call fails with the store's error within about {@code
+ * Every master stopped: each call fails with the store's error within about {@code
  * connectTimeout}, deadline or not, and a wait through the outage backs off instead of retrying every few
  * milliseconds.
  */
