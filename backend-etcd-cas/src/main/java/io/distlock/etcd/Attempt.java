@@ -36,8 +36,8 @@ abstract class Attempt {
 
     private boolean finished; // guarded by this
     private Watch.Watcher watcher; // guarded by this
-    /** The last write that may have put a key of this attempt; the clean-up deletes only after its answer. */
-    private CompletableFuture<?> lastWrite = CompletableFuture.completedFuture(null); // guarded by this
+    /** The last write that may have put a key of this attempt (null: none); the clean-up deletes after its answer. */
+    private EtcdCalls.Write<?> lastWrite; // guarded by this
 
     Attempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
         this.backend = backend;
@@ -70,11 +70,39 @@ abstract class Attempt {
     abstract void begin();
 
     /**
-     * Deletes whatever this attempt may have put, once its last write has been answered (see {@link #sendWrite});
-     * completes when done or handed over.
+     * Deletes whatever this attempt may have put, once etcd has really answered its last write (see {@link
+     * #sendWrite}); completes when done or handed over, with whether a write still in flight when the attempt ended
+     * got its answer meanwhile. A write that timed out may still be applied: a delete sent before its answer could
+     * be applied first, and the write would then leave its key, bound to a lease kept alive, for good. So the clean-up
+     * waits for that answer, at most {@link EtcdLockBackend#resolveTimeout()} after the write was sent; past that it
+     * deletes now and once more when the answer comes (or the session ends, taking the key with it).
      */
-    final CompletableFuture<Void> cleanUp() {
-        return writesAnswered().thenCompose(answered -> removeKey());
+    final CompletableFuture<Boolean> cleanUp() {
+        EtcdCalls.Write<?> write;
+        synchronized (this) {
+            write = lastWrite;
+        }
+        CompletableFuture<Void> settled = write == null ? CompletableFuture.completedFuture(null) : write.settled();
+        if (settled.isDone()) {
+            return removeKey().thenApply(v -> false);
+        }
+        long left = write.sentNanos()
+                + backend.resolveTimeout().toNanos()
+                - calls.ticker().read();
+        return settled.copy()
+                .orTimeout(Math.max(1, left), TimeUnit.NANOSECONDS)
+                .handle((v, unanswered) -> unanswered == null)
+                .thenCompose(answered -> {
+                    if (!answered) {
+                        log.warn(
+                                "A write of lock '{}' is still unanswered {} after it was sent; its key is deleted now"
+                                        + " and again once etcd answers it",
+                                request.key(),
+                                backend.resolveTimeout());
+                        settled.thenRun(this::removeKey);
+                    }
+                    return removeKey().thenApply(v -> answered);
+                });
     }
 
     /** Deletes the key this attempt may have put (every write of it answered); completes when done or handed over. */
@@ -138,8 +166,14 @@ abstract class Attempt {
                 : new LockBackendException(
                         "etcd at " + calls.endpoints() + " failed while taking lock '" + request.key() + "': " + cause,
                         cause);
-        cleanUp().whenComplete((v, e) -> {
+        boolean timedOut = EtcdCalls.isTimeout(cause);
+        cleanUp().whenComplete((answeredLate, e) -> {
             cleaned.complete(null);
+            if (timedOut && Boolean.TRUE.equals(answeredLate) && (tryOnce || deadline.hasPassed())) {
+                // etcd did answer, only after the attempt's time: the lock was not taken in time, and is not kept
+                result.complete(Optional.empty());
+                return;
+            }
             result.completeExceptionally(error);
         });
     }
@@ -234,18 +268,13 @@ abstract class Attempt {
      * answer, or the write is never sent. Waiting matters on a cluster: a delete sent while the put is in flight may
      * reach another member and be applied first, and the put would then leave its key behind.
      */
-    final synchronized <T> Optional<CompletableFuture<T>> sendWrite(Supplier<CompletableFuture<T>> send) {
+    final synchronized <T> Optional<CompletableFuture<T>> sendWrite(Supplier<EtcdCalls.Write<T>> send) {
         if (finished) {
             return Optional.empty();
         }
-        CompletableFuture<T> write = send.get();
+        EtcdCalls.Write<T> write = send.get();
         lastWrite = write;
-        return Optional.of(write);
-    }
-
-    /** Completes, normally, once the last write sent by {@link #sendWrite} has been answered, either way. */
-    private synchronized CompletableFuture<Void> writesAnswered() {
-        return lastWrite.handle((response, failure) -> null);
+        return Optional.of(write.result());
     }
 
     /** Runs {@code step} unless the attempt has ended; a failure of the step fails the attempt. */

@@ -68,7 +68,7 @@ final class CasAttempt extends Attempt {
         EtcdSession s = session;
         sendWrite(() -> {
                     mayHoldKey = true;
-                    return calls.txn(
+                    return calls.write(
                             "compare-and-set of lock '" + request.key() + "'",
                             txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                                     .Then(Op.put(

@@ -17,8 +17,10 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -81,7 +83,52 @@ final class EtcdCalls {
 
     /** A transaction, repeated after a lost reply until {@code deadline}. */
     CompletableFuture<TxnResponse> txn(String what, UnaryOperator<Txn> body, Deadline deadline) {
-        return retrying(what, () -> body.apply(client.getKVClient().txn()).commit(), deadline);
+        return write(what, body, deadline).result();
+    }
+
+    /**
+     * A transaction that may write, repeated after a lost reply until {@code deadline}; its {@link Write#settled()}
+     * tells when etcd has really answered every send of it, which may be after the result timed out.
+     */
+    Write<TxnResponse> write(String what, UnaryOperator<Txn> body, Deadline deadline) {
+        Write<TxnResponse> write = new Write<>(new CompletableFuture<>(), ticker.read());
+        attempt(what, () -> body.apply(client.getKVClient().txn()).commit(), deadline, write, 1);
+        return write;
+    }
+
+    /**
+     * One request as the caller sees it ({@link #result()}: bounded by its deadline) and as etcd sees it: every send
+     * of it, the repeats included, whose real answers may come after the result has timed out. A write whose result
+     * timed out may still be applied later; only once {@link #settled()} is it known that no send is left in flight.
+     */
+    static final class Write<T> {
+        private final CompletableFuture<T> result;
+        private final long sentNanos;
+        private final List<CompletableFuture<?>> sends = new CopyOnWriteArrayList<>();
+
+        Write(CompletableFuture<T> result, long sentNanos) {
+            this.result = result;
+            this.sentNanos = sentNanos;
+        }
+
+        CompletableFuture<T> result() {
+            return result;
+        }
+
+        /** The ticker reading when the first send went out. */
+        long sentNanos() {
+            return sentNanos;
+        }
+
+        /**
+         * Completes, normally, once the result is known and every send has had etcd's answer or failed on its
+         * connection: after that, nothing of this write can still be applied.
+         */
+        CompletableFuture<Void> settled() {
+            return result.handle((r, e) -> null)
+                    .thenCompose(done -> CompletableFuture.allOf(
+                            sends.stream().map(f -> f.handle((r, e) -> null)).toArray(CompletableFuture[]::new)));
+        }
     }
 
     /** Grants a lease of {@code ttlSeconds}. */
@@ -116,20 +163,24 @@ final class EtcdCalls {
     }
 
     private <T> CompletableFuture<T> retrying(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        attempt(what, call, deadline, result, 1);
-        return result;
+        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read());
+        attempt(what, call, deadline, write, 1);
+        return write.result();
     }
 
     private <T> void attempt(
-            String what, Supplier<CompletableFuture<T>> call, Deadline deadline, CompletableFuture<T> result, int n) {
+            String what, Supplier<CompletableFuture<T>> call, Deadline deadline, Write<T> write, int n) {
+        CompletableFuture<T> result = write.result();
         if (result.isDone()) {
             return;
         }
         requests.increment();
         CompletableFuture<T> sent;
         try {
-            sent = bounded(call.get(), deadline);
+            CompletableFuture<T> raw = call.get();
+            write.sends.add(raw);
+            // The bound applies to a copy: the send itself stays visible until etcd (or the connection) answers it.
+            sent = bounded(raw.copy(), deadline);
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }
@@ -143,7 +194,7 @@ final class EtcdCalls {
                     && deadline.remainingNanos() > TimeUnit.MILLISECONDS.toNanos(RETRY_PAUSE_MILLIS)) {
                 log.debug("{} failed (attempt {}), sending it again: {}", what, n, cause.toString());
                 timer.schedule(
-                        () -> attempt(what, call, deadline, result, n + 1), RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+                        () -> attempt(what, call, deadline, write, n + 1), RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
                 return;
             }
             result.completeExceptionally(failure(what, cause, deadline));
@@ -192,6 +243,16 @@ final class EtcdCalls {
         return null;
     }
 
+    /** Whether the failure is a request that got no answer by its deadline (it may still be applied later). */
+    static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static Throwable unwrap(Throwable e) {
         Throwable t = e;
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
@@ -205,9 +266,11 @@ final class EtcdCalls {
             return e;
         }
         if (cause instanceof TimeoutException) {
-            return new LockBackendException("No answer from etcd at " + endpoints + " within "
-                    + deadline.maxWait().map(Object::toString).orElse("the deadline") + " " + what
-                    + " (option operationTimeout)");
+            return new LockBackendException(
+                    "No answer from etcd at " + endpoints + " within "
+                            + deadline.maxWait().map(Object::toString).orElse("the deadline") + " " + what
+                            + " (option operationTimeout)",
+                    cause);
         }
         return new LockBackendException("etcd at " + endpoints + " failed " + what + ": " + cause, cause);
     }

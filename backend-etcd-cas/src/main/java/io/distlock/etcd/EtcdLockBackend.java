@@ -42,6 +42,7 @@ final class EtcdLockBackend implements LockBackend {
     private final EtcdLocation location;
     private final EtcdLockMode mode;
     private final Duration operationTimeout;
+    private final Duration resolveTimeout;
     private final ScheduledExecutorService timer;
     private final EtcdCalls calls;
     private final Sessions sessions;
@@ -52,6 +53,7 @@ final class EtcdLockBackend implements LockBackend {
             EtcdLocation location,
             EtcdLockMode mode,
             Duration operationTimeout,
+            Duration resolveTimeout,
             EtcdCalls calls,
             Sessions sessions,
             ScheduledExecutorService timer) {
@@ -59,6 +61,7 @@ final class EtcdLockBackend implements LockBackend {
         this.location = location;
         this.mode = mode;
         this.operationTimeout = operationTimeout;
+        this.resolveTimeout = resolveTimeout;
         this.calls = calls;
         this.sessions = sessions;
         this.timer = timer;
@@ -75,6 +78,14 @@ final class EtcdLockBackend implements LockBackend {
 
     Duration operationTimeout() {
         return operationTimeout;
+    }
+
+    /**
+     * How long after sending a write whose answer is late an attempt waits for etcd's real answer before it ends (the
+     * connect timeout: how long the locker waits for the store at all).
+     */
+    Duration resolveTimeout() {
+        return resolveTimeout;
     }
 
     EtcdLockMode mode() {

@@ -81,7 +81,7 @@ final class FairAttempt extends Attempt {
         String key = myKey;
         sendWrite(() -> {
                     putSent = true;
-                    return calls.txn(
+                    return calls.write(
                             "putting the queue key of lock '" + request.key() + "'",
                             txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                                     .Then(

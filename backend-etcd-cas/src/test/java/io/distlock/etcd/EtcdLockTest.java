@@ -20,6 +20,7 @@ import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
 import io.distlock.spi.LockRequest;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.TcpProxy;
@@ -40,6 +41,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -442,6 +444,59 @@ class EtcdLockTest {
             assertTrue(release.get(maxWait().toMillis(), TimeUnit.MILLISECONDS), "release after a lost reply");
         } finally {
             proxy.heal();
+        }
+    }
+
+    /** A locker whose jetcd client passes every request through {@code interceptor}. */
+    private static RemoteLocker interceptedLocker(String query, Duration ttl, DelayingInterceptor interceptor) {
+        return RemoteLockers.builder()
+                .uri(EtcdTesting.uri(ETCD, PREFIX) + query)
+                .provider(new LockBackendProvider() {
+                    @Override
+                    public String name() {
+                        return "etcd";
+                    }
+
+                    @Override
+                    public Set<String> uriSchemes() {
+                        return Set.of("etcd");
+                    }
+
+                    @Override
+                    public LockBackend open(BackendConfig config) {
+                        return EtcdLockBackendProvider.open(config, client -> client.interceptor(interceptor));
+                    }
+                })
+                .leaseTime(ttl)
+                .build();
+    }
+
+    /**
+     * Issue 20 item 2: the put of a {@code tryLock} reaches etcd only after the attempt's operation timeout (100 ms),
+     * so its clean-up runs while the put is still in flight. The put must not land after the clean-up's delete and
+     * leave a key bound to the locker's live lease: another locker gets the lock, and nothing is left behind.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void tryLock_putLandingAfterOperationTimeout_leavesNothingBehind(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("late-put");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        try (DelayingInterceptor delay = new DelayingInterceptor();
+                RemoteLocker slow =
+                        interceptedLocker("?mode=" + mode.optionValue() + "&operationTimeout=100ms", ttl, delay);
+                RemoteLocker other = locker(mode, ttl)) {
+            delay.delayNext("Txn", Duration.ofMillis(500));
+            assertThat(slow.tryLock(key))
+                    .as("tryLock whose put is answered after 500 ms")
+                    .isEmpty();
+            delay.delayedCallClosed().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            try (RemoteLock lock = other.lock(key, TestTimeouts.scaled(Duration.ofSeconds(3)))) {
+                assertThat(keysUnder(lockPrefix(mode, key)).values())
+                        .as("etcd keys of '%s' while the other locker holds it", key)
+                        .extracting(kv -> kv.getValue().toString(StandardCharsets.UTF_8))
+                        .containsExactly(lock.ownerId());
+            }
+            assertNothingLeft(mode, key, "the other locker's release");
         }
     }
 
