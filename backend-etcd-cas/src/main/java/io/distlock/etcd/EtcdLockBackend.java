@@ -146,7 +146,10 @@ final class EtcdLockBackend implements LockBackend {
         try {
             return future.get();
         } catch (InterruptedException e) {
-            future.cancel(false);
+            if (!future.cancel(false)) {
+                // The grant won the race with the interrupt (get() throws even then): nobody will hold it, free it.
+                future.getNow(Optional.empty()).ifPresent(lease -> releaseQuietly((EtcdLease) lease));
+            }
             awaitCleanUp(attempt);
             throw e;
         } catch (ExecutionException e) {
