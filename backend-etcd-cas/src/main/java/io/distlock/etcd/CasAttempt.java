@@ -97,12 +97,12 @@ final class CasAttempt extends Attempt {
 
     private void answered(TxnResponse response) {
         if (response.isSucceeded()) {
-            grant(lease(response.getHeader().getRevision()));
+            grant(lease(response.getHeader().getRevision(), response.getHeader().getRevision()));
             return;
         }
         List<KeyValue> current = response.getGetResponses().get(0).getKvs();
         if (!current.isEmpty() && text(current.get(0).getValue()).equals(request.ownerId())) {
-            grant(lease(current.get(0).getCreateRevision())); // our own put, whose reply was lost
+            grant(lease(current.get(0).getCreateRevision(), response.getHeader().getRevision())); // our own lost reply
             return;
         }
         mayHoldKey = false;
@@ -117,9 +117,16 @@ final class CasAttempt extends Attempt {
         watchForDeletion(key, response.getHeader().getRevision() + 1, () -> guarded(this::begin));
     }
 
-    private EtcdLease lease(long createRevision) {
+    private EtcdLease lease(long createRevision, long confirmedAt) {
         return new EtcdLease(
-                request.key(), request.ownerId(), key, null, createRevision, session, request.lossListener());
+                request.key(),
+                request.ownerId(),
+                key,
+                null,
+                createRevision,
+                confirmedAt,
+                session,
+                request.lossListener());
     }
 
     @Override

@@ -239,6 +239,7 @@ final class EtcdLockBackend implements LockBackend {
 
     private CompletableFuture<Boolean> releaseAsync(EtcdLease etcd) {
         EtcdSession session = etcd.session();
+        etcd.releasing();
         session.forget(etcd);
         if (etcd.isLost()) {
             unclaim(etcd);

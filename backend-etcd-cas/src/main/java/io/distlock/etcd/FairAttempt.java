@@ -135,7 +135,7 @@ final class FairAttempt extends Attempt {
             owner = response.getGetResponses().get(1).getKvs();
         }
         if (!owner.isEmpty() && owner.get(0).getCreateRevision() == myRev) {
-            grant(lease());
+            grant(lease(response.getHeader().getRevision()));
         } else if (tryOnce) {
             giveUp();
         } else {
@@ -171,7 +171,7 @@ final class FairAttempt extends Attempt {
                         List<KeyValue> before =
                                 response.getGetResponses().get(0).getKvs();
                         if (before.isEmpty()) {
-                            grant(lease());
+                            grant(lease(response.getHeader().getRevision()));
                             return;
                         }
                         String predecessorKey = text(before.get(0).getKey());
@@ -215,8 +215,9 @@ final class FairAttempt extends Attempt {
         fail(cause);
     }
 
-    private EtcdLease lease() {
-        return new EtcdLease(request.key(), request.ownerId(), myKey, name, myRev, session, request.lossListener());
+    private EtcdLease lease(long confirmedAt) {
+        return new EtcdLease(
+                request.key(), request.ownerId(), myKey, name, myRev, confirmedAt, session, request.lossListener());
     }
 
     @Override
