@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +40,8 @@ final class EtcdSession {
     private final long ttlNanos;
     private final Duration requestTimeout;
     private final Runnable onLost;
+    private final Consumer<EtcdSession> onIdle;
+    private boolean retired; // guarded by this
     private final Set<String> claimed = new HashSet<>(); // guarded by this
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     /** Keys of attempts that could not be deleted at once, by key. */
@@ -53,13 +56,20 @@ final class EtcdSession {
     private volatile String lostReason;
     private volatile ScheduledFuture<?> keepAlive;
 
-    EtcdSession(EtcdCalls calls, long id, long ttlSeconds, long grantSentNanos, Runnable onLost) {
+    EtcdSession(
+            EtcdCalls calls,
+            long id,
+            long ttlSeconds,
+            long grantSentNanos,
+            Runnable onLost,
+            Consumer<EtcdSession> onIdle) {
         this.calls = calls;
         this.id = id;
         this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
         this.validUntilNanos = grantSentNanos + ttlNanos;
         this.requestTimeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), ttlNanos / 3));
         this.onLost = onLost;
+        this.onIdle = onIdle;
     }
 
     /** Starts the keep-alives, every third of the TTL. */
@@ -101,14 +111,35 @@ final class EtcdSession {
         return lostReason;
     }
 
-    /** Takes {@code name} for one attempt of this session; false if another attempt has it, or the session is lost. */
+    /**
+     * Takes {@code name} for one attempt of this session; false if another attempt has it, or the session is lost or
+     * retired.
+     */
     synchronized boolean claim(String name) {
-        return isUsable() && claimed.add(name);
+        return !retired && isUsable() && claimed.add(name);
     }
 
     /** Gives {@code name} back; the attempt's key is gone (or handed to {@link #deleteLater}). */
-    synchronized void unclaim(String name) {
-        claimed.remove(name);
+    void unclaim(String name) {
+        boolean idle;
+        synchronized (this) {
+            idle = claimed.remove(name) && claimed.isEmpty();
+        }
+        if (idle) {
+            onIdle.accept(this);
+        }
+    }
+
+    /**
+     * Retires the session if nothing of it is left (no name claimed, no lock held, no key waiting for deletion): it
+     * takes no new claims, and the caller revokes it. False if it is still in use.
+     */
+    synchronized boolean retireIfIdle() {
+        if (retired || !claimed.isEmpty() || !leases.isEmpty() || !pendingDeletes.isEmpty()) {
+            return false;
+        }
+        retired = true;
+        return true;
     }
 
     /** Registers a granted lock, to be told if the session is lost; false if it already is. */

@@ -612,6 +612,77 @@ class EtcdLockTest {
         }
     }
 
+    /** How many leases etcd has: its {@code LeaseLeases} call, through the member's JSON gateway (jetcd lacks it). */
+    private static int leasesInEtcd() throws Exception {
+        java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(
+                                        URI.create("http://" + ETCD.node(0).endpoint() + "/v3/lease/leases"))
+                                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}"))
+                                .timeout(Duration.ofSeconds(10))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+        return response.body().split("\"ID\"", -1).length - 1;
+    }
+
+    /**
+     * Issue 20 item 4: in fair mode a session queues for a name once, so K concurrent {@code lockAsync} calls of one
+     * locker on one key need K sessions (etcd leases, each kept alive). Once they are served and released, the extra
+     * ones are revoked: the locker is back to one lease.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void concurrentLockAsync_onOneKey_leaveNoExtraLeases(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("leases");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        int k = 5;
+        try (RemoteLocker holderLocker = locker(mode, ttl);
+                RemoteLocker waiters = locker(mode, ttl)) {
+            int baseline = leasesInEtcd();
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            List<CompletableFuture<ReleaseResult>> pending = new ArrayList<>();
+            for (int i = 0; i < k; i++) {
+                pending.add(waiters.lockAsync(key, maxWait()).thenApply(RemoteLock::release)); // in grant order
+            }
+            if (mode == EtcdLockMode.FAIR) {
+                Deadlines.await(
+                        () -> {
+                            try {
+                                return keysUnder(lockPrefix(mode, key)).size() == k + 1;
+                            } catch (Exception e) {
+                                return false;
+                            }
+                        },
+                        maxWait(),
+                        () -> k + " waiters did not queue");
+                assertEquals(baseline + k - 1, leasesInEtcd(), "leases while " + k + " waiters of one locker queue");
+            }
+            held.release();
+            for (CompletableFuture<ReleaseResult> next : pending) {
+                assertEquals(ReleaseResult.RELEASED, next.get(maxWait().toMillis(), TimeUnit.MILLISECONDS));
+            }
+            assertTrue(
+                    Deadlines.within(maxWait(), () -> {
+                        try {
+                            return leasesInEtcd() == baseline;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    }),
+                    () -> "leases after every waiter was served and released: " + leasesCount() + ", expected "
+                            + baseline);
+            assertNothingLeft(mode, key, "every waiter released");
+        }
+    }
+
+    private static String leasesCount() {
+        try {
+            return String.valueOf(leasesInEtcd());
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
     /**
      * The holder's connection is cut (partition) for longer than the TTL: its keep-alives stop, it reports the lock
      * lost (from its own validity, measured from before each keep-alive was sent), etcd expires the lease and a waiter
