@@ -66,7 +66,8 @@ public interface RemoteLocker extends AutoCloseable {
      * order.
      *
      * @return the held lock; release it with {@link RemoteLock#close()}, best in a try-with-resources block
-     * @throws InterruptedException if the thread is interrupted while waiting; nothing is left held in the store
+     * @throws InterruptedException if the thread is interrupted while waiting, or was when it called (at once, even on
+     *     a free key, clearing the flag); nothing is left held in the store
      * @throws IllegalStateException if the calling thread already holds {@code key} through this locker (see "Not
      *     re-entrant"), or the locker is closed, also while waiting ({@link LockerClosedException})
      * @throws LockBackendException if the store cannot be reached or fails
@@ -79,7 +80,8 @@ public interface RemoteLocker extends AutoCloseable {
      * @param maxWait the longest time to wait for the lock; must be positive
      * @return the held lock
      * @throws LockTimeoutException if the lock was not granted within {@code maxWait}; nothing is left held
-     * @throws InterruptedException if the thread is interrupted while waiting; nothing is left held
+     * @throws InterruptedException if the thread is interrupted while waiting, or was when it called; nothing is left
+     *     held
      * @throws IllegalArgumentException if {@code maxWait} is zero or negative
      * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
      *     locker is closed
@@ -114,7 +116,7 @@ public interface RemoteLocker extends AutoCloseable {
      * @throws IllegalArgumentException if {@code keys} is empty or holds a key twice, or {@code maxWait} is not
      *     positive
      * @throws LockTimeoutException if not all locks were granted within {@code maxWait}; none is left held
-     * @throws InterruptedException if interrupted while waiting; none is left held
+     * @throws InterruptedException if interrupted while waiting, or when called; none is left held
      * @throws IllegalStateException if the calling thread already holds one of the keys, or the locker is closed
      * @throws LockBackendException if the store cannot be reached or fails; none is left held
      */
@@ -172,7 +174,8 @@ public interface RemoteLocker extends AutoCloseable {
      * order; otherwise the wait runs on a thread of the locker's pool. Not checked for re-entrancy.
      *
      * <p>The future completes with the held lock, or exceptionally with {@link LockTimeoutException}, {@link
-     * LockBackendException} or, if the locker is closed meanwhile, {@link LockerClosedException}. Cancelling the
+     * LockBackendException}, {@link InterruptedException} if the calling thread was interrupted when it called (its
+     * flag is left set) or, if the locker is closed meanwhile, {@link LockerClosedException}. Cancelling the
      * future withdraws the waiter from the store. If the grant won the race, the future is already complete and {@code
      * cancel} returns false: the caller owns the lock and must release it. Argument errors and a closed locker are
      * thrown directly.

@@ -77,7 +77,14 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         settings.timeMaxLead(),
                         settings.embeddedTimeService());
                 algorithm = new QueueAlgorithm(
-                        calls, statements, time, wakeUps, config.ticker(), settings.pollMin(), settings.pollMax());
+                        calls,
+                        statements,
+                        time,
+                        wakeUps,
+                        config.ticker(),
+                        settings.pollMin(),
+                        settings.pollMax(),
+                        config.connectTimeout());
             } else {
                 algorithm = new LegacyAlgorithm(calls, statements, config.ticker());
             }

@@ -57,6 +57,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final OwnerSlots slots = new OwnerSlots();
     private final LowWaterMarks marks = new LowWaterMarks();
     private final ScheduledExecutorService polls;
+    private final Duration outageLimit;
 
     QueueAlgorithm(
             CqlCalls calls,
@@ -65,8 +66,10 @@ final class QueueAlgorithm implements LockAlgorithm {
             WakeUps wakeUps,
             Ticker ticker,
             Duration pollMin,
-            Duration pollMax) {
+            Duration pollMax,
+            Duration outageLimit) {
         this.calls = calls;
+        this.outageLimit = outageLimit;
         this.statements = statements;
         this.time = time;
         this.wakeUps = wakeUps;
@@ -509,7 +512,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Starts Listing 6's loop: enqueue once, then poll until first and alone in the owner row, or the deadline. */
         PollingAcquisition<CassandraLease> waitFor(Deadline deadline) {
-            return new QueueWait(this, QueueAlgorithm.this, wakeUps, polls, deadline).start();
+            return new QueueWait(this, QueueAlgorithm.this, wakeUps, polls, deadline, outageLimit).start();
         }
 
         /** Listing 6 on the calling thread: {@link #waitFor}, interrupted by interrupting the thread. */

@@ -4,6 +4,7 @@ import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.PollingAcquisition;
 import io.distlock.spi.WakeUps;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
@@ -14,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * One waiting acquisition of the queue algorithm (Listing 6's loop): each attempt is one poll, an asynchronous chain
  * of driver requests ({@link QueueAlgorithm.Attempt#pollAsync}); when not granted, the next poll comes after the
  * queue's pace ({@link QueueAlgorithm.Attempt#untilNextPoll}) or at once when a holder in this backend releases the
- * key. A store that fails is polled again until the deadline, which then ends the wait with its last failure. Ending
+ * key. A store that fails is polled again after a growing back-off, until it has failed for the {@code connectTimeout}
+ * or until the deadline, which then ends the wait with its last failure. Ending
  * without a grant deletes our cells first.
  */
 final class QueueWait extends PollingAcquisition<CassandraLease> {
@@ -29,8 +31,9 @@ final class QueueWait extends PollingAcquisition<CassandraLease> {
             QueueAlgorithm algorithm,
             WakeUps wakeUps,
             ScheduledExecutorService timers,
-            Deadline deadline) {
-        super(attempt.key(), deadline, timers, wakeUps, attempt.key(), Runnable::run);
+            Deadline deadline,
+            Duration outageLimit) {
+        super(attempt.key(), deadline, outageLimit, timers, wakeUps, attempt.key(), Runnable::run);
         this.attempt = attempt;
         this.algorithm = algorithm;
     }
@@ -54,11 +57,10 @@ final class QueueWait extends PollingAcquisition<CassandraLease> {
                 throw failure; // a bug, not the store: ends the wait
             }
             LOG.debug("Waiting for lock '{}': {}", attempt.key(), storeFailure.toString());
-            return Step.<CassandraLease>pollAfter(attempt.untilNextPoll(1))
-                    .failingAtDeadlineWith(new LockBackendException(
-                            "Could not acquire lock '" + attempt.key() + "' before the deadline: "
-                                    + storeFailure.getMessage(),
-                            storeFailure));
+            return Step.<CassandraLease>storeFailed(new LockBackendException(
+                    "Could not acquire lock '" + attempt.key() + "': Cassandra failed every attempt (last: "
+                            + storeFailure.getMessage() + ")",
+                    storeFailure));
         });
     }
 

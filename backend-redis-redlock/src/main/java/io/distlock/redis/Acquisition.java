@@ -2,11 +2,11 @@ package io.distlock.redis;
 
 import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
-import io.distlock.spi.DurationText;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
 import io.distlock.spi.PollingAcquisition;
 import io.distlock.spi.WakeUps;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -35,8 +35,9 @@ final class Acquisition extends PollingAcquisition<Lease> {
             ScheduledExecutorService timers,
             Executor completion,
             LockRequest request,
-            Deadline deadline) {
-        super(request.key(), deadline, timers, wakeUps, settings.redisKey(request.key()), completion);
+            Deadline deadline,
+            Duration outageLimit) {
+        super(request.key(), deadline, outageLimit, timers, wakeUps, settings.redisKey(request.key()), completion);
         this.redlock = redlock;
         this.messages = messages;
         this.settings = settings;
@@ -62,9 +63,7 @@ final class Acquisition extends PollingAcquisition<Lease> {
                     long poll = settings.pollInterval().toNanos();
                     return Step.pollAfter(randomNanos(poll / 2, poll));
                 case UNANSWERED:
-                    return Step.<Lease>backOff(
-                                    randomNanos(1, settings.retryDelay().toNanos()))
-                            .failingAtDeadlineWith(unreachable(attempt.tally()));
+                    return Step.storeFailed(unreachable(attempt.tally()));
                 default:
                     return Step.backOff(randomNanos(1, settings.retryDelay().toNanos()));
             }
@@ -82,9 +81,8 @@ final class Acquisition extends PollingAcquisition<Lease> {
     }
 
     private LockBackendException unreachable(Tally tally) {
-        return new LockBackendException("Could not acquire lock '" + request.key() + "' within "
-                + deadline.maxWait().map(DurationText::of).orElse("its deadline")
-                + ": too few Redis masters answered for a majority of " + redlock.majority() + " of "
+        return new LockBackendException("Could not acquire lock '" + request.key()
+                + "': too few Redis masters answered for a majority of " + redlock.majority() + " of "
                 + redlock.masters().size() + " (last attempt: " + tally + "; unanswered: "
                 + redlock.unanswered(tally) + ")");
     }

@@ -138,7 +138,17 @@ final class RedlockBackend implements LockBackend {
     }
 
     private PollingAcquisition<Lease> start(LockRequest request, Deadline deadline, Executor completion) {
-        return new Acquisition(redlock, messages, wakeUps, settings, timers, completion, request, deadline).start();
+        return new Acquisition(
+                        redlock,
+                        messages,
+                        wakeUps,
+                        settings,
+                        timers,
+                        completion,
+                        request,
+                        deadline,
+                        settings.connectTimeout())
+                .start();
     }
 
     /**

@@ -35,6 +35,9 @@ final class AsyncAcquisition {
     private final Deadline deadline;
     private final Ticker ticker;
     private final Duration operationTimeout;
+    /** Guarded by this: when a disconnection that began before a step ends the wait; null while connected. */
+    private Deadline outage;
+
     private final ScheduledExecutorService steps;
     private final Consumer<Lease> release;
     private final CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
@@ -106,15 +109,21 @@ final class AsyncAcquisition {
             return;
         }
         if (!sessions.isConnected()) {
-            retryLater(); // no thread waits for the connection: the state change (or the timer) looks again
+            if (outage == null) {
+                outage = Deadline.after(operationTimeout, ticker);
+            }
+            if (outage.hasPassed()) {
+                fail(attempt.unreachable("lockAsync")); // not connected for the whole connectTimeout
+            } else {
+                retryLater(); // no thread waits for the connection: the state change (or the timer) looks again
+            }
             return;
         }
+        outage = null;
         try {
-            // one step waits at most the operation timeout, so a connection lost mid-step holds the thread no longer
-            Deadline step = !deadline.isBounded() || deadline.remainingNanos() > operationTimeout.toNanos()
-                    ? Deadline.after(operationTimeout, ticker)
-                    : deadline;
-            Optional<Lease> lease = attempt.look(step, this::schedule);
+            // each store call of the step waits at most the operation timeout, so a connection lost mid-step holds
+            // the thread no longer
+            Optional<Lease> lease = attempt.look(deadline, this::schedule);
             if (lease.isPresent()) {
                 ended = true;
                 cancelTimer();
@@ -126,7 +135,7 @@ final class AsyncAcquisition {
             if (deadline.hasPassed()) {
                 deadlinePassed();
             } else {
-                retryLater();
+                fail(attempt.unreachable("lockAsync")); // a call unanswered for the whole connectTimeout
             }
         } catch (KeeperException e) {
             if (LockAttempt.isConnectionTrouble(e)) {

@@ -121,13 +121,17 @@ final class LockAttempt {
                     if (!isConnectionTrouble(e)) {
                         throw e;
                     }
-                    // A wait rides out connection trouble and session expiry until its deadline (if any).
+                    // A wait rides out connection trouble and session expiry, as long as each call is answered
+                    // within the operation timeout (see look) and the wait's deadline has not passed.
                     log.debug("Waiting for lock '{}' through a ZooKeeper connection problem: {}", request.key(), e);
                     pause(deadline);
                 }
             }
             return lease;
         } catch (TimeoutException e) {
+            if (!deadline.hasPassed()) {
+                throw unreachable("lock");
+            }
             if (!sessions.isConnected()) {
                 throw new LockBackendException("Gave up waiting for lock '" + request.key() + "' at its deadline ("
                         + DurationText.of(deadline.maxWait().orElseThrow()) + ") while not connected to ZooKeeper at "
@@ -152,15 +156,20 @@ final class LockAttempt {
 
     /**
      * One look at the queue: the lease once we are first; otherwise a watch on the predecessor, then, for a blocking
-     * wait ({@code onChange} null), sleep until it fires; for an asynchronous one, return empty at once and let the
-     * watch run {@code onChange} (at once if the predecessor is already gone). Empty to look again.
+     * wait ({@code onChange} null), sleep until it fires or {@code deadline}; for an asynchronous one, return empty at
+     * once and let the watch run {@code onChange} (at once if the predecessor is already gone). Empty to look again.
+     * Each store call waits at most the operation timeout ({@code connectTimeout}), also in a wait without deadline:
+     * a store that cannot be reached for that long ends the look with a {@link TimeoutException} before {@code
+     * deadline}.
      */
     Optional<Lease> look(Deadline deadline, Runnable onChange)
             throws InterruptedException, TimeoutException, KeeperException {
+        Deadline call = Deadline.after(operationTimeout, ticker);
+        Deadline calls = deadline.remainingNanos() < call.remainingNanos() ? deadline : call;
         if (node == null) {
-            enqueue(deadline);
+            enqueue(calls);
         }
-        List<String> queue = queue(deadline);
+        List<String> queue = queue(calls);
         int index = queue.indexOf(ourName());
         if (index < 0) {
             // The session that held our node ended (or someone deleted it): queue again, at the back.
@@ -180,7 +189,7 @@ final class LockAttempt {
         }
         String predecessor = ZKPaths.makePath(lockPath, queue.get(index - 1));
         if (onChange != null) {
-            if (!calls.watch(predecessor, event -> onChange.run(), deadline)) {
+            if (!this.calls.watch(predecessor, event -> onChange.run(), calls)) {
                 onChange.run(); // gone already: look again
             }
             return Optional.empty();
@@ -189,7 +198,7 @@ final class LockAttempt {
             woken = false;
         }
         Watcher watcher = event -> wake();
-        if (calls.watch(predecessor, watcher, deadline)) {
+        if (this.calls.watch(predecessor, watcher, calls)) {
             sleep(deadline, Long.MAX_VALUE);
         }
         return Optional.empty();
@@ -311,6 +320,14 @@ final class LockAttempt {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** A store call of {@code operation} that got no answer within the operation timeout. */
+    LockBackendException unreachable(String operation) {
+        return new LockBackendException("No answer from ZooKeeper at " + sessions.connectString() + " within "
+                + DurationText.of(operationTimeout) + " (option connectTimeout) during " + operation + "('"
+                + request.key() + "')" + (sessions.isConnected() ? "" : ": not connected")
+                + "; a queue node of ours is deleted when the connection returns or the session expires");
     }
 
     LockBackendException failure(String operation, KeeperException e) {

@@ -107,6 +107,10 @@ final class ZkCalls {
                 // with the old session, and the next try creates it in the new one)
                 mayExist = true;
                 checkDeadline(deadline);
+            } catch (KeeperException.NoNodeException e) {
+                // The key's container node was reaped by the server (empty after a session expiry took its last
+                // child) between Curator creating it and our create: nothing was created, create both again.
+                checkDeadline(deadline);
             } catch (KeeperException | InterruptedException | RuntimeException e) {
                 throw e;
             } catch (Exception e) {

@@ -1,6 +1,7 @@
 package io.distlock.zookeeper;
 
 import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.StoreFaults;
 import io.distlock.testing.ZooKeeperEnsemble;
 import java.util.List;
 import java.util.Optional;
@@ -45,6 +46,11 @@ class ZooKeeperConformanceTest extends LockerConformanceTests {
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("zk://127.0.0.1:1" + BASE);
+    }
+
+    @Override
+    public Optional<StoreFaults> storeFaults() {
+        return Optional.of(new ZkStoreFaults(ZK, BASE));
     }
 
     /** The queue nodes under the key's node: the holder's and any waiter's. */

@@ -17,6 +17,10 @@ import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -120,6 +124,67 @@ public interface AbandonedAttemptContract extends LockerFixture {
             held.release();
             assertNothingLeft(key, "after the holder released (and an interrupted acquire before)");
         }
+    }
+
+    /**
+     * A thread whose interrupt flag is already set takes nothing: {@code lock}, {@code lock} with a deadline, {@code
+     * lockAll} and {@code withLock} throw {@link InterruptedException} at once, as {@code java.util.concurrent}'s
+     * blocking calls do (clearing the flag), on a free key, without running the action; {@code lockAsync} answers a
+     * future failed with {@link InterruptedException} instead of throwing. The key stays free.
+     */
+    @Test
+    default void lock_byAnAlreadyInterruptedThread_throwsInterruptedException_andTakesNothing() throws Exception {
+        String key = TestKeys.unique("pre-interrupted");
+        try (RemoteLocker locker = openLocker(leaseTime())) {
+            List<String> calls = List.of("lock(key)", "lock(key, maxWait)", "lockAll", "withLock");
+            AtomicBoolean ran = new AtomicBoolean();
+            for (String call : calls) {
+                Thread.currentThread().interrupt();
+                Object outcome;
+                try {
+                    outcome = switch (call) {
+                        case "lock(key)" -> locker.lock(key);
+                        case "lock(key, maxWait)" -> locker.lock(key, maxWait());
+                        case "lockAll" -> locker.lockAll(List.of(key, key + "-2"), maxWait());
+                        default ->
+                            locker.withLock(key, maxWait(), () -> {
+                                ran.set(true);
+                                return "ran";
+                            });
+                    };
+                } catch (InterruptedException expected) {
+                    outcome = expected;
+                } finally {
+                    Thread.interrupted();
+                }
+                Object result = outcome;
+                if (result instanceof AutoCloseable granted) {
+                    granted.close();
+                }
+                assertTrue(
+                        result instanceof InterruptedException,
+                        () -> call + " by a thread whose interrupt flag was set must throw InterruptedException at"
+                                + " once, but it returned " + result);
+            }
+            assertFalse(ran.get(), "withLock ran its action for an interrupted thread");
+
+            Thread.currentThread().interrupt();
+            CompletableFuture<RemoteLock> async;
+            try {
+                async = locker.lockAsync(key, maxWait());
+            } finally {
+                Thread.interrupted();
+            }
+            ExecutionException failed = assertThrows(
+                    ExecutionException.class,
+                    () -> async.get(maxWait().toMillis(), TimeUnit.MILLISECONDS).close(),
+                    "lockAsync by an interrupted thread must answer a failed future");
+            assertTrue(
+                    failed.getCause() instanceof InterruptedException,
+                    () -> "lockAsync by an interrupted thread failed with " + failed.getCause()
+                            + ", not InterruptedException");
+        }
+        assertNothingLeft(key, "after calls by an interrupted thread");
     }
 
     /**

@@ -157,7 +157,7 @@ public interface LockerFixture {
 
     /**
      * Faults injected into the store itself: stopping and starting it, deleting a lock entry out of band. Empty (the
-     * default) skips the tests that need them (the store-fault contract), with this hook named in the reason.
+     * default) skips the tests that need them ({@link StoreFaultContract}), with this hook named in the reason.
      */
     default Optional<StoreFaults> storeFaults() {
         return Optional.empty();

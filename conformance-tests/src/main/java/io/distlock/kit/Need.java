@@ -59,6 +59,17 @@ public enum Need {
                     : Optional.of("no unreachable URI given: override LockerFixture.unreachableUri() to run the"
                             + " connect-timeout test");
         }
+    },
+
+    /** Faults injected into the store itself ({@link LockerFixture#storeFaults()}). */
+    STORE_FAULTS {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return fixture.storeFaults().isPresent()
+                    ? Optional.empty()
+                    : Optional.of("no store faults given: override LockerFixture.storeFaults() to run the tests of a"
+                            + " store that stops or whose lock entry is deleted out of band");
+        }
     };
 
     /** Why the test cannot run against this fixture and backend; empty if it can. */

@@ -192,6 +192,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
      * wait goes on. Empty when the deadline passed.
      */
     private Optional<RemoteLock> acquire(String key, Deadline deadline, long thread) throws InterruptedException {
+        if (Thread.interrupted()) {
+            // java.util.concurrent's convention: an interrupted caller is not served, even when the key is free
+            throw interruptedBefore(key);
+        }
         while (true) {
             DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
             BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
@@ -224,6 +228,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 return adopted;
             }
         }
+    }
+
+    private static InterruptedException interruptedBefore(String key) {
+        return new InterruptedException("Lock '" + key + "' not taken: the calling thread was interrupted");
     }
 
     private LockRequest request(DefaultRemoteLock lock) {
@@ -409,6 +417,9 @@ final class DefaultRemoteLocker implements RemoteLocker {
         Checks.key(key);
         Checks.positive(maxWait, "maxWait");
         ensureOpen();
+        if (Thread.currentThread().isInterrupted()) {
+            return CompletableFuture.failedFuture(interruptedBefore(key)); // the flag stays the caller's to handle
+        }
         AsyncAcquisition acquisition = new AsyncAcquisition(key, Deadline.after(maxWait, ticker), maxWait);
         enter(acquisition);
         acquisition.start();

@@ -14,17 +14,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps held leases alive: for {@link LeaseModel#RENEWED_TTL} backends it renews each lease every third of the lease
- * time; for every backend it watches the lease's validity and marks the lock lost when it runs out unrenewed (seed
- * 000 section 5.3, with a third instead of a half so that one failed renewal still leaves time for another).
+ * Keeps held leases alive: for {@link LeaseModel#RENEWED_TTL} backends it renews each lease when a third of the lease
+ * time has gone from its validity (a fresh lease every third of the lease time; a grant that reached the caller late,
+ * with less than two thirds left, at once); for every backend it watches the lease's validity and marks the lock lost
+ * when it runs out unrenewed (seed 000 section 5.3, with a third instead of a half so that one failed renewal still
+ * leaves time for another). A failed renewal is tried again after a third of the lease or half the validity left,
+ * whichever is sooner, so the tries thicken as the validity runs out.
  *
  * <p>The scheduler's one thread only keeps time: each renewal (a store round trip that may block up to the backend's
  * operation timeout) runs on the worker pool, so one slow or blocked renewal delays no other lock's renewal. A lock
- * has at most one renewal in flight; the next is scheduled a period after the previous one ended.
+ * has at most one renewal in flight; the next is scheduled when the previous one ended.
  */
 final class LeaseKeeper {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+    /** The shortest wait before a failed renewal is tried again: not a busy loop when the store fails at once. */
+    private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final LockBackend backend;
     private final LeaseModel model;
@@ -53,7 +59,7 @@ final class LeaseKeeper {
         Tracking tracking = new Tracking(lock);
         tracking.scheduleWatchdog();
         if (model == LeaseModel.RENEWED_TTL) {
-            tracking.scheduleRenewal();
+            tracking.scheduleRenewal(false);
         }
         return tracking;
     }
@@ -85,12 +91,16 @@ final class LeaseKeeper {
             }
         }
 
-        private void scheduleRenewal() {
+        private void scheduleRenewal(boolean afterFailure) {
             if (stopped) {
                 return;
             }
+            long left = lock.validUntilNanos() - ticker.read();
+            long delay = afterFailure
+                    ? Math.max(MIN_RETRY_NANOS, Math.min(periodNanos(), left / 2))
+                    : Math.max(0, left - 2 * periodNanos());
             try {
-                renewal = scheduler.schedule(this::startRenewal, periodNanos(), TimeUnit.NANOSECONDS);
+                renewal = scheduler.schedule(this::startRenewal, delay, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException closing) {
                 // the locker is closing
             }
@@ -105,6 +115,7 @@ final class LeaseKeeper {
         }
 
         private void renew() {
+            boolean failed = false;
             try {
                 if (stopped || !lock.isHeld()) {
                     return; // isHeld() marked it lost if its validity ran out
@@ -117,9 +128,10 @@ final class LeaseKeeper {
                 lock.renewed(validUntil.getAsLong());
                 scheduleWatchdog();
             } catch (RuntimeException e) {
+                failed = true;
                 log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
             } finally {
-                scheduleRenewal();
+                scheduleRenewal(failed);
             }
         }
 

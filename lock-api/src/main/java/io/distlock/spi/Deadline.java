@@ -39,6 +39,11 @@ public final class Deadline {
         return maxWait;
     }
 
+    /** The ticker this deadline is measured on. */
+    Ticker ticker() {
+        return ticker;
+    }
+
     /** Whether this deadline has an end. */
     public boolean isBounded() {
         return maxWait.isPresent();

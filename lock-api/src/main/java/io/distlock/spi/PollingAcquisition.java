@@ -12,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -28,9 +29,15 @@ import org.slf4j.LoggerFactory;
  * <p>A backend supplies the step ({@link #attempt}, answering a {@link Step}), {@link #withdraw} (removes what its
  * attempts left in the store) and {@link #release} (gives back a grant nobody can receive any more).
  *
+ * <p>A store that fails an attempt ({@link Step#storeFailed}) is tried again after an exponential back-off with
+ * jitter ({@value #FIRST_RETRY_MILLIS} ms doubling to {@value #LAST_RETRY_MILLIS} ms, never past the deadline), so an
+ * outage costs a few requests a second, not hundreds; once the store has failed every attempt for the <em>outage
+ * limit</em> (the backend's {@code connectTimeout}), the acquisition ends with the last failure, deadline or not: a
+ * wait without deadline fails loudly on a dead store instead of hanging.
+ *
  * <p>{@link #result()} completes with the lease; with empty once the deadline has passed (after withdrawing); or
- * exceptionally when an attempt fails (after withdrawing) or when the deadline passes after a step that names a
- * failure for it. Cancelling {@link #result()} withdraws: an attempt in flight withdraws when it answers, and a grant
+ * exceptionally when an attempt fails (after withdrawing), or when the store has failed every attempt for the outage
+ * limit or until the deadline. Cancelling {@link #result()} withdraws: an attempt in flight withdraws when it answers, and a grant
  * it brings is released. {@link #settled()} completes when nothing of this acquisition is left in flight or in the
  * store.
  *
@@ -49,13 +56,13 @@ public abstract class PollingAcquisition<L extends Lease> {
         private final L lease;
         private final long delayNanos;
         private final boolean wakeOnRelease;
-        private final LockBackendException failureAtDeadline;
+        private final LockBackendException storeFailure;
 
-        private Step(L lease, long delayNanos, boolean wakeOnRelease, LockBackendException failureAtDeadline) {
+        private Step(L lease, long delayNanos, boolean wakeOnRelease, LockBackendException storeFailure) {
             this.lease = lease;
             this.delayNanos = delayNanos;
             this.wakeOnRelease = wakeOnRelease;
-            this.failureAtDeadline = failureAtDeadline;
+            this.storeFailure = storeFailure;
         }
 
         /** Granted. */
@@ -72,21 +79,35 @@ public abstract class PollingAcquisition<L extends Lease> {
         }
 
         /**
-         * Not granted, after a conflict or a failure: attempt again after {@code delayNanos}, deaf to releases
-         * meanwhile (so that rivals that just collided do not all come back at once).
+         * Not granted, after a conflict: attempt again after {@code delayNanos}, deaf to releases meanwhile (so that
+         * rivals that just collided do not all come back at once).
          */
         public static <L extends Lease> Step<L> backOff(long delayNanos) {
             return new Step<>(null, delayNanos, false, null);
         }
 
-        /** This step, but if the deadline has passed the acquisition ends with {@code failure} instead of empty. */
-        public Step<L> failingAtDeadlineWith(LockBackendException failure) {
-            return new Step<>(lease, delayNanos, wakeOnRelease, Objects.requireNonNull(failure, "failure"));
+        /**
+         * Not granted: the store failed the attempt or could not be reached. The acquisition attempts again after
+         * its exponential back-off, deaf to releases meanwhile, and ends with {@code failure} (which should name the
+         * store and what it answered) once the store has failed every attempt for the outage limit, or at the
+         * deadline.
+         */
+        public static <L extends Lease> Step<L> storeFailed(LockBackendException failure) {
+            return new Step<>(null, 0, false, Objects.requireNonNull(failure, "failure"));
         }
     }
 
+    /** The first back-off after a store failure; it doubles with each failure in a row. */
+    static final long FIRST_RETRY_MILLIS = 5;
+
+    /** The longest back-off after store failures. */
+    static final long LAST_RETRY_MILLIS = 1000;
+
+    private static final long LAST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(LAST_RETRY_MILLIS);
+
     private final String key;
     private final Deadline deadline;
+    private final Duration outageLimit;
     private final ScheduledExecutorService timers;
     private final WakeUps wakeUps;
     private final String wakeKey;
@@ -102,10 +123,14 @@ public abstract class PollingAcquisition<L extends Lease> {
     private boolean finished;
     private ScheduledFuture<?> timer;
     private long arming; // which timer is the live one
+    private int failuresInARow;
+    private Deadline outageEnds; // set at the first of failuresInARow
 
     /**
      * @param key the lock's key, for messages
      * @param deadline when to give up
+     * @param outageLimit how long the store may fail every attempt before the acquisition ends with its failure
+     *     (the backend's {@code connectTimeout})
      * @param timers runs the poll timers; rejecting a task (shut down) means the backend was closed
      * @param wakeUps the backend's registry of waiters
      * @param wakeKey the key this acquisition is woken by in {@code wakeUps}
@@ -115,12 +140,14 @@ public abstract class PollingAcquisition<L extends Lease> {
     protected PollingAcquisition(
             String key,
             Deadline deadline,
+            Duration outageLimit,
             ScheduledExecutorService timers,
             WakeUps wakeUps,
             String wakeKey,
             Executor completion) {
         this.key = key;
         this.deadline = deadline;
+        this.outageLimit = Objects.requireNonNull(outageLimit, "outageLimit");
         this.timers = timers;
         this.wakeUps = wakeUps;
         this.wakeKey = wakeKey;
@@ -210,6 +237,9 @@ public abstract class PollingAcquisition<L extends Lease> {
     private void onAttempt(Step<L> step, Throwable error, int signalsBefore) {
         Runnable next;
         synchronized (this) {
+            if (error == null && step.storeFailure == null) {
+                failuresInARow = 0; // the store answered
+            }
             if (finished) {
                 // cancelled while in flight: clean up after this attempt
                 inFlight = false;
@@ -223,21 +253,24 @@ public abstract class PollingAcquisition<L extends Lease> {
             } else if (step.lease != null) {
                 finishLocked();
                 next = () -> deliverGrant(step.lease);
+            } else if (step.storeFailure != null && outageOverLocked()) {
+                finishLocked();
+                LockBackendException failure = step.storeFailure;
+                next = () -> end(r -> r.completeExceptionally(failure));
             } else if (deadline.hasPassed()) {
                 finishLocked();
-                LockBackendException failure = step.failureAtDeadline;
-                next = () -> end(
-                        failure == null ? r -> r.complete(Optional.empty()) : r -> r.completeExceptionally(failure));
+                next = () -> end(r -> r.complete(Optional.empty()));
             } else if (step.wakeOnRelease && waiter.signals() != signalsBefore) {
                 // released while this attempt was in flight: attempt again at once
                 int seen = waiter.signals();
                 next = () -> send(seen);
             } else {
                 long generation = ++arming;
+                long delay = step.storeFailure != null ? retryDelayLocked() : step.delayNanos;
                 try {
                     timer = timers.schedule(
                             () -> onTimer(generation),
-                            Math.max(0, deadline.remainingNanos(step.delayNanos)),
+                            Math.max(0, deadline.remainingNanos(delay)),
                             TimeUnit.NANOSECONDS);
                     inFlight = false;
                     armed = true;
@@ -253,6 +286,28 @@ public abstract class PollingAcquisition<L extends Lease> {
         next.run();
     }
 
+    /**
+     * Guarded by this: counts a store failure; whether the store has now failed every attempt for the outage limit,
+     * or the deadline has passed.
+     */
+    private boolean outageOverLocked() {
+        if (failuresInARow++ == 0) {
+            outageEnds = Deadline.after(outageLimit, deadline.ticker());
+        }
+        return outageEnds.hasPassed() || deadline.hasPassed();
+    }
+
+    /**
+     * Guarded by this: the back-off after the {@code failuresInARow}-th store failure in a row, with full jitter in
+     * its upper half, and never past the outage's end (so that the last attempt falls inside the limit).
+     */
+    private long retryDelayLocked() {
+        int doublings = Math.min(failuresInARow - 1, 20);
+        long ceiling = Math.min(TimeUnit.MILLISECONDS.toNanos(FIRST_RETRY_MILLIS) << doublings, LAST_RETRY_NANOS);
+        long delay = ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1);
+        return Math.min(delay, Math.max(0, outageEnds.remainingNanos()));
+    }
+
     private void onTimer(long generation) {
         int seen;
         synchronized (this) {
@@ -264,15 +319,20 @@ public abstract class PollingAcquisition<L extends Lease> {
         send(seen);
     }
 
-    private void onWake() {
+    /** Whether the wake-up sets this acquisition going: an attempt in flight sees the count change when it answers. */
+    private boolean onWake() {
         int seen;
         synchronized (this) {
-            if (finished || !armed || !wakeable) {
-                return; // an attempt is in flight (it sees the count change), or backing off
+            if (finished || (armed && !wakeable)) {
+                return false; // done, or backing off
+            }
+            if (!armed) {
+                return true; // an attempt is in flight: it sees the count change and attempts again at once
             }
             seen = resendLocked();
         }
         send(seen);
+        return true;
     }
 
     /** Guarded by this: the timer is off, an attempt goes out. */

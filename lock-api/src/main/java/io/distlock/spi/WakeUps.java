@@ -1,30 +1,43 @@
 package io.distlock.spi;
 
-import java.util.Set;
+import java.util.Comparator;
+import java.util.NavigableSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * The waiters of keys inside one backend, woken when the backend learns that a key was released: by a holder in the
  * same backend, or by a message from the store. A {@link PollingAcquisition} registers here so that it attempts again
  * at once instead of at its next poll.
  *
+ * <p>{@link #wakeOne} wakes the longest-registered waiter that is listening, so that one release sends one waiter of
+ * this backend to the store instead of all of them (a herd the store answers with one grant and many refusals); the
+ * others keep their own poll timers. {@link #wake} wakes them all, for a backend that cannot tell which one can win.
+ *
  * <p>Each waiter counts its wake-ups ({@link Waiter#signals()}): an acquisition that reads the count before a request
  * and finds it changed after the answer missed a release while the request was in flight, and attempts again at once.
  */
 public final class WakeUps {
 
-    private final ConcurrentHashMap<String, Set<Waiter>> waiters = new ConcurrentHashMap<>();
+    private static final Comparator<Waiter> BY_REGISTRATION = Comparator.comparingLong(w -> w.order);
+
+    private final ConcurrentHashMap<String, NavigableSet<Waiter>> waiters = new ConcurrentHashMap<>();
+    private final AtomicLong registrations = new AtomicLong();
 
     /**
      * Registers a waiter of {@code key}; close it when done waiting.
      *
-     * @param onWake runs on the thread that calls {@link #wake}, and must not block
+     * @param onWake runs on the thread that wakes the waiter, must not block, and answers whether the wake-up set the
+     *     waiter going (false when it is not listening now: backing off, or done), so that {@link #wakeOne} can try the
+     *     next waiter instead
      */
-    public Waiter register(String key, Runnable onWake) {
-        Waiter waiter = new Waiter(key, onWake);
+    public Waiter register(String key, BooleanSupplier onWake) {
+        Waiter waiter = new Waiter(key, onWake, registrations.incrementAndGet());
         waiters.compute(key, (k, set) -> {
-            Set<Waiter> result = set == null ? ConcurrentHashMap.newKeySet() : set;
+            NavigableSet<Waiter> result = set == null ? new ConcurrentSkipListSet<>(BY_REGISTRATION) : set;
             result.add(waiter); // inside compute: a closing waiter cannot drop the set meanwhile
             return result;
         });
@@ -33,12 +46,28 @@ public final class WakeUps {
 
     /** Wakes every waiter of {@code key} registered here. */
     public void wake(String key) {
-        Set<Waiter> set = waiters.get(key);
+        NavigableSet<Waiter> set = waiters.get(key);
         if (set != null) {
             for (Waiter waiter : set) {
                 waiter.wake();
             }
         }
+    }
+
+    /**
+     * Wakes the longest-registered waiter of {@code key} that is listening; the others are not told. Returns whether
+     * one was woken.
+     */
+    public boolean wakeOne(String key) {
+        NavigableSet<Waiter> set = waiters.get(key);
+        if (set != null) {
+            for (Waiter waiter : set) {
+                if (waiter.wake()) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** How many keys have waiters registered now (none once every waiter has closed). */
@@ -49,12 +78,14 @@ public final class WakeUps {
     /** One registered waiter. */
     public final class Waiter implements AutoCloseable {
         private final String key;
-        private final Runnable onWake;
+        private final BooleanSupplier onWake;
+        private final long order;
         private final AtomicInteger signals = new AtomicInteger();
 
-        private Waiter(String key, Runnable onWake) {
+        private Waiter(String key, BooleanSupplier onWake, long order) {
             this.key = key;
             this.onWake = onWake;
+            this.order = order;
         }
 
         /** How many times this waiter was woken since it registered. */
@@ -62,10 +93,10 @@ public final class WakeUps {
             return signals.get();
         }
 
-        /** Wakes this waiter alone (counted like a release of its key). */
-        void wake() {
+        /** Wakes this waiter alone (counted like a release of its key); whether it was listening. */
+        boolean wake() {
             signals.incrementAndGet();
-            onWake.run();
+            return onWake.getAsBoolean();
         }
 
         /** Unregisters; a key without waiters leaves the registry. */

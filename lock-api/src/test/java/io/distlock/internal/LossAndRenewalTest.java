@@ -158,6 +158,23 @@ class LossAndRenewalTest {
         }
     }
 
+    /**
+     * A grant that reaches the caller with less than a third of its lease left (slow fencing writes, a slow hand-over)
+     * is renewed at once, not a third of the lease after adoption, by which time it would have run out.
+     */
+    @Test
+    void lock_grantedWithLessThanAThirdOfItsLeaseLeft_isRenewedAtOnce_andKept(TestInfo test) throws Exception {
+        HookedProvider hooked = new HookedProvider();
+        hooked.afterGrant = lease -> ticker.advance(LONG_LEASE.multipliedBy(4).dividedBy(5)); // a fifth left
+        try (RemoteLocker locker = manual(test, hooked)) {
+            RemoteLock lock = locker.lock("k", WAIT);
+            Waits.until("a renewal of the late grant", WAIT, () -> hooked.renewals("k") >= 1);
+            ticker.advance(LONG_LEASE.dividedBy(2)); // past the grant's own validity
+            assertThat(lock.isHeld()).as("held on the renewed lease").isTrue();
+            assertThat(lock.release()).isEqualTo(ReleaseResult.RELEASED);
+        }
+    }
+
     /** A listener that blocks must not stop a healthy lock with a short lease from being renewed. */
     @Test
     void slowOnLostListener_doesNotDelayTheRenewalOfAnotherLock(TestInfo test) throws Exception {

@@ -15,9 +15,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -32,9 +32,10 @@ import org.junit.jupiter.api.Test;
 class PollingAcquisitionTest {
 
     private static final long AN_HOUR = TimeUnit.HOURS.toNanos(1);
+    private static final Duration OUTAGE_LIMIT = Duration.ofSeconds(2);
 
     private final ManualTicker ticker = new ManualTicker();
-    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+    private final RecordingTimers timers = new RecordingTimers();
     private final WakeUps wakeUps = new WakeUps();
 
     @AfterEach
@@ -106,19 +107,88 @@ class PollingAcquisitionTest {
     }
 
     @Test
-    void pastTheDeadline_afterAStepNamingAFailure_endsWithThatFailure() throws Exception {
+    void pastTheDeadline_afterAStoreFailure_endsWithThatFailure() throws Exception {
         Scripted waiting = start(Deadline.after(Duration.ofSeconds(1), ticker));
         ticker.advance(Duration.ofSeconds(2));
         waiting.withdrawn.complete(null);
 
-        waiting.nextAttempt()
-                .complete(PollingAcquisition.Step.<TestLease>backOff(1)
-                        .failingAtDeadlineWith(new LockBackendException("store unreachable")));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.storeFailed(new LockBackendException("store down")));
 
         assertThatThrownBy(() -> waiting.result().get(5, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)
                 .hasCauseInstanceOf(LockBackendException.class)
-                .hasRootCauseMessage("store unreachable");
+                .hasRootCauseMessage("store down");
+    }
+
+    @Test
+    void aStoreFailingForTheOutageLimit_endsAWaitWithoutDeadline_withItsFailure() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.withdrawn.complete(null);
+
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.storeFailed(new LockBackendException("down 1")));
+        ticker.advance(OUTAGE_LIMIT.minusMillis(1));
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.storeFailed(new LockBackendException("down 2")));
+        assertThat(waiting.result()).as("still within the outage limit").isNotDone();
+        ticker.advance(Duration.ofMillis(1));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.storeFailed(new LockBackendException("down 3")));
+
+        assertThatThrownBy(() -> waiting.result().get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(LockBackendException.class)
+                .hasRootCauseMessage("down 3");
+        assertThat(waiting.withdrawals.get()).isEqualTo(1);
+    }
+
+    @Test
+    void theOutageLimit_countsFromTheFirstFailureInARow_anAnswerStartsItAgain() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.storeFailed(new LockBackendException("down")));
+        ticker.advance(OUTAGE_LIMIT.minusMillis(1));
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.backOff(1)); // the store answered: a split vote
+        ticker.advance(Duration.ofMillis(1));
+        answerAndAwaitTheNextPoll(waiting, PollingAcquisition.Step.storeFailed(new LockBackendException("again")));
+
+        assertThat(waiting.result())
+                .as("a new outage, not the end of the old one")
+                .isNotDone();
+        assertThat(waiting.nextAttempt()).isNotNull();
+    }
+
+    @Test
+    void storeFailuresInARow_backOffExponentially_withJitter_upToASecond() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+
+        for (int i = 0; i < 12; i++) {
+            waiting.nextAttempt().complete(PollingAcquisition.Step.storeFailed(new LockBackendException("down")));
+        }
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(TimeUnit.MILLISECONDS.toNanos(7)));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.storeFailed(new LockBackendException("down")));
+        waiting.nextAttempt();
+
+        List<Long> delays = timers.delaysMillis();
+        assertThat(delays).hasSize(14);
+        for (int i = 0; i < 12; i++) {
+            long ceiling = Math.min(5L << i, 1000);
+            assertThat(delays.get(i)).as("back-off %d", i + 1).isBetween(ceiling / 2, ceiling);
+        }
+        assertThat(delays.get(12)).as("the poll the backend asked for").isEqualTo(7);
+        assertThat(delays.get(13)).as("an answer resets the back-off").isBetween(2L, 5L);
+    }
+
+    @Test
+    void wakeOne_wakesTheLongestWaitingListener_andSkipsOneBackingOff() throws Exception {
+        Scripted first = start(Deadline.unbounded(ticker));
+        Scripted second = start(Deadline.unbounded(ticker));
+        Scripted third = start(Deadline.unbounded(ticker));
+        first.nextAttempt().complete(PollingAcquisition.Step.backOff(AN_HOUR));
+        second.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+        third.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        assertThat(wakeUps.wakeOne("k")).isTrue();
+
+        assertThat(first.attemptsNow()).as("backing off: deaf").isZero();
+        assertThat(second.nextAttempt()).as("the longest-waiting listener").isNotNull();
+        assertThat(third.attemptsNow()).as("not woken: keeps its own poll").isZero();
     }
 
     @Test
@@ -249,6 +319,17 @@ class PollingAcquisitionTest {
         return scripted;
     }
 
+    /**
+     * Answers the next attempt and waits until the acquisition has set its next poll: an attempt sent by the timer
+     * thread may be answered before its callback is registered, which then runs on that thread, later.
+     */
+    private void answerAndAwaitTheNextPoll(Scripted waiting, PollingAcquisition.Step<TestLease> answer)
+            throws InterruptedException {
+        int polls = timers.delaysMillis().size();
+        waiting.nextAttempt().complete(answer);
+        waitUntil(() -> timers.delaysMillis().size() > polls);
+    }
+
     private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!condition.getAsBoolean()) {
@@ -265,7 +346,7 @@ class PollingAcquisitionTest {
         private final List<TestLease> released = new CopyOnWriteArrayList<>();
 
         Scripted(Deadline deadline, Executor completion) {
-            super("k", deadline, timers, wakeUps, "k", completion);
+            super("k", deadline, OUTAGE_LIMIT, timers, wakeUps, "k", completion);
         }
 
         @Override
@@ -297,6 +378,28 @@ class PollingAcquisitionTest {
         /** Attempts sent and not yet taken by {@link #nextAttempt}. */
         int attemptsNow() {
             return attempts.size();
+        }
+    }
+
+    /**
+     * Timers that record the delay each poll asked for and fire at once, except the hour-long ones (a waiter that
+     * must wait for a wake-up), which fire in an hour.
+     */
+    private static final class RecordingTimers extends ScheduledThreadPoolExecutor {
+        private final List<Long> delaysMillis = new CopyOnWriteArrayList<>();
+
+        RecordingTimers() {
+            super(1);
+        }
+
+        @Override
+        public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+            delaysMillis.add(unit.toMillis(delay));
+            return super.schedule(command, unit.toNanos(delay) >= AN_HOUR ? delay : 0, unit);
+        }
+
+        List<Long> delaysMillis() {
+            return List.copyOf(delaysMillis);
         }
     }
 
