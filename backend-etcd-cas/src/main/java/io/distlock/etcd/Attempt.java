@@ -4,14 +4,18 @@ import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +42,8 @@ abstract class Attempt {
     private Watch.Watcher watcher; // guarded by this
     /** The last write that may have put a key of this attempt (null: none); the clean-up deletes after its answer. */
     private EtcdCalls.Write<?> lastWrite; // guarded by this
+    /** The request of this attempt sent last (null: none yet); the deadline waits for its answer. */
+    private CompletableFuture<?> lastRequest; // guarded by this
 
     Attempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
         this.backend = backend;
@@ -72,41 +78,57 @@ abstract class Attempt {
     /**
      * Deletes whatever this attempt may have put, once etcd has really answered its last write (see {@link
      * #sendWrite}); completes when done or handed over, with whether a write still in flight when the attempt ended
-     * got its answer meanwhile. A write that timed out may still be applied: a delete sent before its answer could
+     * got etcd's answer meanwhile. A write that timed out may still be applied: a delete sent before its answer could
      * be applied first, and the write would then leave its key, bound to a lease kept alive, for good. So the clean-up
      * waits for that answer, at most {@link EtcdLockBackend#resolveTimeout()} after the write was sent; past that it
-     * deletes now and once more when the answer comes (or the session ends, taking the key with it).
+     * deletes now and once more when the answer comes (or the session ends, taking the key with it). While etcd cannot
+     * be reached, the delete is handed to the session at once (it repeats it with its keep-alives): waiting for it
+     * here would only hold the caller.
      */
     final CompletableFuture<Boolean> cleanUp() {
         EtcdCalls.Write<?> write;
         synchronized (this) {
             write = lastWrite;
         }
-        CompletableFuture<Void> settled = write == null ? CompletableFuture.completedFuture(null) : write.settled();
+        if (write == null) {
+            return removeKey(cleanUpDeadline()).thenApply(v -> false);
+        }
+        CompletableFuture<Void> settled = write.settled();
         if (settled.isDone()) {
-            return removeKey().thenApply(v -> false);
+            boolean unreachable = write.result().isCompletedExceptionally() && !write.anySendAnswered();
+            return removeKey(unreachable ? Deadline.after(Duration.ZERO, calls.ticker()) : cleanUpDeadline())
+                    .thenApply(v -> false);
         }
         long left = write.sentNanos()
                 + backend.resolveTimeout().toNanos()
                 - calls.ticker().read();
         return settled.copy()
                 .orTimeout(Math.max(1, left), TimeUnit.NANOSECONDS)
-                .handle((v, unanswered) -> unanswered == null)
+                .handle((v, unsettled) -> unsettled == null && write.anySendAnswered())
                 .thenCompose(answered -> {
-                    if (!answered) {
-                        log.warn(
-                                "A write of lock '{}' is still unanswered {} after it was sent; its key is deleted now"
-                                        + " and again once etcd answers it",
-                                request.key(),
-                                backend.resolveTimeout());
-                        settled.thenRun(this::removeKey);
+                    if (answered) {
+                        return removeKey(cleanUpDeadline()).thenApply(v -> true);
                     }
-                    return removeKey().thenApply(v -> answered);
+                    log.warn(
+                            "A write of lock '{}' got no answer from etcd within {} of its sending; its key is deleted"
+                                    + " in the background, again once etcd answers it",
+                            request.key(),
+                            backend.resolveTimeout());
+                    settled.thenRun(() -> removeKey(cleanUpDeadline()));
+                    return removeKey(Deadline.after(Duration.ZERO, calls.ticker()))
+                            .thenApply(v -> false);
                 });
     }
 
-    /** Deletes the key this attempt may have put (every write of it answered); completes when done or handed over. */
-    abstract CompletableFuture<Void> removeKey();
+    private Deadline cleanUpDeadline() {
+        return Deadline.after(backend.operationTimeout(), calls.ticker());
+    }
+
+    /**
+     * Deletes the key this attempt may have put (every write of it answered) within {@code deadline}, else hands the
+     * delete to the session; completes when done or handed over.
+     */
+    abstract CompletableFuture<Void> removeKey(Deadline deadline);
 
     /** The deadline of one request: the operation timeout, and never past the attempt's deadline. */
     final Deadline requestDeadline() {
@@ -253,11 +275,28 @@ abstract class Attempt {
                             if (isFinished()) {
                                 return;
                             }
-                            if (deadline.hasPassed()) {
-                                giveUp();
-                            } else {
+                            if (!deadline.hasPassed()) {
                                 scheduleDeadline();
+                                return;
                             }
+                            CompletableFuture<?> pending;
+                            synchronized (this) {
+                                pending = lastRequest;
+                            }
+                            if (pending != null && !pending.isDone()) {
+                                // Its answer decides: a failure of the store (not a lock held too long) fails the
+                                // attempt; the request's own deadline is this one, so that is now. (This callback may
+                                // run before the request's own continuation: both end the attempt alike.)
+                                pending.whenComplete((r, e) -> {
+                                    if (e != null) {
+                                        fail(e);
+                                    } else {
+                                        giveUp();
+                                    }
+                                });
+                                return;
+                            }
+                            giveUp();
                         },
                         left,
                         TimeUnit.NANOSECONDS);
@@ -276,7 +315,23 @@ abstract class Attempt {
         }
         EtcdCalls.Write<T> write = send.get();
         lastWrite = write;
+        lastRequest = write.result();
         return Optional.of(write.result());
+    }
+
+    /** Records {@code request} (e.g. finding or granting a session) as the one the deadline waits for. */
+    final synchronized <T> CompletableFuture<T> tracked(CompletableFuture<T> request) {
+        lastRequest = request;
+        return request;
+    }
+
+    /** Sends a transaction that only reads (or writes nothing of this attempt's), bounded by {@link #requestDeadline}. */
+    final CompletableFuture<TxnResponse> sendRead(String what, UnaryOperator<Txn> body) {
+        CompletableFuture<TxnResponse> read = calls.txn(what, body, requestDeadline());
+        synchronized (this) {
+            lastRequest = read;
+        }
+        return read;
     }
 
     /** Runs {@code step} unless the attempt has ended; a failure of the step fails the attempt. */

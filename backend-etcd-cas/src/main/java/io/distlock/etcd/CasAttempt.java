@@ -54,7 +54,7 @@ final class CasAttempt extends Attempt {
             guarded(this::compareAndSet);
             return;
         }
-        backend.sessions().any(requestDeadline()).whenComplete((found, e) -> {
+        tracked(backend.sessions().any(requestDeadline())).whenComplete((found, e) -> {
             if (e != null) {
                 fail(e);
                 return;
@@ -130,12 +130,11 @@ final class CasAttempt extends Attempt {
     }
 
     @Override
-    CompletableFuture<Void> removeKey() {
+    CompletableFuture<Void> removeKey(Deadline cleanup) {
         EtcdSession s = session;
         if (!mayHoldKey || s == null) {
             return CompletableFuture.completedFuture(null);
         }
-        Deadline cleanup = Deadline.after(backend.operationTimeout(), calls.ticker());
         return calls.txn(
                         "deleting the key of an abandoned attempt on lock '" + request.key() + "'",
                         txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId()))))

@@ -120,6 +120,11 @@ final class EtcdCalls {
             return sentNanos;
         }
 
+        /** Whether etcd answered any send of this write (a reply, not a failure of the connection or a timeout). */
+        boolean anySendAnswered() {
+            return sends.stream().anyMatch(f -> f.isDone() && !f.isCompletedExceptionally());
+        }
+
         /**
          * Completes, normally, once the result is known and every send has had etcd's answer or failed on its
          * connection: after that, nothing of this write can still be applied.

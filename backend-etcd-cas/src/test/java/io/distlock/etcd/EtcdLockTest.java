@@ -557,7 +557,7 @@ class EtcdLockTest {
     }
 
     /** How soon the holder is told that its key was deleted: a watch event, or a check transaction after it. */
-    static final Duration DELETION_NOTICED_WITHIN = Duration.ofMillis(500);
+    private static final Duration DELETION_NOTICED_WITHIN = EtcdStoreFaults.NOTICED_WITHIN;
 
     /**
      * Issue 20 item 6: the holder's key deleted out of band ({@code etcdctl del}) while its lease lives. The holder
