@@ -684,6 +684,34 @@ class EtcdLockTest {
     }
 
     /**
+     * Issue 20 item 9: the validity a lock reports is the send time of the grant (or the last answered keep-alive) plus
+     * the TTL, less a drift allowance of TTL/100 + 2 ms (as ZooKeeper's and Redlock's): the leader counts the TTL on
+     * its own monotonic clock from its receipt, and the two clocks may run at slightly different rates (NTP slews a
+     * monotonic clock by up to 500 ppm). Measured on a ticker that does not move, so the arithmetic is exact.
+     */
+    @Test
+    void validUntil_isSendTimePlusTtl_lessDriftAllowance() throws Exception {
+        Duration ttl = Duration.ofSeconds(30);
+        io.distlock.ManualTicker ticker = new io.distlock.ManualTicker();
+        long sent = ticker.read();
+        BackendConfig config = new BackendConfig(
+                URI.create(EtcdTesting.uri(ETCD, PREFIX)),
+                Map.of(),
+                ttl,
+                Duration.ofSeconds(10),
+                ticker,
+                Clock.systemUTC());
+        try (LockBackend backend = new EtcdLockBackendProvider().open(config)) {
+            Lease lease = backend.tryAcquire(request(EtcdTesting.unique("validity"), ttl))
+                    .orElseThrow();
+            long drift = ttl.toNanos() / 100 + TimeUnit.MILLISECONDS.toNanos(2);
+            assertEquals(
+                    sent + ttl.toNanos() - drift, lease.validUntilNanos(), "validity = sent + TTL - (TTL/100 + 2 ms)");
+            assertTrue(backend.release(lease));
+        }
+    }
+
+    /**
      * The holder's connection is cut (partition) for longer than the TTL: its keep-alives stop, it reports the lock
      * lost (from its own validity, measured from before each keep-alive was sent), etcd expires the lease and a waiter
      * gets the lock — and the history shows no second holder while the first still believed it held the lock.
