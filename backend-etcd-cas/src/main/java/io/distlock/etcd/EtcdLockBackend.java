@@ -241,10 +241,13 @@ final class EtcdLockBackend implements LockBackend {
         EtcdSession session = etcd.session();
         etcd.releasing();
         session.forget(etcd);
-        if (etcd.isLost()) {
-            unclaim(etcd);
+        if (session.isLost()) {
+            unclaim(etcd); // its lease is gone or revoked, and its keys with it
             return CompletableFuture.completedFuture(false);
         }
+        // A lock told lost by its key's watch still sends the guarded delete: harmless if the key is gone or another's,
+        // and it never leaves a key behind should the report have been wrong.
+        boolean toldLost = etcd.isLost();
         AtomicInteger sends = new AtomicInteger();
         String key = etcd.etcdKey();
         return calls.txn(
@@ -264,10 +267,10 @@ final class EtcdLockBackend implements LockBackend {
                     }
                     unclaim(etcd);
                     if (response.isSucceeded()) {
-                        return true;
+                        return !toldLost;
                     }
                     boolean gone = response.getGetResponses().get(0).getKvs().isEmpty();
-                    return gone && sends.get() > 1 && !session.isLost();
+                    return gone && sends.get() > 1 && !session.isLost() && !toldLost;
                 });
     }
 

@@ -52,8 +52,18 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
 
     private static final AtomicInteger BACKENDS = new AtomicInteger();
 
+    /** Adjusts each backend's jetcd client builder: identity, except for tests that intercept requests. */
+    private final UnaryOperator<ClientBuilder> adjustClient;
+
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
-    public EtcdLockBackendProvider() {}
+    public EtcdLockBackendProvider() {
+        this(UnaryOperator.identity());
+    }
+
+    /** A provider whose backends' jetcd client builders go through {@code adjustClient} (e.g. adding an interceptor). */
+    EtcdLockBackendProvider(UnaryOperator<ClientBuilder> adjustClient) {
+        this.adjustClient = adjustClient;
+    }
 
     /** {@code etcd}. */
     @Override
@@ -75,17 +85,12 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
      */
     @Override
     public LockBackend open(BackendConfig config) {
-        return open(config, UnaryOperator.identity());
-    }
-
-    /** As {@link #open(BackendConfig)}, with the jetcd client's builder adjusted: for tests that intercept requests. */
-    static LockBackend open(BackendConfig config, UnaryOperator<ClientBuilder> adjustClient) {
         EtcdLocation location = EtcdLocation.parse(config.uri());
         EtcdLockMode mode = config.option(MODE).map(EtcdLockMode::parse).orElse(EtcdLockMode.FAIR);
         Duration connectTimeout = config.connectTimeout();
         Duration operationTimeout = config.durationOption(OPERATION_TIMEOUT, connectTimeout);
         long ttlSeconds = ttlSeconds(config.leaseTime());
-        config.rejectUnknownOptions("etcd");
+        config.rejectUnknownOptions(name());
 
         Client client = adjustClient
                 .apply(Client.builder()

@@ -6,6 +6,8 @@ import io.distlock.spi.Deadline;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import org.slf4j.Logger;
@@ -48,7 +50,10 @@ final class OwnKeyWatch {
             return;
         }
         for (WatchEvent event : response.getEvents()) {
-            if (event.getEventType() == WatchEvent.EventType.DELETE) {
+            // A member behind the leader starts the watch at its own revision, and may show the deletion of an earlier
+            // holder's key: only a deletion after our key's creation is ours.
+            if (event.getEventType() == WatchEvent.EventType.DELETE
+                    && event.getKeyValue().getModRevision() > lease.createRevision()) {
                 deleted(backend, lease);
                 return;
             }
@@ -63,10 +68,13 @@ final class OwnKeyWatch {
         EtcdCalls calls = backend.calls();
         calls.txn(
                         "checking that lock '" + lease.key() + "' still holds its key",
+                        // The read makes etcd serve the transaction linearizably: one with no operations counts as
+                        // serializable and is answered by whichever member got it, perhaps one that lags behind.
                         txn -> txn.If(new Cmp(
-                                bytes(lease.etcdKey()),
-                                Cmp.Op.EQUAL,
-                                CmpTarget.createRevision(lease.createRevision()))),
+                                        bytes(lease.etcdKey()),
+                                        Cmp.Op.EQUAL,
+                                        CmpTarget.createRevision(lease.createRevision())))
+                                .Else(Op.get(bytes(lease.etcdKey()), GetOption.DEFAULT)),
                         Deadline.after(backend.operationTimeout(), calls.ticker()))
                 .whenComplete((response, failure) -> {
                     if (failure == null && !response.isSucceeded()) {

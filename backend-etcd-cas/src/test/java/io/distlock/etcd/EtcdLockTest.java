@@ -20,7 +20,6 @@ import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
-import io.distlock.spi.LockBackendProvider;
 import io.distlock.spi.LockRequest;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.TcpProxy;
@@ -41,7 +40,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -135,6 +133,20 @@ class EtcdLockTest {
                 .isEmpty();
     }
 
+    /** Waits until lock {@code key} has {@code count} etcd keys; fails with {@code what} after {@link #maxWait()}. */
+    private static void awaitKeyCount(EtcdLockMode mode, String key, int count, String what) {
+        Deadlines.await(
+                () -> {
+                    try {
+                        return keysUnder(lockPrefix(mode, key)).size() == count;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                maxWait(),
+                () -> what);
+    }
+
     @ParameterizedTest
     @EnumSource(EtcdLockMode.class)
     void keys_withSlashSpaceAndNonAscii_mapToOneNameSegment(EtcdLockMode mode) throws Exception {
@@ -198,16 +210,7 @@ class EtcdLockTest {
             });
             waiter.start();
             if (mode == EtcdLockMode.FAIR) {
-                Deadlines.await(
-                        () -> {
-                            try {
-                                return keysUnder(lockPrefix(mode, key)).size() == 2;
-                            } catch (Exception e) {
-                                return false;
-                            }
-                        },
-                        maxWait(),
-                        () -> "the waiter's queue key did not appear");
+                awaitKeyCount(mode, key, 2, "the waiter's queue key did not appear");
             } else {
                 Thread.sleep(200); // let the waiter reach its watch (no key of its own to wait for in cas mode)
             }
@@ -236,16 +239,7 @@ class EtcdLockTest {
                 waiters.add(backend.acquireAsync(request(key, ttl), Deadline.unbounded(Ticker.system()), unused));
             }
             if (mode == EtcdLockMode.FAIR) {
-                Deadlines.await(
-                        () -> {
-                            try {
-                                return keysUnder(lockPrefix(mode, key)).size() == 41;
-                            } catch (Exception e) {
-                                return false;
-                            }
-                        },
-                        maxWait(),
-                        () -> "40 waiters did not queue");
+                awaitKeyCount(mode, key, 41, "40 waiters did not queue");
             }
             assertEquals(
                     0, unused.getLargestPoolSize(), "threads of the blocking executor used by native acquireAsync");
@@ -263,16 +257,7 @@ class EtcdLockTest {
             for (CompletableFuture<Optional<Lease>> waiter : waiters) {
                 assertTrue(waiter.cancel(false));
             }
-            Deadlines.await(
-                    () -> {
-                        try {
-                            return keysUnder(lockPrefix(mode, key)).size() == 1;
-                        } catch (Exception e) {
-                            return false;
-                        }
-                    },
-                    maxWait(),
-                    () -> "the cancelled waiters' keys were not removed");
+            awaitKeyCount(mode, key, 1, "the cancelled waiters' keys were not removed");
             assertTrue(backend.release(held));
             assertNothingLeft(mode, key, "cancelled waiters and release");
         } finally {
@@ -454,22 +439,7 @@ class EtcdLockTest {
     private static RemoteLocker interceptedLocker(String query, Duration ttl, DelayingInterceptor interceptor) {
         return RemoteLockers.builder()
                 .uri(EtcdTesting.uri(ETCD, PREFIX) + query)
-                .provider(new LockBackendProvider() {
-                    @Override
-                    public String name() {
-                        return "etcd";
-                    }
-
-                    @Override
-                    public Set<String> uriSchemes() {
-                        return Set.of("etcd");
-                    }
-
-                    @Override
-                    public LockBackend open(BackendConfig config) {
-                        return EtcdLockBackendProvider.open(config, client -> client.interceptor(interceptor));
-                    }
-                })
+                .provider(new EtcdLockBackendProvider(client -> client.interceptor(interceptor)))
                 .leaseTime(ttl)
                 .build();
     }
@@ -645,16 +615,7 @@ class EtcdLockTest {
                 pending.add(waiters.lockAsync(key, maxWait()).thenApply(RemoteLock::release)); // in grant order
             }
             if (mode == EtcdLockMode.FAIR) {
-                Deadlines.await(
-                        () -> {
-                            try {
-                                return keysUnder(lockPrefix(mode, key)).size() == k + 1;
-                            } catch (Exception e) {
-                                return false;
-                            }
-                        },
-                        maxWait(),
-                        () -> k + " waiters did not queue");
+                awaitKeyCount(mode, key, k + 1, k + " waiters did not queue");
                 assertEquals(baseline + k - 1, leasesInEtcd(), "leases while " + k + " waiters of one locker queue");
             }
             held.release();
