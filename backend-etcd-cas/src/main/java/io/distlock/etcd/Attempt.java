@@ -245,10 +245,18 @@ abstract class Attempt {
         }
         if (close) {
             w.close();
+        } else {
+            backend.outages().parked(this);
         }
     }
 
+    /** etcd has not answered for the outage limit while this attempt waited on a watch (see {@link OutageWatch}). */
+    final void storeUnreachable(LockBackendException outage) {
+        fail(outage);
+    }
+
     private void stopWatching() {
+        backend.outages().resumed(this);
         Watch.Watcher w;
         synchronized (this) {
             w = watcher;

@@ -49,12 +49,24 @@ final class EtcdCalls {
     private final Ticker ticker;
     private final ScheduledExecutorService timer;
     private final LongAdder requests = new LongAdder();
+    /** When etcd last answered a request (a ticker reading): how long it has been silent, for {@link OutageWatch}. */
+    private volatile long lastAnswerNanos;
 
     EtcdCalls(Client client, String endpoints, Ticker ticker, ScheduledExecutorService timer) {
         this.client = client;
         this.endpoints = endpoints;
         this.ticker = ticker;
         this.timer = timer;
+        this.lastAnswerNanos = ticker.read();
+    }
+
+    /** The ticker reading when etcd last answered a request of this backend. */
+    long lastAnswerNanos() {
+        return lastAnswerNanos;
+    }
+
+    private void answered() {
+        lastAnswerNanos = ticker.read();
     }
 
     static ByteSequence bytes(String s) {
@@ -144,7 +156,11 @@ final class EtcdCalls {
     /** One keep-alive of a lease; not repeated (the next period sends another). */
     CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId, Deadline deadline) {
         requests.increment();
-        return bounded(client.getLeaseClient().keepAliveOnce(leaseId), deadline);
+        return bounded(client.getLeaseClient().keepAliveOnce(leaseId), deadline).whenComplete((response, failure) -> {
+            if (failure == null) {
+                answered();
+            }
+        });
     }
 
     /** Revokes a lease (its keys go with it). */
@@ -203,6 +219,7 @@ final class EtcdCalls {
         }
         sent.whenComplete((value, failure) -> {
             if (failure == null) {
+                answered();
                 result.complete(value);
                 return;
             }

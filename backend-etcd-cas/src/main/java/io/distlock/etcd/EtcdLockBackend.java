@@ -43,6 +43,7 @@ final class EtcdLockBackend implements LockBackend {
     private final EtcdLockMode mode;
     private final Duration operationTimeout;
     private final Duration resolveTimeout;
+    private final OutageWatch outages;
     private final ScheduledExecutorService timer;
     private final EtcdCalls calls;
     private final Sessions sessions;
@@ -62,6 +63,7 @@ final class EtcdLockBackend implements LockBackend {
         this.mode = mode;
         this.operationTimeout = operationTimeout;
         this.resolveTimeout = resolveTimeout;
+        this.outages = new OutageWatch(calls, resolveTimeout);
         this.calls = calls;
         this.sessions = sessions;
         this.timer = timer;
@@ -86,6 +88,11 @@ final class EtcdLockBackend implements LockBackend {
      */
     Duration resolveTimeout() {
         return resolveTimeout;
+    }
+
+    /** Ends waits parked on a watch when etcd stops answering. */
+    OutageWatch outages() {
+        return outages;
     }
 
     EtcdLockMode mode() {

@@ -672,6 +672,71 @@ class EtcdLockTest {
         }
     }
 
+    /** How a test cuts the waiting locker off from etcd. */
+    enum Outage {
+        /** The member stops: connections are refused, and the waiter's watch ends with an error. */
+        STORE_STOPPED,
+        /** The waiter's connection is blackholed: nothing is answered, nothing fails, the watch stays silent. */
+        PARTITIONED
+    }
+
+    /**
+     * Issue 20 item 7 for a wait already parked on a watch when etcd stops answering: {@code lock(k)} and {@code
+     * lock(k, long)} fail with {@code LockBackendException} about {@code connectTimeout} after that, instead of waiting
+     * through the outage.
+     */
+    @ParameterizedTest
+    @EnumSource(Outage.class)
+    void parkedWait_storeStopsAnswering_failsWithBackendException_withinConnectTimeout(Outage outage) throws Exception {
+        EtcdLockMode mode = EtcdLockMode.FAIR;
+        String key = EtcdTesting.unique("parked");
+        Duration connectTimeout = TestTimeouts.scaled(Duration.ofSeconds(2));
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        String uri =
+                outage == Outage.PARTITIONED ? EtcdTesting.proxiedUri(ETCD, PREFIX) : EtcdTesting.uri(ETCD, PREFIX);
+        try (RemoteLocker holderLocker = locker(mode, ttl);
+                RemoteLocker waiting = RemoteLockers.builder()
+                        .uri(uri + "?mode=" + mode.optionValue())
+                        .leaseTime(ttl)
+                        .connectTimeout(connectTimeout)
+                        .build()) {
+            holderLocker.lock(key, maxWait());
+            CompletableFuture<Object> unbounded = CompletableFuture.supplyAsync(() -> outcome(() -> waiting.lock(key)));
+            CompletableFuture<Object> bounded = CompletableFuture.supplyAsync(
+                    () -> outcome(() -> waiting.lock(key, maxWait().multipliedBy(3))));
+            awaitKeyCount(mode, key, 3, "the two waiters did not queue");
+            Thread.sleep(300); // both parked on their watches
+            long stopped = System.nanoTime();
+            if (outage == Outage.PARTITIONED) {
+                ETCD.member(0).partition();
+            } else {
+                ETCD.member(0).stop();
+            }
+            Duration bound = connectTimeout.plus(TestTimeouts.scaled(Duration.ofSeconds(3)));
+            for (CompletableFuture<Object> wait : List.of(unbounded, bounded)) {
+                Object result = wait.get(bound.toMillis() + maxWait().toMillis(), TimeUnit.MILLISECONDS);
+                Duration took = Duration.ofNanos(System.nanoTime() - stopped);
+                assertThat(result)
+                        .as("a parked wait after etcd stopped answering (%s)", outage)
+                        .isInstanceOf(io.distlock.LockBackendException.class);
+                assertThat(took)
+                        .as("a parked wait failed %s after etcd stopped answering (%s)", took, outage)
+                        .isLessThanOrEqualTo(bound);
+            }
+        } finally {
+            ETCD.member(0).heal();
+        }
+    }
+
+    /** What a call ended with: its value or its exception. */
+    private static Object outcome(java.util.concurrent.Callable<?> call) {
+        try {
+            return call.call();
+        } catch (Exception e) {
+            return e;
+        }
+    }
+
     /**
      * The holder's connection is cut (partition) for longer than the TTL: its keep-alives stop, it reports the lock
      * lost (from its own validity, measured from before each keep-alive was sent), etcd expires the lease and a waiter
