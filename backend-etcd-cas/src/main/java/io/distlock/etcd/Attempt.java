@@ -4,14 +4,18 @@ import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,8 +40,10 @@ abstract class Attempt {
 
     private boolean finished; // guarded by this
     private Watch.Watcher watcher; // guarded by this
-    /** The last write that may have put a key of this attempt; the clean-up deletes only after its answer. */
-    private CompletableFuture<?> lastWrite = CompletableFuture.completedFuture(null); // guarded by this
+    /** The last write that may have put a key of this attempt (null: none); the clean-up deletes after its answer. */
+    private EtcdCalls.Write<?> lastWrite; // guarded by this
+    /** The request of this attempt sent last (null: none yet); the deadline waits for its answer. */
+    private CompletableFuture<?> lastRequest; // guarded by this
 
     Attempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
         this.backend = backend;
@@ -70,15 +76,59 @@ abstract class Attempt {
     abstract void begin();
 
     /**
-     * Deletes whatever this attempt may have put, once its last write has been answered (see {@link #sendWrite});
-     * completes when done or handed over.
+     * Deletes whatever this attempt may have put, once etcd has really answered its last write (see {@link
+     * #sendWrite}); completes when done or handed over, with whether a write still in flight when the attempt ended
+     * got etcd's answer meanwhile. A write that timed out may still be applied: a delete sent before its answer could
+     * be applied first, and the write would then leave its key, bound to a lease kept alive, for good. So the clean-up
+     * waits for that answer, at most {@link EtcdLockBackend#resolveTimeout()} after the write was sent; past that it
+     * deletes now and once more when the answer comes (or the session ends, taking the key with it). While etcd cannot
+     * be reached, the delete is handed to the session at once (it repeats it with its keep-alives): waiting for it
+     * here would only hold the caller.
      */
-    final CompletableFuture<Void> cleanUp() {
-        return writesAnswered().thenCompose(answered -> removeKey());
+    final CompletableFuture<Boolean> cleanUp() {
+        EtcdCalls.Write<?> write;
+        synchronized (this) {
+            write = lastWrite;
+        }
+        if (write == null) {
+            return removeKey(cleanUpDeadline()).thenApply(v -> false);
+        }
+        CompletableFuture<Void> settled = write.settled();
+        if (settled.isDone()) {
+            boolean unreachable = write.result().isCompletedExceptionally() && !write.anySendAnswered();
+            return removeKey(unreachable ? Deadline.after(Duration.ZERO, calls.ticker()) : cleanUpDeadline())
+                    .thenApply(v -> false);
+        }
+        long left = write.sentNanos()
+                + backend.resolveTimeout().toNanos()
+                - calls.ticker().read();
+        return settled.copy()
+                .orTimeout(Math.max(1, left), TimeUnit.NANOSECONDS)
+                .handle((v, unsettled) -> unsettled == null && write.anySendAnswered())
+                .thenCompose(answered -> {
+                    if (answered) {
+                        return removeKey(cleanUpDeadline()).thenApply(v -> true);
+                    }
+                    log.warn(
+                            "A write of lock '{}' got no answer from etcd within {} of its sending; its key is deleted"
+                                    + " in the background, again once etcd answers it",
+                            request.key(),
+                            backend.resolveTimeout());
+                    settled.thenRun(() -> removeKey(cleanUpDeadline()));
+                    return removeKey(Deadline.after(Duration.ZERO, calls.ticker()))
+                            .thenApply(v -> false);
+                });
     }
 
-    /** Deletes the key this attempt may have put (every write of it answered); completes when done or handed over. */
-    abstract CompletableFuture<Void> removeKey();
+    private Deadline cleanUpDeadline() {
+        return Deadline.after(backend.operationTimeout(), calls.ticker());
+    }
+
+    /**
+     * Deletes the key this attempt may have put (every write of it answered) within {@code deadline}, else hands the
+     * delete to the session; completes when done or handed over.
+     */
+    abstract CompletableFuture<Void> removeKey(Deadline deadline);
 
     /** The deadline of one request: the operation timeout, and never past the attempt's deadline. */
     final Deadline requestDeadline() {
@@ -111,7 +161,9 @@ abstract class Attempt {
         }
         if (!result.complete(Optional.of(lease))) {
             backend.releaseQuietly(lease); // cancelled meanwhile: the grant is nobody's
+            return;
         }
+        OwnKeyWatch.start(backend, lease);
     }
 
     /** Ends the attempt without the lock (deadline passed, or tryLock found it held). */
@@ -138,8 +190,14 @@ abstract class Attempt {
                 : new LockBackendException(
                         "etcd at " + calls.endpoints() + " failed while taking lock '" + request.key() + "': " + cause,
                         cause);
-        cleanUp().whenComplete((v, e) -> {
+        boolean timedOut = EtcdCalls.isTimeout(cause);
+        cleanUp().whenComplete((answeredLate, e) -> {
             cleaned.complete(null);
+            if (timedOut && Boolean.TRUE.equals(answeredLate) && (tryOnce || deadline.hasPassed())) {
+                // etcd did answer, only after the attempt's time: the lock was not taken in time, and is not kept
+                result.complete(Optional.empty());
+                return;
+            }
             result.completeExceptionally(error);
         });
     }
@@ -187,10 +245,18 @@ abstract class Attempt {
         }
         if (close) {
             w.close();
+        } else {
+            backend.outages().parked(this);
         }
     }
 
+    /** etcd has not answered for the outage limit while this attempt waited on a watch (see {@link OutageWatch}). */
+    final void storeUnreachable(LockBackendException outage) {
+        fail(outage);
+    }
+
     private void stopWatching() {
+        backend.outages().resumed(this);
         Watch.Watcher w;
         synchronized (this) {
             w = watcher;
@@ -217,11 +283,28 @@ abstract class Attempt {
                             if (isFinished()) {
                                 return;
                             }
-                            if (deadline.hasPassed()) {
-                                giveUp();
-                            } else {
+                            if (!deadline.hasPassed()) {
                                 scheduleDeadline();
+                                return;
                             }
+                            CompletableFuture<?> pending;
+                            synchronized (this) {
+                                pending = lastRequest;
+                            }
+                            if (pending != null && !pending.isDone()) {
+                                // Its answer decides: a failure of the store (not a lock held too long) fails the
+                                // attempt; the request's own deadline is this one, so that is now. (This callback may
+                                // run before the request's own continuation: both end the attempt alike.)
+                                pending.whenComplete((r, e) -> {
+                                    if (e != null) {
+                                        fail(e);
+                                    } else {
+                                        giveUp();
+                                    }
+                                });
+                                return;
+                            }
+                            giveUp();
                         },
                         left,
                         TimeUnit.NANOSECONDS);
@@ -234,18 +317,29 @@ abstract class Attempt {
      * answer, or the write is never sent. Waiting matters on a cluster: a delete sent while the put is in flight may
      * reach another member and be applied first, and the put would then leave its key behind.
      */
-    final synchronized <T> Optional<CompletableFuture<T>> sendWrite(Supplier<CompletableFuture<T>> send) {
+    final synchronized <T> Optional<CompletableFuture<T>> sendWrite(Supplier<EtcdCalls.Write<T>> send) {
         if (finished) {
             return Optional.empty();
         }
-        CompletableFuture<T> write = send.get();
+        EtcdCalls.Write<T> write = send.get();
         lastWrite = write;
-        return Optional.of(write);
+        lastRequest = write.result();
+        return Optional.of(write.result());
     }
 
-    /** Completes, normally, once the last write sent by {@link #sendWrite} has been answered, either way. */
-    private synchronized CompletableFuture<Void> writesAnswered() {
-        return lastWrite.handle((response, failure) -> null);
+    /** Records {@code request} (e.g. finding or granting a session) as the one the deadline waits for. */
+    final synchronized <T> CompletableFuture<T> tracked(CompletableFuture<T> request) {
+        lastRequest = request;
+        return request;
+    }
+
+    /** Sends a transaction that only reads (or writes nothing of this attempt's), bounded by {@link #requestDeadline}. */
+    final CompletableFuture<TxnResponse> sendRead(String what, UnaryOperator<Txn> body) {
+        CompletableFuture<TxnResponse> read = calls.txn(what, body, requestDeadline());
+        synchronized (this) {
+            lastRequest = read;
+        }
+        return read;
     }
 
     /** Runs {@code step} unless the attempt has ended; a failure of the step fails the attempt. */

@@ -54,7 +54,7 @@ final class CasAttempt extends Attempt {
             guarded(this::compareAndSet);
             return;
         }
-        backend.sessions().any(requestDeadline()).whenComplete((found, e) -> {
+        tracked(backend.sessions().any(requestDeadline())).whenComplete((found, e) -> {
             if (e != null) {
                 fail(e);
                 return;
@@ -68,7 +68,7 @@ final class CasAttempt extends Attempt {
         EtcdSession s = session;
         sendWrite(() -> {
                     mayHoldKey = true;
-                    return calls.txn(
+                    return calls.write(
                             "compare-and-set of lock '" + request.key() + "'",
                             txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                                     .Then(Op.put(
@@ -97,12 +97,12 @@ final class CasAttempt extends Attempt {
 
     private void answered(TxnResponse response) {
         if (response.isSucceeded()) {
-            grant(lease(response.getHeader().getRevision()));
+            grant(lease(response.getHeader().getRevision(), response.getHeader().getRevision()));
             return;
         }
         List<KeyValue> current = response.getGetResponses().get(0).getKvs();
         if (!current.isEmpty() && text(current.get(0).getValue()).equals(request.ownerId())) {
-            grant(lease(current.get(0).getCreateRevision())); // our own put, whose reply was lost
+            grant(lease(current.get(0).getCreateRevision(), response.getHeader().getRevision())); // our own lost reply
             return;
         }
         mayHoldKey = false;
@@ -117,18 +117,24 @@ final class CasAttempt extends Attempt {
         watchForDeletion(key, response.getHeader().getRevision() + 1, () -> guarded(this::begin));
     }
 
-    private EtcdLease lease(long createRevision) {
+    private EtcdLease lease(long createRevision, long confirmedAt) {
         return new EtcdLease(
-                request.key(), request.ownerId(), key, null, createRevision, session, request.lossListener());
+                request.key(),
+                request.ownerId(),
+                key,
+                null,
+                createRevision,
+                confirmedAt,
+                session,
+                request.lossListener());
     }
 
     @Override
-    CompletableFuture<Void> removeKey() {
+    CompletableFuture<Void> removeKey(Deadline cleanup) {
         EtcdSession s = session;
         if (!mayHoldKey || s == null) {
             return CompletableFuture.completedFuture(null);
         }
-        Deadline cleanup = Deadline.after(backend.operationTimeout(), calls.ticker());
         return calls.txn(
                         "deleting the key of an abandoned attempt on lock '" + request.key() + "'",
                         txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId()))))

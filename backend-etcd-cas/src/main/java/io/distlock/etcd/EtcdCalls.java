@@ -17,8 +17,10 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -47,12 +49,24 @@ final class EtcdCalls {
     private final Ticker ticker;
     private final ScheduledExecutorService timer;
     private final LongAdder requests = new LongAdder();
+    /** When etcd last answered a request (a ticker reading): how long it has been silent, for {@link OutageWatch}. */
+    private volatile long lastAnswerNanos;
 
     EtcdCalls(Client client, String endpoints, Ticker ticker, ScheduledExecutorService timer) {
         this.client = client;
         this.endpoints = endpoints;
         this.ticker = ticker;
         this.timer = timer;
+        this.lastAnswerNanos = ticker.read();
+    }
+
+    /** The ticker reading when etcd last answered a request of this backend. */
+    long lastAnswerNanos() {
+        return lastAnswerNanos;
+    }
+
+    private void answered() {
+        lastAnswerNanos = ticker.read();
     }
 
     static ByteSequence bytes(String s) {
@@ -81,7 +95,57 @@ final class EtcdCalls {
 
     /** A transaction, repeated after a lost reply until {@code deadline}. */
     CompletableFuture<TxnResponse> txn(String what, UnaryOperator<Txn> body, Deadline deadline) {
-        return retrying(what, () -> body.apply(client.getKVClient().txn()).commit(), deadline);
+        return write(what, body, deadline).result();
+    }
+
+    /**
+     * A transaction that may write, repeated after a lost reply until {@code deadline}; its {@link Write#settled()}
+     * tells when etcd has really answered every send of it, which may be after the result timed out.
+     */
+    Write<TxnResponse> write(String what, UnaryOperator<Txn> body, Deadline deadline) {
+        Write<TxnResponse> write = new Write<>(new CompletableFuture<>(), ticker.read());
+        attempt(what, () -> body.apply(client.getKVClient().txn()).commit(), deadline, write, 1);
+        return write;
+    }
+
+    /**
+     * One request as the caller sees it ({@link #result()}: bounded by its deadline) and as etcd sees it: every send
+     * of it, the repeats included, whose real answers may come after the result has timed out. A write whose result
+     * timed out may still be applied later; only once {@link #settled()} is it known that no send is left in flight.
+     */
+    static final class Write<T> {
+        private final CompletableFuture<T> result;
+        private final long sentNanos;
+        private final List<CompletableFuture<?>> sends = new CopyOnWriteArrayList<>();
+
+        Write(CompletableFuture<T> result, long sentNanos) {
+            this.result = result;
+            this.sentNanos = sentNanos;
+        }
+
+        CompletableFuture<T> result() {
+            return result;
+        }
+
+        /** The ticker reading when the first send went out. */
+        long sentNanos() {
+            return sentNanos;
+        }
+
+        /** Whether etcd answered any send of this write (a reply, not a failure of the connection or a timeout). */
+        boolean anySendAnswered() {
+            return sends.stream().anyMatch(f -> f.isDone() && !f.isCompletedExceptionally());
+        }
+
+        /**
+         * Completes, normally, once the result is known and every send has had etcd's answer or failed on its
+         * connection: after that, nothing of this write can still be applied.
+         */
+        CompletableFuture<Void> settled() {
+            return result.handle((r, e) -> null)
+                    .thenCompose(done -> CompletableFuture.allOf(
+                            sends.stream().map(f -> f.handle((r, e) -> null)).toArray(CompletableFuture[]::new)));
+        }
     }
 
     /** Grants a lease of {@code ttlSeconds}. */
@@ -92,7 +156,11 @@ final class EtcdCalls {
     /** One keep-alive of a lease; not repeated (the next period sends another). */
     CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId, Deadline deadline) {
         requests.increment();
-        return bounded(client.getLeaseClient().keepAliveOnce(leaseId), deadline);
+        return bounded(client.getLeaseClient().keepAliveOnce(leaseId), deadline).whenComplete((response, failure) -> {
+            if (failure == null) {
+                answered();
+            }
+        });
     }
 
     /** Revokes a lease (its keys go with it). */
@@ -115,26 +183,43 @@ final class EtcdCalls {
         return client.getWatchClient().watch(bytes(key), option, Watch.listener(onEvents, onError));
     }
 
+    /**
+     * Watches {@code key} for deletions from now on, without a start revision: etcd registers such a watch as synced,
+     * so its events come at once rather than from etcd's 100 ms catch-up loop for watches that start in the past. The
+     * first response is the creation notice, whose header revision says from where on nothing is missed.
+     */
+    Watch.Watcher watchDeletesFromNow(String key, Consumer<WatchResponse> onResponse, Consumer<Throwable> onError) {
+        requests.increment();
+        WatchOption option =
+                WatchOption.builder().withNoPut(true).withCreateNotify(true).build();
+        return client.getWatchClient().watch(bytes(key), option, Watch.listener(onResponse, onError));
+    }
+
     private <T> CompletableFuture<T> retrying(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        attempt(what, call, deadline, result, 1);
-        return result;
+        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read());
+        attempt(what, call, deadline, write, 1);
+        return write.result();
     }
 
     private <T> void attempt(
-            String what, Supplier<CompletableFuture<T>> call, Deadline deadline, CompletableFuture<T> result, int n) {
+            String what, Supplier<CompletableFuture<T>> call, Deadline deadline, Write<T> write, int n) {
+        CompletableFuture<T> result = write.result();
         if (result.isDone()) {
             return;
         }
         requests.increment();
         CompletableFuture<T> sent;
         try {
-            sent = bounded(call.get(), deadline);
+            CompletableFuture<T> raw = call.get();
+            write.sends.add(raw);
+            // The bound applies to a copy: the send itself stays visible until etcd (or the connection) answers it.
+            sent = bounded(raw.copy(), deadline);
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }
         sent.whenComplete((value, failure) -> {
             if (failure == null) {
+                answered();
                 result.complete(value);
                 return;
             }
@@ -143,7 +228,7 @@ final class EtcdCalls {
                     && deadline.remainingNanos() > TimeUnit.MILLISECONDS.toNanos(RETRY_PAUSE_MILLIS)) {
                 log.debug("{} failed (attempt {}), sending it again: {}", what, n, cause.toString());
                 timer.schedule(
-                        () -> attempt(what, call, deadline, result, n + 1), RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+                        () -> attempt(what, call, deadline, write, n + 1), RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
                 return;
             }
             result.completeExceptionally(failure(what, cause, deadline));
@@ -192,6 +277,16 @@ final class EtcdCalls {
         return null;
     }
 
+    /** Whether the failure is a request that got no answer by its deadline (it may still be applied later). */
+    static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static Throwable unwrap(Throwable e) {
         Throwable t = e;
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
@@ -205,9 +300,11 @@ final class EtcdCalls {
             return e;
         }
         if (cause instanceof TimeoutException) {
-            return new LockBackendException("No answer from etcd at " + endpoints + " within "
-                    + deadline.maxWait().map(Object::toString).orElse("the deadline") + " " + what
-                    + " (option operationTimeout)");
+            return new LockBackendException(
+                    "No answer from etcd at " + endpoints + " within "
+                            + deadline.maxWait().map(Object::toString).orElse("the deadline") + " " + what
+                            + " (option operationTimeout)",
+                    cause);
         }
         return new LockBackendException("etcd at " + endpoints + " failed " + what + ": " + cause, cause);
     }

@@ -3,7 +3,9 @@ package io.distlock.etcd;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
+import io.etcd.jetcd.Watch;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One granted lock: the etcd key that holds it, that key's create revision (the fencing token, and what release and
@@ -17,8 +19,11 @@ final class EtcdLease implements Lease {
     private final String etcdKey;
     private final String claimedName;
     private final long createRevision;
+    private final long confirmedAt;
     private final EtcdSession session;
     private final LeaseLoss loss;
+    private final AtomicBoolean releasing = new AtomicBoolean();
+    private volatile Watch.Watcher ownKeyWatch;
 
     EtcdLease(
             String key,
@@ -26,6 +31,7 @@ final class EtcdLease implements Lease {
             String etcdKey,
             String claimedName,
             long createRevision,
+            long confirmedAt,
             EtcdSession session,
             LeaseLossListener lossListener) {
         this.key = key;
@@ -33,6 +39,7 @@ final class EtcdLease implements Lease {
         this.etcdKey = etcdKey;
         this.claimedName = claimedName;
         this.createRevision = createRevision;
+        this.confirmedAt = confirmedAt;
         this.session = session;
         this.loss = new LeaseLoss(lossListener);
     }
@@ -72,6 +79,11 @@ final class EtcdLease implements Lease {
         return createRevision;
     }
 
+    /** A store revision at which the key was known to be ours (the grant's answer): the own-key watch starts there. */
+    long confirmedAt() {
+        return confirmedAt;
+    }
+
     EtcdSession session() {
         return session;
     }
@@ -80,10 +92,37 @@ final class EtcdLease implements Lease {
         return loss.isLost() || session.isLost();
     }
 
-    /** Marks the lease lost and tells the locker, once. */
+    /** Marks the lease lost and tells the locker, once; unless its release has begun (then it is ours to end). */
     void lose(long nowNanos, String reason) {
-        if (!loss.isLost()) {
+        stopWatchingOwnKey();
+        if (!loss.isLost() && !releasing.get()) {
             loss.lose(Math.min(nowNanos, session.validUntilNanos()), reason);
+        }
+    }
+
+    /** Keeps the watch on this lease's key (see {@link OwnKeyWatch}) until the lease is released or lost. */
+    void watchingOwnKey(Watch.Watcher watcher) {
+        ownKeyWatch = watcher;
+        if (releasing.get() || isLost()) {
+            stopWatchingOwnKey();
+        }
+    }
+
+    /** The release begins: our own delete is no loss; the watch on the key ends. */
+    void releasing() {
+        releasing.set(true);
+        stopWatchingOwnKey();
+    }
+
+    boolean isReleasing() {
+        return releasing.get();
+    }
+
+    private void stopWatchingOwnKey() {
+        Watch.Watcher w = ownKeyWatch;
+        if (w != null) {
+            ownKeyWatch = null;
+            w.close();
         }
     }
 

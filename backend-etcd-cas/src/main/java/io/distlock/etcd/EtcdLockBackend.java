@@ -42,6 +42,8 @@ final class EtcdLockBackend implements LockBackend {
     private final EtcdLocation location;
     private final EtcdLockMode mode;
     private final Duration operationTimeout;
+    private final Duration resolveTimeout;
+    private final OutageWatch outages;
     private final ScheduledExecutorService timer;
     private final EtcdCalls calls;
     private final Sessions sessions;
@@ -52,6 +54,7 @@ final class EtcdLockBackend implements LockBackend {
             EtcdLocation location,
             EtcdLockMode mode,
             Duration operationTimeout,
+            Duration resolveTimeout,
             EtcdCalls calls,
             Sessions sessions,
             ScheduledExecutorService timer) {
@@ -59,6 +62,8 @@ final class EtcdLockBackend implements LockBackend {
         this.location = location;
         this.mode = mode;
         this.operationTimeout = operationTimeout;
+        this.resolveTimeout = resolveTimeout;
+        this.outages = new OutageWatch(calls, resolveTimeout);
         this.calls = calls;
         this.sessions = sessions;
         this.timer = timer;
@@ -75,6 +80,19 @@ final class EtcdLockBackend implements LockBackend {
 
     Duration operationTimeout() {
         return operationTimeout;
+    }
+
+    /**
+     * How long after sending a write whose answer is late an attempt waits for etcd's real answer before it ends (the
+     * connect timeout: how long the locker waits for the store at all).
+     */
+    Duration resolveTimeout() {
+        return resolveTimeout;
+    }
+
+    /** Ends waits parked on a watch when etcd stops answering. */
+    OutageWatch outages() {
+        return outages;
     }
 
     EtcdLockMode mode() {
@@ -135,7 +153,10 @@ final class EtcdLockBackend implements LockBackend {
         try {
             return future.get();
         } catch (InterruptedException e) {
-            future.cancel(false);
+            if (!future.cancel(false)) {
+                // The grant won the race with the interrupt (get() throws even then): nobody will hold it, free it.
+                future.getNow(Optional.empty()).ifPresent(lease -> releaseQuietly((EtcdLease) lease));
+            }
             awaitCleanUp(attempt);
             throw e;
         } catch (ExecutionException e) {
@@ -225,11 +246,15 @@ final class EtcdLockBackend implements LockBackend {
 
     private CompletableFuture<Boolean> releaseAsync(EtcdLease etcd) {
         EtcdSession session = etcd.session();
+        etcd.releasing();
         session.forget(etcd);
-        if (etcd.isLost()) {
-            unclaim(etcd);
+        if (session.isLost()) {
+            unclaim(etcd); // its lease is gone or revoked, and its keys with it
             return CompletableFuture.completedFuture(false);
         }
+        // A lock told lost by its key's watch still sends the guarded delete: harmless if the key is gone or another's,
+        // and it never leaves a key behind should the report have been wrong.
+        boolean toldLost = etcd.isLost();
         AtomicInteger sends = new AtomicInteger();
         String key = etcd.etcdKey();
         return calls.txn(
@@ -249,10 +274,10 @@ final class EtcdLockBackend implements LockBackend {
                     }
                     unclaim(etcd);
                     if (response.isSucceeded()) {
-                        return true;
+                        return !toldLost;
                     }
                     boolean gone = response.getGetResponses().get(0).getKvs().isEmpty();
-                    return gone && sends.get() > 1 && !session.isLost();
+                    return gone && sends.get() > 1 && !session.isLost() && !toldLost;
                 });
     }
 

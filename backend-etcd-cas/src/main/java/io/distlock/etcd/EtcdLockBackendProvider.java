@@ -7,11 +7,13 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 
 /**
  * The etcd backend: {@code etcd://host:port[,host:port...][/prefix]}, built on jetcd.
@@ -50,8 +52,18 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
 
     private static final AtomicInteger BACKENDS = new AtomicInteger();
 
+    /** Adjusts each backend's jetcd client builder: identity, except for tests that intercept requests. */
+    private final UnaryOperator<ClientBuilder> adjustClient;
+
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
-    public EtcdLockBackendProvider() {}
+    public EtcdLockBackendProvider() {
+        this(UnaryOperator.identity());
+    }
+
+    /** A provider whose backends' jetcd client builders go through {@code adjustClient} (e.g. adding an interceptor). */
+    EtcdLockBackendProvider(UnaryOperator<ClientBuilder> adjustClient) {
+        this.adjustClient = adjustClient;
+    }
 
     /** {@code etcd}. */
     @Override
@@ -80,10 +92,13 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         long ttlSeconds = ttlSeconds(config.leaseTime());
         config.rejectUnknownOptions(name());
 
-        Client client = Client.builder()
-                .endpoints(location.endpoints().toArray(String[]::new))
-                .connectTimeout(connectTimeout)
-                .retryMaxDuration(operationTimeout)
+        Client client = adjustClient
+                .apply(Client.builder()
+                        .endpoints(location.endpoints().toArray(String[]::new))
+                        .connectTimeout(connectTimeout)
+                        // EtcdCalls repeats what may be repeated, within operationTimeout; jetcd's own retry would
+                        // repeat it again past that (and refuses an operationTimeout below its 500 ms retry delay).
+                        .retryMaxAttempts(0))
                 .build();
         int n = BACKENDS.incrementAndGet();
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
@@ -96,7 +111,8 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         Sessions sessions = new Sessions(calls, ttlSeconds, operationTimeout);
         try {
             sessions.grant(Deadline.after(connectTimeout, config.ticker())).get();
-            return new EtcdLockBackend(client, location, mode, operationTimeout, calls, sessions, timer);
+            return new EtcdLockBackend(
+                    client, location, mode, operationTimeout, connectTimeout, calls, sessions, timer);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             close(client, timer);

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,9 +23,11 @@ import org.slf4j.LoggerFactory;
  * keep-alive.
  *
  * <p>The backend sends a keep-alive every third of the TTL, reading the ticker <em>before</em> sending it; an answer
- * with a positive TTL moves {@link #validUntilNanos()} to that reading plus the TTL: the leader counts the TTL from
- * when it received the request, which is later, and a new leader extends every lease, so the bound never overstates
- * what etcd guarantees. The session is lost when etcd says the lease is gone, or when no keep-alive has succeeded by
+ * with a positive TTL moves {@link #validUntilNanos()} to that reading plus the TTL, less a drift allowance of TTL/100
+ * + 2 ms. The leader counts the TTL from when it received the request, which is later, on its own monotonic clock, and
+ * a new leader extends every lease; what is left is the two clocks running at different rates (NTP slews a monotonic
+ * clock by up to 500 ppm, a VM's may be worse), which the allowance covers with a margin, as ZooKeeper's and Redlock's
+ * do. So the bound never overstates what etcd guarantees. The session is lost when etcd says the lease is gone, or when no keep-alive has succeeded by
  * the end of the validity; its locks are then reported lost and the session is replaced for later acquisitions.
  *
  * <p>In fair mode a lock's key is {@code <prefix>/<name>/<lease id in hex>}, so one session may queue for a name only
@@ -39,6 +42,8 @@ final class EtcdSession {
     private final long ttlNanos;
     private final Duration requestTimeout;
     private final Runnable onLost;
+    private final Consumer<EtcdSession> onIdle;
+    private boolean retired; // guarded by this
     private final Set<String> claimed = new HashSet<>(); // guarded by this
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     /** Keys of attempts that could not be deleted at once, by key. */
@@ -53,13 +58,25 @@ final class EtcdSession {
     private volatile String lostReason;
     private volatile ScheduledFuture<?> keepAlive;
 
-    EtcdSession(EtcdCalls calls, long id, long ttlSeconds, long grantSentNanos, Runnable onLost) {
+    EtcdSession(
+            EtcdCalls calls,
+            long id,
+            long ttlSeconds,
+            long grantSentNanos,
+            Runnable onLost,
+            Consumer<EtcdSession> onIdle) {
         this.calls = calls;
         this.id = id;
         this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
-        this.validUntilNanos = grantSentNanos + ttlNanos;
+        this.validUntilNanos = grantSentNanos + ttlNanos - driftNanos(ttlNanos);
         this.requestTimeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), ttlNanos / 3));
         this.onLost = onLost;
+        this.onIdle = onIdle;
+    }
+
+    /** The clock-drift allowance of a lease of {@code ttlNanos}: TTL/100 + 2 ms (see the class comment). */
+    static long driftNanos(long ttlNanos) {
+        return ttlNanos / 100 + TimeUnit.MILLISECONDS.toNanos(2);
     }
 
     /** Starts the keep-alives, every third of the TTL. */
@@ -101,14 +118,35 @@ final class EtcdSession {
         return lostReason;
     }
 
-    /** Takes {@code name} for one attempt of this session; false if another attempt has it, or the session is lost. */
+    /**
+     * Takes {@code name} for one attempt of this session; false if another attempt has it, or the session is lost or
+     * retired.
+     */
     synchronized boolean claim(String name) {
-        return isUsable() && claimed.add(name);
+        return !retired && isUsable() && claimed.add(name);
     }
 
     /** Gives {@code name} back; the attempt's key is gone (or handed to {@link #deleteLater}). */
-    synchronized void unclaim(String name) {
-        claimed.remove(name);
+    void unclaim(String name) {
+        boolean idle;
+        synchronized (this) {
+            idle = claimed.remove(name) && claimed.isEmpty();
+        }
+        if (idle) {
+            onIdle.accept(this);
+        }
+    }
+
+    /**
+     * Retires the session if nothing of it is left (no name claimed, no lock held, no key waiting for deletion): it
+     * takes no new claims, and the caller revokes it. False if it is still in use.
+     */
+    synchronized boolean retireIfIdle() {
+        if (retired || !claimed.isEmpty() || !leases.isEmpty() || !pendingDeletes.isEmpty()) {
+            return false;
+        }
+        retired = true;
+        return true;
     }
 
     /** Registers a granted lock, to be told if the session is lost; false if it already is. */
@@ -138,7 +176,8 @@ final class EtcdSession {
         long sent = calls.ticker().read();
         return calls.keepAliveOnce(id, deadline).handle((response, failure) -> {
             if (failure == null && response.getTTL() > 0) {
-                long until = sent + TimeUnit.SECONDS.toNanos(response.getTTL());
+                long ttl = TimeUnit.SECONDS.toNanos(response.getTTL());
+                long until = sent + ttl - driftNanos(ttl);
                 synchronized (this) {
                     if (until > validUntilNanos) {
                         validUntilNanos = until;

@@ -51,7 +51,7 @@ final class FairAttempt extends Attempt {
 
     @Override
     void begin() {
-        backend.sessions().claim(name, requestDeadline()).whenComplete((s, e) -> {
+        tracked(backend.sessions().claim(name, requestDeadline())).whenComplete((s, e) -> {
             if (e != null) {
                 fail(e);
                 return;
@@ -81,7 +81,7 @@ final class FairAttempt extends Attempt {
         String key = myKey;
         sendWrite(() -> {
                     putSent = true;
-                    return calls.txn(
+                    return calls.write(
                             "putting the queue key of lock '" + request.key() + "'",
                             txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                                     .Then(
@@ -117,11 +117,9 @@ final class FairAttempt extends Attempt {
                 // Not ours: a key of an earlier attempt of this session that could not be deleted. Remove it, queue.
                 log.debug("Removing a stale queue key {} of lock '{}'", myKey, request.key());
                 long stale = mine.getCreateRevision();
-                calls.txn(
-                                "removing a stale queue key of lock '" + request.key() + "'",
-                                txn -> txn.If(new Cmp(bytes(myKey), Cmp.Op.EQUAL, CmpTarget.createRevision(stale)))
-                                        .Then(Op.delete(bytes(myKey), DeleteOption.DEFAULT)),
-                                requestDeadline())
+                sendRead("removing a stale queue key of lock '" + request.key() + "'", txn -> txn.If(
+                                        new Cmp(bytes(myKey), Cmp.Op.EQUAL, CmpTarget.createRevision(stale)))
+                                .Then(Op.delete(bytes(myKey), DeleteOption.DEFAULT)))
                         .whenComplete((r, e) -> {
                             if (e != null) {
                                 onFailure(e);
@@ -135,7 +133,7 @@ final class FairAttempt extends Attempt {
             owner = response.getGetResponses().get(1).getKvs();
         }
         if (!owner.isEmpty() && owner.get(0).getCreateRevision() == myRev) {
-            grant(lease());
+            grant(lease(response.getHeader().getRevision()));
         } else if (tryOnce) {
             giveUp();
         } else {
@@ -153,11 +151,9 @@ final class FairAttempt extends Attempt {
                 .withSortOrder(GetOption.SortOrder.DESCEND)
                 .withLimit(1)
                 .build();
-        calls.txn(
-                        "reading the predecessor in the queue of lock '" + request.key() + "'",
-                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(rev)))
-                                .Then(Op.get(bytes(lockDir), predecessor)),
-                        requestDeadline())
+        sendRead("reading the predecessor in the queue of lock '" + request.key() + "'", txn -> txn.If(
+                                new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(rev)))
+                        .Then(Op.get(bytes(lockDir), predecessor)))
                 .whenComplete((response, failure) -> {
                     if (failure != null) {
                         onFailure(failure);
@@ -171,7 +167,7 @@ final class FairAttempt extends Attempt {
                         List<KeyValue> before =
                                 response.getGetResponses().get(0).getKvs();
                         if (before.isEmpty()) {
-                            grant(lease());
+                            grant(lease(response.getHeader().getRevision()));
                             return;
                         }
                         String predecessorKey = text(before.get(0).getKey());
@@ -215,12 +211,13 @@ final class FairAttempt extends Attempt {
         fail(cause);
     }
 
-    private EtcdLease lease() {
-        return new EtcdLease(request.key(), request.ownerId(), myKey, name, myRev, session, request.lossListener());
+    private EtcdLease lease(long confirmedAt) {
+        return new EtcdLease(
+                request.key(), request.ownerId(), myKey, name, myRev, confirmedAt, session, request.lossListener());
     }
 
     @Override
-    CompletableFuture<Void> removeKey() {
+    CompletableFuture<Void> removeKey(Deadline cleanup) {
         EtcdSession s = session;
         if (s == null) {
             return CompletableFuture.completedFuture(null);
@@ -230,7 +227,6 @@ final class FairAttempt extends Attempt {
             return CompletableFuture.completedFuture(null);
         }
         String key = myKey;
-        Deadline cleanup = Deadline.after(backend.operationTimeout(), calls.ticker());
         return calls.txn(
                         "deleting the queue key of lock '" + request.key() + "'",
                         txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId()))))

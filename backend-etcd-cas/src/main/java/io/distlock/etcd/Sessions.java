@@ -3,6 +3,7 @@ package io.distlock.etcd;
 import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -12,8 +13,8 @@ import java.util.concurrent.TimeUnit;
  * The backend's sessions (etcd leases kept alive): usually one, like etcd's {@code concurrency.Session}, granted when
  * the backend opens. Another is granted only when an acquisition needs one: in fair mode a session queues for a name
  * once at a time (its key is {@code <name>/<lease id>}), so a second thread of the same locker waiting for the same
- * name gets a second session; and a lost session is replaced. Extra sessions stay for reuse until the backend
- * closes.
+ * name gets a second session; and a lost session is replaced. An extra session is revoked as soon as nothing of it
+ * is left (its last claim given back), so K waiters of one name leave one lease, not K leases and K keep-alives.
  */
 final class Sessions {
 
@@ -62,8 +63,8 @@ final class Sessions {
         long sent = calls.ticker().read();
         return calls.grant(ttlSeconds, deadline).thenApply(response -> {
             EtcdSession[] self = new EtcdSession[1];
-            EtcdSession session =
-                    new EtcdSession(calls, response.getID(), response.getTTL(), sent, () -> live.remove(self[0]));
+            EtcdSession session = new EtcdSession(
+                    calls, response.getID(), response.getTTL(), sent, () -> live.remove(self[0]), this::retireIfSpare);
             self[0] = session;
             live.add(session);
             session.start();
@@ -76,6 +77,16 @@ final class Sessions {
             }
             return session;
         });
+    }
+
+    /** Revokes {@code session} if it is idle and not the oldest live one (which stays, as the locker's own). */
+    private void retireIfSpare(EtcdSession session) {
+        Iterator<EtcdSession> oldest = live.iterator();
+        if (!oldest.hasNext() || oldest.next() == session || !session.retireIfIdle()) {
+            return;
+        }
+        live.remove(session);
+        session.close(Deadline.after(operationTimeout, calls.ticker()));
     }
 
     /** Revokes every session (their keys go with them), waiting at most the operation timeout. */

@@ -2,6 +2,7 @@ package io.distlock.etcd;
 
 import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MultiProcessSupport;
+import io.distlock.kit.StoreFaults;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
@@ -50,6 +51,12 @@ abstract class EtcdKit extends LockerConformanceTests {
     public MultiProcessSupport multiProcessSupport() {
         return MultiProcessSupport.uri(lockerUri() + "&connectTimeout="
                 + TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis() + "ms");
+    }
+
+    /** Every member stopped and started, a lock's key deleted as {@code etcdctl del} would. */
+    @Override
+    public Optional<StoreFaults> storeFaults() {
+        return Optional.of(new EtcdStoreFaults(etcd(), PREFIX, mode()));
     }
 
     @Override

@@ -133,6 +133,20 @@ class EtcdLockTest {
                 .isEmpty();
     }
 
+    /** Waits until lock {@code key} has {@code count} etcd keys; fails with {@code what} after {@link #maxWait()}. */
+    private static void awaitKeyCount(EtcdLockMode mode, String key, int count, String what) {
+        Deadlines.await(
+                () -> {
+                    try {
+                        return keysUnder(lockPrefix(mode, key)).size() == count;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                maxWait(),
+                () -> what);
+    }
+
     @ParameterizedTest
     @EnumSource(EtcdLockMode.class)
     void keys_withSlashSpaceAndNonAscii_mapToOneNameSegment(EtcdLockMode mode) throws Exception {
@@ -196,16 +210,7 @@ class EtcdLockTest {
             });
             waiter.start();
             if (mode == EtcdLockMode.FAIR) {
-                Deadlines.await(
-                        () -> {
-                            try {
-                                return keysUnder(lockPrefix(mode, key)).size() == 2;
-                            } catch (Exception e) {
-                                return false;
-                            }
-                        },
-                        maxWait(),
-                        () -> "the waiter's queue key did not appear");
+                awaitKeyCount(mode, key, 2, "the waiter's queue key did not appear");
             } else {
                 Thread.sleep(200); // let the waiter reach its watch (no key of its own to wait for in cas mode)
             }
@@ -234,16 +239,7 @@ class EtcdLockTest {
                 waiters.add(backend.acquireAsync(request(key, ttl), Deadline.unbounded(Ticker.system()), unused));
             }
             if (mode == EtcdLockMode.FAIR) {
-                Deadlines.await(
-                        () -> {
-                            try {
-                                return keysUnder(lockPrefix(mode, key)).size() == 41;
-                            } catch (Exception e) {
-                                return false;
-                            }
-                        },
-                        maxWait(),
-                        () -> "40 waiters did not queue");
+                awaitKeyCount(mode, key, 41, "40 waiters did not queue");
             }
             assertEquals(
                     0, unused.getLargestPoolSize(), "threads of the blocking executor used by native acquireAsync");
@@ -261,16 +257,7 @@ class EtcdLockTest {
             for (CompletableFuture<Optional<Lease>> waiter : waiters) {
                 assertTrue(waiter.cancel(false));
             }
-            Deadlines.await(
-                    () -> {
-                        try {
-                            return keysUnder(lockPrefix(mode, key)).size() == 1;
-                        } catch (Exception e) {
-                            return false;
-                        }
-                    },
-                    maxWait(),
-                    () -> "the cancelled waiters' keys were not removed");
+            awaitKeyCount(mode, key, 1, "the cancelled waiters' keys were not removed");
             assertTrue(backend.release(held));
             assertNothingLeft(mode, key, "cancelled waiters and release");
         } finally {
@@ -280,7 +267,7 @@ class EtcdLockTest {
 
     @ParameterizedTest
     @EnumSource(EtcdLockMode.class)
-    void storeRequests_uncontendedAcquireAndRelease_countsTwoRoundTrips(EtcdLockMode mode) throws Exception {
+    void storeRequests_uncontendedAcquireAndRelease_countsTwoTxnsAndOneWatch(EtcdLockMode mode) throws Exception {
         String key = EtcdTesting.unique("count");
         Duration ttl = Duration.ofSeconds(60); // first keep-alive after 20 s: none falls inside the measurement
         try (LockBackend backend = backend(mode, EtcdTesting.uri(ETCD, PREFIX), ttl)) {
@@ -288,7 +275,10 @@ class EtcdLockTest {
             Lease lease = backend.acquire(request(key, ttl), Deadline.after(maxWait(), Ticker.system()))
                     .orElseThrow();
             assertTrue(backend.release(lease));
-            assertEquals(2, backend.storeRequests().orElseThrow() - before, "one txn to take, one to free");
+            assertEquals(
+                    3,
+                    backend.storeRequests().orElseThrow() - before,
+                    "one txn to take, one watch on the own key (issue 20 item 6), one txn to free");
         }
     }
 
@@ -442,6 +432,308 @@ class EtcdLockTest {
             assertTrue(release.get(maxWait().toMillis(), TimeUnit.MILLISECONDS), "release after a lost reply");
         } finally {
             proxy.heal();
+        }
+    }
+
+    /** A locker whose jetcd client passes every request through {@code interceptor}. */
+    private static RemoteLocker interceptedLocker(String query, Duration ttl, DelayingInterceptor interceptor) {
+        return RemoteLockers.builder()
+                .uri(EtcdTesting.uri(ETCD, PREFIX) + query)
+                .provider(new EtcdLockBackendProvider(client -> client.interceptor(interceptor)))
+                .leaseTime(ttl)
+                .build();
+    }
+
+    /**
+     * Issue 20 item 2: the put of a {@code tryLock} reaches etcd only after the attempt's operation timeout (100 ms),
+     * so its clean-up runs while the put is still in flight. The put must not land after the clean-up's delete and
+     * leave a key bound to the locker's live lease: another locker gets the lock, and nothing is left behind.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void tryLock_putLandingAfterOperationTimeout_leavesNothingBehind(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("late-put");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        try (DelayingInterceptor delay = new DelayingInterceptor();
+                RemoteLocker slow =
+                        interceptedLocker("?mode=" + mode.optionValue() + "&operationTimeout=100ms", ttl, delay);
+                RemoteLocker other = locker(mode, ttl)) {
+            delay.delayNext("Txn", Duration.ofMillis(500));
+            assertThat(slow.tryLock(key))
+                    .as("tryLock whose put is answered after 500 ms")
+                    .isEmpty();
+            delay.delayedCallClosed().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            try (RemoteLock lock = other.lock(key, TestTimeouts.scaled(Duration.ofSeconds(3)))) {
+                assertThat(keysUnder(lockPrefix(mode, key)).values())
+                        .as("etcd keys of '%s' while the other locker holds it", key)
+                        .extracting(kv -> kv.getValue().toString(StandardCharsets.UTF_8))
+                        .containsExactly(lock.ownerId());
+            }
+            assertNothingLeft(mode, key, "the other locker's release");
+        }
+    }
+
+    /**
+     * Issue 20 item 5: a {@code tryLock} interrupted in flight, at 60 points from before its put to after its grant,
+     * leaves nothing behind: a grant that races with the interrupt is released, not dropped with the key held by the
+     * locker's live lease. After more than one lease, three {@code lock(key, 3s)} of another locker succeed.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void tryLock_interruptedInFlight_leavesKeyFree(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("interrupted-try");
+        Duration ttl = Duration.ofSeconds(1);
+        try (RemoteLocker trying = locker(mode, ttl);
+                RemoteLocker other = locker(mode, TestTimeouts.scaled(Duration.ofSeconds(5)))) {
+            trying.tryLock(key).orElseThrow().release(); // sessions and connections warm
+            for (int i = 0; i < 60; i++) {
+                AtomicReference<Optional<RemoteLock>> got = new AtomicReference<>(Optional.empty());
+                Thread t = new Thread(() -> {
+                    try {
+                        got.set(trying.tryLock(key));
+                    } catch (RuntimeException interrupted) {
+                        // the interrupt ended it: a LockBackendException saying so
+                    }
+                });
+                t.start();
+                long until = System.nanoTime() + i * 50_000L; // 0 to 3 ms: before, during and after the round trip
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                t.interrupt();
+                t.join(maxWait().toMillis());
+                got.get().ifPresent(RemoteLock::release);
+            }
+            Thread.sleep(EtcdTesting.sessionTimeout(ttl).toMillis()); // more than one lease
+            for (int i = 0; i < 3; i++) {
+                try (RemoteLock lock = other.lock(key, TestTimeouts.scaled(Duration.ofSeconds(3)))) {
+                    assertTrue(lock.isHeld());
+                }
+            }
+            assertNothingLeft(mode, key, "60 interrupted tryLocks and three locks");
+        }
+    }
+
+    /** Deletes every etcd key of lock {@code key}, as {@code etcdctl del} (with {@code --prefix} in fair mode) would. */
+    private static void deleteOutOfBand(EtcdLockMode mode, String key) throws Exception {
+        inspector
+                .getKVClient()
+                .delete(
+                        bytes(lockPrefix(mode, key)),
+                        io.etcd.jetcd.options.DeleteOption.builder()
+                                .isPrefix(mode == EtcdLockMode.FAIR)
+                                .build())
+                .get(10, TimeUnit.SECONDS);
+    }
+
+    /** How soon the holder is told that its key was deleted: a watch event, or a check transaction after it. */
+    private static final Duration DELETION_NOTICED_WITHIN = EtcdStoreFaults.NOTICED_WITHIN;
+
+    /**
+     * Issue 20 item 6: the holder's key deleted out of band ({@code etcdctl del}) while its lease lives. The holder
+     * watches its own key: within {@link #DELETION_NOTICED_WITHIN} it says {@code isHeld()} false and fires {@code
+     * onLost} once, its release answers {@code ALREADY_LOST}, and another locker can take the lock meanwhile.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lockKeyDeletedOutOfBand_holderToldWithinBound(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("deleted");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        try (RemoteLocker holderLocker = locker(mode, ttl);
+                RemoteLocker other = locker(mode, ttl)) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            AtomicInteger lost = new AtomicInteger();
+            held.onLost(l -> lost.incrementAndGet());
+            Thread.sleep(100); // a lock held for a while, not only just granted
+            deleteOutOfBand(mode, key);
+            assertTrue(
+                    Deadlines.within(TestTimeouts.scaled(DELETION_NOTICED_WITHIN), () -> !held.isHeld()),
+                    "the holder still says it holds the lock whose key was deleted");
+            assertTrue(Deadlines.within(TestTimeouts.scaled(DELETION_NOTICED_WITHIN), () -> lost.get() == 1));
+            RemoteLock next = other.tryLock(key).orElseThrow(() -> new AssertionError("the freed key was not free"));
+            assertEquals(ReleaseResult.ALREADY_LOST, held.release());
+            assertTrue(next.isHeld(), "the old holder's release touched the new holder");
+            assertEquals(ReleaseResult.RELEASED, next.release());
+            assertEquals(1, lost.get(), "onLost calls");
+            assertNothingLeft(mode, key, "release");
+        }
+    }
+
+    /** Item 6 for a group: one key of a {@code lockAll} deleted out of band makes the group lost. */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void groupMemberKeyDeletedOutOfBand_groupToldWithinBound(EtcdLockMode mode) throws Exception {
+        String a = EtcdTesting.unique("group-a");
+        String b = EtcdTesting.unique("group-b");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        try (RemoteLocker locker = locker(mode, ttl)) {
+            io.distlock.RemoteLockGroup group = locker.lockAll(List.of(a, b), maxWait());
+            AtomicInteger lost = new AtomicInteger();
+            group.onLost(g -> lost.incrementAndGet());
+            deleteOutOfBand(mode, b);
+            assertTrue(
+                    Deadlines.within(TestTimeouts.scaled(DELETION_NOTICED_WITHIN), () -> !group.isHeld()),
+                    "the group still says it holds every lock");
+            assertTrue(Deadlines.within(TestTimeouts.scaled(DELETION_NOTICED_WITHIN), () -> lost.get() == 1));
+            group.close();
+            assertEquals(1, lost.get(), "onLost calls of the group");
+            assertNothingLeft(mode, a, "closing the group");
+            assertNothingLeft(mode, b, "closing the group");
+        }
+    }
+
+    /** How many leases etcd has: its {@code LeaseLeases} call, through the member's JSON gateway (jetcd lacks it). */
+    private static int leasesInEtcd() throws Exception {
+        java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(
+                                        URI.create("http://" + ETCD.node(0).endpoint() + "/v3/lease/leases"))
+                                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}"))
+                                .timeout(Duration.ofSeconds(10))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+        return response.body().split("\"ID\"", -1).length - 1;
+    }
+
+    /**
+     * Issue 20 item 4: in fair mode a session queues for a name once, so K concurrent {@code lockAsync} calls of one
+     * locker on one key need K sessions (etcd leases, each kept alive). Once they are served and released, the extra
+     * ones are revoked: the locker is back to one lease.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void concurrentLockAsync_onOneKey_leaveNoExtraLeases(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("leases");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        int k = 5;
+        try (RemoteLocker holderLocker = locker(mode, ttl);
+                RemoteLocker waiters = locker(mode, ttl)) {
+            int baseline = leasesInEtcd();
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            List<CompletableFuture<ReleaseResult>> pending = new ArrayList<>();
+            for (int i = 0; i < k; i++) {
+                pending.add(waiters.lockAsync(key, maxWait()).thenApply(RemoteLock::release)); // in grant order
+            }
+            if (mode == EtcdLockMode.FAIR) {
+                awaitKeyCount(mode, key, k + 1, k + " waiters did not queue");
+                assertEquals(baseline + k - 1, leasesInEtcd(), "leases while " + k + " waiters of one locker queue");
+            }
+            held.release();
+            for (CompletableFuture<ReleaseResult> next : pending) {
+                assertEquals(ReleaseResult.RELEASED, next.get(maxWait().toMillis(), TimeUnit.MILLISECONDS));
+            }
+            assertTrue(
+                    Deadlines.within(maxWait(), () -> {
+                        try {
+                            return leasesInEtcd() == baseline;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    }),
+                    () -> "leases after every waiter was served and released: " + leasesCount() + ", expected "
+                            + baseline);
+            assertNothingLeft(mode, key, "every waiter released");
+        }
+    }
+
+    private static String leasesCount() {
+        try {
+            return String.valueOf(leasesInEtcd());
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
+    /**
+     * Issue 20 item 9: the validity a lock reports is the send time of the grant (or the last answered keep-alive) plus
+     * the TTL, less a drift allowance of TTL/100 + 2 ms (as ZooKeeper's and Redlock's): the leader counts the TTL on
+     * its own monotonic clock from its receipt, and the two clocks may run at slightly different rates (NTP slews a
+     * monotonic clock by up to 500 ppm). Measured on a ticker that does not move, so the arithmetic is exact.
+     */
+    @Test
+    void validUntil_isSendTimePlusTtl_lessDriftAllowance() throws Exception {
+        Duration ttl = Duration.ofSeconds(30);
+        io.distlock.ManualTicker ticker = new io.distlock.ManualTicker();
+        long sent = ticker.read();
+        BackendConfig config = new BackendConfig(
+                URI.create(EtcdTesting.uri(ETCD, PREFIX)),
+                Map.of(),
+                ttl,
+                Duration.ofSeconds(10),
+                ticker,
+                Clock.systemUTC());
+        try (LockBackend backend = new EtcdLockBackendProvider().open(config)) {
+            Lease lease = backend.tryAcquire(request(EtcdTesting.unique("validity"), ttl))
+                    .orElseThrow();
+            long drift = ttl.toNanos() / 100 + TimeUnit.MILLISECONDS.toNanos(2);
+            assertEquals(
+                    sent + ttl.toNanos() - drift, lease.validUntilNanos(), "validity = sent + TTL - (TTL/100 + 2 ms)");
+            assertTrue(backend.release(lease));
+        }
+    }
+
+    /** How a test cuts the waiting locker off from etcd. */
+    enum Outage {
+        /** The member stops: connections are refused, and the waiter's watch ends with an error. */
+        STORE_STOPPED,
+        /** The waiter's connection is blackholed: nothing is answered, nothing fails, the watch stays silent. */
+        PARTITIONED
+    }
+
+    /**
+     * Issue 20 item 7 for a wait already parked on a watch when etcd stops answering: {@code lock(k)} and {@code
+     * lock(k, long)} fail with {@code LockBackendException} about {@code connectTimeout} after that, instead of waiting
+     * through the outage.
+     */
+    @ParameterizedTest
+    @EnumSource(Outage.class)
+    void parkedWait_storeStopsAnswering_failsWithBackendException_withinConnectTimeout(Outage outage) throws Exception {
+        EtcdLockMode mode = EtcdLockMode.FAIR;
+        String key = EtcdTesting.unique("parked");
+        Duration connectTimeout = TestTimeouts.scaled(Duration.ofSeconds(2));
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        String uri =
+                outage == Outage.PARTITIONED ? EtcdTesting.proxiedUri(ETCD, PREFIX) : EtcdTesting.uri(ETCD, PREFIX);
+        try (RemoteLocker holderLocker = locker(mode, ttl);
+                RemoteLocker waiting = RemoteLockers.builder()
+                        .uri(uri + "?mode=" + mode.optionValue())
+                        .leaseTime(ttl)
+                        .connectTimeout(connectTimeout)
+                        .build()) {
+            holderLocker.lock(key, maxWait());
+            CompletableFuture<Object> unbounded = CompletableFuture.supplyAsync(() -> outcome(() -> waiting.lock(key)));
+            CompletableFuture<Object> bounded = CompletableFuture.supplyAsync(
+                    () -> outcome(() -> waiting.lock(key, maxWait().multipliedBy(3))));
+            awaitKeyCount(mode, key, 3, "the two waiters did not queue");
+            Thread.sleep(300); // both parked on their watches
+            long stopped = System.nanoTime();
+            if (outage == Outage.PARTITIONED) {
+                ETCD.member(0).partition();
+            } else {
+                ETCD.member(0).stop();
+            }
+            Duration bound = connectTimeout.plus(TestTimeouts.scaled(Duration.ofSeconds(3)));
+            for (CompletableFuture<Object> wait : List.of(unbounded, bounded)) {
+                Object result = wait.get(bound.toMillis() + maxWait().toMillis(), TimeUnit.MILLISECONDS);
+                Duration took = Duration.ofNanos(System.nanoTime() - stopped);
+                assertThat(result)
+                        .as("a parked wait after etcd stopped answering (%s)", outage)
+                        .isInstanceOf(io.distlock.LockBackendException.class);
+                assertThat(took)
+                        .as("a parked wait failed %s after etcd stopped answering (%s)", took, outage)
+                        .isLessThanOrEqualTo(bound);
+            }
+        } finally {
+            ETCD.member(0).heal();
+        }
+    }
+
+    /** What a call ended with: its value or its exception. */
+    private static Object outcome(java.util.concurrent.Callable<?> call) {
+        try {
+            return call.call();
+        } catch (Exception e) {
+            return e;
         }
     }
 

@@ -1,0 +1,122 @@
+package io.distlock.etcd;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A gRPC interceptor for jetcd's client that holds back the next call of one etcd method (say {@code Txn}) for a
+ * while before it leaves the client: the request reaches etcd late, after any request sent meanwhile, while its
+ * caller's future has long timed out. Calls of other methods, and later calls, pass at once.
+ */
+final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
+
+    private record Armed(String method, Duration delay) {}
+
+    private final AtomicReference<Armed> armed = new AtomicReference<>();
+    private final CompletableFuture<Void> delayedCallClosed = new CompletableFuture<>();
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "delaying-interceptor");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** Holds back the next call of etcd method {@code method} (e.g. {@code "Txn"}) by {@code delay}. */
+    void delayNext(String method, Duration delay) {
+        armed.set(new Armed(method, delay));
+    }
+
+    /** Completes once the delayed call has had etcd's answer (or failed). */
+    CompletableFuture<Void> delayedCallClosed() {
+        return delayedCallClosed;
+    }
+
+    @Override
+    public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        ClientCall<Q, R> call = next.newCall(method, options);
+        Armed a = armed.get();
+        if (a == null || !method.getFullMethodName().endsWith("/" + a.method()) || !armed.compareAndSet(a, null)) {
+            return call;
+        }
+        return new Delayed<>(call, a.delay());
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+
+    /** Queues every step of the call until the delay has passed, then replays them in order. */
+    private final class Delayed<Q, R> extends ForwardingClientCall.SimpleForwardingClientCall<Q, R> {
+        private final List<Runnable> queued = new ArrayList<>(); // guarded by this
+        private boolean released; // guarded by this
+
+        Delayed(ClientCall<Q, R> call, Duration delay) {
+            super(call);
+            timer.schedule(this::release, delay.toNanos(), TimeUnit.NANOSECONDS);
+        }
+
+        private synchronized void release() {
+            released = true;
+            queued.forEach(Runnable::run);
+            queued.clear();
+        }
+
+        private synchronized void step(Runnable r) {
+            if (released) {
+                r.run();
+            } else {
+                queued.add(r);
+            }
+        }
+
+        @Override
+        public void start(Listener<R> listener, Metadata headers) {
+            Listener<R> watching = new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                    try {
+                        super.onClose(status, trailers);
+                    } finally {
+                        delayedCallClosed.complete(null);
+                    }
+                }
+            };
+            step(() -> super.start(watching, headers));
+        }
+
+        @Override
+        public void request(int n) {
+            step(() -> super.request(n));
+        }
+
+        @Override
+        public void sendMessage(Q message) {
+            step(() -> super.sendMessage(message));
+        }
+
+        @Override
+        public void halfClose() {
+            step(super::halfClose);
+        }
+
+        @Override
+        public void cancel(String message, Throwable cause) {
+            step(() -> super.cancel(message, cause));
+        }
+    }
+}
