@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * watch on the key, as ZooKeeper's holder watches its node, so the lock is reported lost ({@code isHeld()} false,
  * {@code onLost} once, {@code release()} → {@code ALREADY_LOST}) within one watch event instead of at release.
  *
- * <p>The watch is created without a start revision, so etcd registers it as synced (issue 24). A deletion between
+ * <p>The watch is created without a start revision, so etcd registers it as synced and delivers its events at once, not from its 100 ms catch-up loop for watches that start in the past. A deletion between
  * the grant and the watch's creation would then be missed, so the creation notice's revision is compared with the one
  * at which the grant saw the key: if the store moved on meanwhile, one transaction checks that the key is still ours.
  * Cost per acquisition: one watch creation, plus that check only when other writes happened in between.

@@ -278,7 +278,7 @@ class EtcdLockTest {
             assertEquals(
                     3,
                     backend.storeRequests().orElseThrow() - before,
-                    "one txn to take, one watch on the own key (issue 20 item 6), one txn to free");
+                    "one txn to take, one watch on the own key, one txn to free");
         }
     }
 
