@@ -181,11 +181,16 @@ final class RegistryLock implements DistributedLock {
         }
         RemoteLock current = held;
         held = null;
+        // an interrupted thread still releases (a stopped LockRegistryLeaderInitiator unlocks on one); flag kept
+        boolean interrupted = Thread.interrupted();
         ReleaseResult result;
         try {
             result = current.release();
         } finally {
             local.unlock();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (result == ReleaseResult.ALREADY_LOST) {
             throw new IllegalStateException("Lock '" + key + "' was lost before it was unlocked (its lease ran out or"

@@ -27,7 +27,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  *       hold and released on the last {@code unlock()}; a re-entry after the store lock was lost asks the store again
  *       (so {@code LockRegistryLeaderInitiator}'s heartbeat notices the loss);
  *   <li>{@code unlock()} by a thread that does not hold the lock, and the last {@code unlock()} of a lock lost in the
- *       store, throw {@link IllegalStateException} (the lost lock is given up all the same);
+ *       store, throw {@link IllegalStateException} (the lost lock is given up all the same); the last {@code
+ *       unlock()} releases the store lock also on an interrupted thread, and leaves its interrupt flag set;
  *   <li>{@code newCondition()} throws {@link UnsupportedOperationException}.
  * </ul>
  *

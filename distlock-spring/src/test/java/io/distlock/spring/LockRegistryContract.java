@@ -146,6 +146,16 @@ abstract class LockRegistryContract {
     }
 
     @Test
+    void unlock_onAnInterruptedThread_releases_andKeepsTheFlag() throws Exception {
+        Lock lock = registry.obtain(key);
+        lock.lock();
+        Thread.currentThread().interrupt();
+        lock.unlock();
+        assertThat(Thread.interrupted()).isTrue();
+        assertThat(otherProcessCanLock()).isTrue();
+    }
+
+    @Test
     void unlock_withoutLock_throws() {
         assertThatThrownBy(() -> registry.obtain(key).unlock()).isInstanceOf(IllegalStateException.class);
     }
