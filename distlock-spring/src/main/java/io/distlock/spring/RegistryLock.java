@@ -27,6 +27,9 @@ final class RegistryLock implements DistributedLock {
     /** The store lock of the current holder; written only by the thread holding {@link #local}. */
     private volatile RemoteLock held;
 
+    /** The fixed lease {@link #held} was last given (by {@code lock(ttl)} or {@code renewLock}); null if renewed. */
+    private volatile Duration fixedLease;
+
     private volatile long lastUsedNanos;
 
     RegistryLock(RemoteLocker locker, String key, Ticker ticker) {
@@ -36,6 +39,12 @@ final class RegistryLock implements DistributedLock {
         this.lastUsedNanos = ticker.read();
     }
 
+    /**
+     * How long one wait of {@link #lock(Duration)} lasts before it is asked again: {@link RemoteLocker#lockFor} takes
+     * a maximum wait, {@code lock(ttl)} has none.
+     */
+    private static final Duration FIXED_LEASE_WAIT_STEP = Duration.ofDays(1);
+
     /** A request to the store, made holding {@link #local}. */
     @FunctionalInterface
     private interface StoreAttempt {
@@ -44,12 +53,22 @@ final class RegistryLock implements DistributedLock {
 
     @Override
     public void lock() {
+        lockUninterruptibly(null);
+    }
+
+    /** Takes the lock for a fixed lease of {@code ttl} (not renewed); a re-entry sets the lease to end {@code ttl} from now. */
+    @Override
+    public void lock(Duration ttl) {
+        lockUninterruptibly(positive(ttl));
+    }
+
+    private void lockUninterruptibly(Duration fixedLease) {
         local.lock();
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    holdInStore(() -> Optional.of(locker.lock(key)));
+                    holdInStore(() -> Optional.of(acquire(fixedLease)), fixedLease);
                     return;
                 } catch (InterruptedException e) {
                     // lock() is not interruptible: wait on, and give the flag back when done
@@ -70,7 +89,7 @@ final class RegistryLock implements DistributedLock {
     public void lockInterruptibly() throws InterruptedException {
         local.lockInterruptibly();
         try {
-            holdInStore(() -> Optional.of(locker.lock(key)));
+            holdInStore(() -> Optional.of(acquire(null)), null);
         } catch (InterruptedException | RuntimeException e) {
             local.unlock();
             throw e;
@@ -83,7 +102,7 @@ final class RegistryLock implements DistributedLock {
             return false;
         }
         try {
-            return holdOrUnlock(() -> locker.tryLock(key));
+            return holdOrUnlock(() -> locker.tryLock(key), null);
         } catch (InterruptedException e) {
             throw new AssertionError("tryLock(key) does not wait", e);
         }
@@ -91,50 +110,55 @@ final class RegistryLock implements DistributedLock {
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        long deadline = ticker.read() + unit.toNanos(time);
-        if (!local.tryLock(time, unit)) {
-            return false;
-        }
-        return holdOrUnlock(() -> lockWithin(Duration.ofNanos(deadline - ticker.read()), this::plainAttempt));
+        return tryLockWithin(Duration.ofNanos(unit.toNanos(time)), null);
     }
 
-    @Override
-    public void lock(Duration ttl) {
-        throw new UnsupportedOperationException("Fixed leases are not available yet");
-    }
-
+    /** {@link #tryLock(long, TimeUnit)} for a fixed lease of {@code ttl} (not renewed), as {@link #lock(Duration)}. */
     @Override
     public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
-        throw new UnsupportedOperationException("Fixed leases are not available yet");
+        return tryLockWithin(waitTime, positive(ttl));
     }
 
-    private Optional<RemoteLock> plainAttempt(Duration maxWait) throws InterruptedException {
-        return Optional.of(locker.lock(key, maxWait));
+    private boolean tryLockWithin(Duration wait, Duration fixedLease) throws InterruptedException {
+        long deadline = ticker.read() + wait.toNanos();
+        if (!local.tryLock(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+            return false;
+        }
+        return holdOrUnlock(() -> acquireWithin(Duration.ofNanos(deadline - ticker.read()), fixedLease), fixedLease);
     }
 
-    /** A wait of at most {@code maxWait}: one attempt if nothing is left of it, empty if it runs out. */
-    private Optional<RemoteLock> lockWithin(Duration maxWait, TimedAttempt attempt) throws InterruptedException {
+    /** Waits for the store lock as long as it takes: renewed by the locker, or for a fixed lease if one is given. */
+    private RemoteLock acquire(Duration fixedLease) throws InterruptedException {
+        if (fixedLease == null) {
+            return locker.lock(key);
+        }
+        while (true) {
+            try {
+                return locker.lockFor(key, fixedLease, FIXED_LEASE_WAIT_STEP);
+            } catch (LockTimeoutException e) {
+                // lock(ttl) waits without a bound: wait on
+            }
+        }
+    }
+
+    /** Waits at most {@code maxWait} for the store lock (one attempt if nothing is left of it); empty if not granted. */
+    private Optional<RemoteLock> acquireWithin(Duration maxWait, Duration fixedLease) throws InterruptedException {
         if (maxWait.isNegative() || maxWait.isZero()) {
-            return locker.tryLock(key);
+            return fixedLease == null ? locker.tryLock(key) : locker.tryLockFor(key, fixedLease);
         }
         try {
-            return attempt.within(maxWait);
+            return Optional.of(
+                    fixedLease == null ? locker.lock(key, maxWait) : locker.lockFor(key, fixedLease, maxWait));
         } catch (LockTimeoutException e) {
             return Optional.empty();
         }
     }
 
-    /** A store request that waits at most a given time. */
-    @FunctionalInterface
-    private interface TimedAttempt {
-        Optional<RemoteLock> within(Duration maxWait) throws InterruptedException;
-    }
-
     /** Holding {@link #local}: asks the store and gives {@link #local} back if the store lock is not ours. */
-    private boolean holdOrUnlock(StoreAttempt attempt) throws InterruptedException {
+    private boolean holdOrUnlock(StoreAttempt attempt, Duration fixedLease) throws InterruptedException {
         boolean granted = false;
         try {
-            granted = holdInStore(attempt);
+            granted = holdInStore(attempt, fixedLease);
             return granted;
         } finally {
             if (!granted) {
@@ -145,21 +169,39 @@ final class RegistryLock implements DistributedLock {
 
     /**
      * Holding {@link #local}: whether this thread now holds the store lock. A re-entry keeps the store lock this
-     * thread holds; the first hold, and a re-entry after the store lock was lost, ask the store (as Spring's registries
-     * ask theirs on every acquisition, which is how {@code LockRegistryLeaderInitiator} notices a lost lock).
+     * thread holds (setting its lease to end {@code fixedLease} from now, if given); the first hold, and a re-entry
+     * after the store lock was lost, ask the store (as Spring's registries ask theirs on every acquisition, which is
+     * how {@code LockRegistryLeaderInitiator} notices a lost lock).
+     *
+     * @param fixedLease the fixed lease asked for; null for a lock the locker renews
      */
-    private boolean holdInStore(StoreAttempt attempt) throws InterruptedException {
+    private boolean holdInStore(StoreAttempt attempt, Duration fixedLease) throws InterruptedException {
         RemoteLock current = held;
         if (local.getHoldCount() > 1 && current != null && current.isHeld()) {
-            return true;
+            if (fixedLease == null) {
+                return true;
+            }
+            if (current.extend(fixedLease)) {
+                this.fixedLease = fixedLease;
+                return true;
+            }
+            // lost meanwhile: ask the store as for a first hold
         }
         Optional<RemoteLock> granted = attempt.call();
         if (granted.isEmpty()) {
             return false;
         }
         held = granted.get();
+        this.fixedLease = fixedLease;
         touch();
         return true;
+    }
+
+    private static Duration positive(Duration ttl) {
+        if (ttl.isNegative() || ttl.isZero()) {
+            throw new IllegalArgumentException("ttl must be positive; got " + ttl);
+        }
+        return ttl;
     }
 
     /**
@@ -208,10 +250,24 @@ final class RegistryLock implements DistributedLock {
         return local.isLocked();
     }
 
-    /** The store lock if some thread of this process holds this lock and it is not lost. */
-    Optional<RemoteLock> storeLock() {
+    /**
+     * Sets the lease of the held store lock to end {@code ttl} from now ({@code RenewableLockRegistry.renewLock}); with
+     * no {@code ttl}, renews a fixed lease by the lease it was given, and only checks a lock the locker renews.
+     *
+     * @throws IllegalStateException if no thread of this process holds the lock, or it was lost in the store
+     */
+    void renew(Optional<Duration> ttl) {
+        if (!local.isLocked()) {
+            throw new IllegalStateException("Could not renew lock '" + key + "': it is not held in this process");
+        }
         RemoteLock current = held;
-        return local.isLocked() && current != null && current.isHeld() ? Optional.of(current) : Optional.empty();
+        Optional<Duration> lease = ttl.map(RegistryLock::positive).or(() -> Optional.ofNullable(fixedLease));
+        boolean stillHeld = current != null && lease.map(current::extend).orElseGet(current::isHeld);
+        if (!stillHeld) {
+            throw new IllegalStateException("Could not renew lock '" + key
+                    + "': it was lost in the store (its lease ran out or its entry was deleted)");
+        }
+        lease.ifPresent(l -> fixedLease = l);
     }
 
     /** Marks the lock used now (obtained or acquired), for {@link RemoteLockRegistry#expireUnusedOlderThan}. */

@@ -1,10 +1,10 @@
 package io.distlock.spring;
 
-import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
@@ -32,8 +32,13 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  *   <li>{@code newCondition()} throws {@link UnsupportedOperationException}.
  * </ul>
  *
- * <p>The locker keeps the store lock alive while it is held (renewing its lease, or through the store's session), so
- * {@link #renewLock(Object)} only checks that it is still held. Store failures reach the caller as the locker's {@link
+ * <p>{@code lock()} and the other {@link java.util.concurrent.locks.Lock} methods take a store lock the locker keeps
+ * alive while it is held (renewing its lease, or through the store's session). {@link DistributedLock#lock(Duration)}
+ * and {@link DistributedLock#tryLock(Duration, Duration)} take it for a <em>fixed lease</em> of {@code ttl} that the
+ * locker does not renew ({@link RemoteLocker#tryLockFor}): it ends {@code ttl} after its grant unless renewed with
+ * {@link #renewLock}, and a holder that dies holds it at most that long; if it ends while held, the lock is lost. A
+ * re-entry with a {@code ttl} sets the held lock's lease to end {@code ttl} from now; a plain re-entry leaves the lease
+ * as it is. Store failures reach the caller as the locker's {@link
  * io.distlock.LockBackendException}; a closed locker as {@link io.distlock.LockerClosedException}. The registry does
  * not own the locker: close the locker yourself (the Spring Boot auto-configuration closes it with the context).
  * Thread-safe.
@@ -89,40 +94,44 @@ public final class RemoteLockRegistry
     }
 
     /**
-     * Checks that the lock on {@code lockKey} is held in this process and in the store. The locker renews the store
-     * lock by itself while it is held, so nothing is sent to the store.
+     * Renews the lock on {@code lockKey}, held by a thread of this process: a lock taken with a {@code ttl} ({@link
+     * DistributedLock#lock(Duration)}, {@link DistributedLock#tryLock(Duration, Duration)}) or given one by {@link
+     * #renewLock(Object, Duration)} gets that lease again from now; a lock the locker renews by itself is only checked
+     * (nothing is sent to the store).
      *
      * @throws IllegalStateException if no thread of this process holds the lock, or it was lost in the store
      */
     @Override
     public void renewLock(Object lockKey) {
-        heldStoreLock(lockKey);
+        held(lockKey).renew(Optional.empty());
     }
 
     /**
-     * Not available yet: the lease of a held lock cannot be set to a given time.
+     * Sets the lease of the lock on {@code lockKey}, held by a thread of this process, to end {@code ttl} from now,
+     * and stops the locker's renewal of it ({@link io.distlock.RemoteLock#extend}): from then on it is a fixed lease,
+     * lost when it runs out unless renewed again.
      *
-     * @throws UnsupportedOperationException always
+     * @throws IllegalArgumentException if {@code ttl} is not positive
+     * @throws IllegalStateException if no thread of this process holds the lock, or it was lost in the store
+     * @throws io.distlock.LockBackendException if the store could not be told; the lease keeps its previous end
      */
     @Override
     public void renewLock(Object lockKey, Duration ttl) {
-        throw new UnsupportedOperationException("Fixed leases are not available yet");
+        held(lockKey).renew(Optional.of(Objects.requireNonNull(ttl, "ttl")));
+    }
+
+    private RegistryLock held(Object lockKey) {
+        String key = keyOf(lockKey);
+        RegistryLock lock = locks.get(key);
+        if (lock == null) {
+            throw new IllegalStateException("Could not renew lock '" + key + "': it is not held in this process");
+        }
+        return lock;
     }
 
     /** The number of keys whose locks this registry keeps (held or not yet expired). */
     int size() {
         return locks.size();
-    }
-
-    private RemoteLock heldStoreLock(Object lockKey) {
-        String key = keyOf(lockKey);
-        RegistryLock lock = locks.get(key);
-        if (lock == null || !lock.isLocked()) {
-            throw new IllegalStateException("Could not renew lock '" + key + "': it is not held in this process");
-        }
-        return lock.storeLock()
-                .orElseThrow(() -> new IllegalStateException("Could not renew lock '" + key
-                        + "': it was lost in the store (its lease ran out or its" + " entry was deleted)"));
     }
 
     private static String keyOf(Object lockKey) {

@@ -87,6 +87,13 @@ abstract class LockRegistryContract {
         return threads.submit(call).get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /** The lock on {@link #key}, locked by the other process. */
+    private DistributedLock heldByTheOtherProcess() {
+        DistributedLock theirs = otherProcess.obtain(key);
+        theirs.lock();
+        return theirs;
+    }
+
     private boolean otherProcessCanLock() throws Exception {
         return onOtherThread(() -> {
             Lock lock = otherProcess.obtain(key);
@@ -178,8 +185,7 @@ abstract class LockRegistryContract {
 
     @Test
     void tryLock_withTime_waitsForAnotherProcess() throws Exception {
-        DistributedLock theirs = otherProcess.obtain(key);
-        theirs.lock();
+        DistributedLock theirs = heldByTheOtherProcess();
         Lock lock = registry.obtain(key);
         long start = System.nanoTime();
         assertThat(lock.tryLock(SHORT.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
@@ -194,12 +200,9 @@ abstract class LockRegistryContract {
 
     @Test
     void lockInterruptibly_interrupted_throws_andLeavesNothingHeld() throws Exception {
-        DistributedLock theirs = otherProcess.obtain(key);
-        theirs.lock();
+        DistributedLock theirs = heldByTheOtherProcess();
         Lock lock = registry.obtain(key);
-        CompletableFuture<Thread> waiter = new CompletableFuture<>();
-        Future<Throwable> outcome = threads.submit(() -> {
-            waiter.complete(Thread.currentThread());
+        Waiter<Throwable> waiter = parked(() -> {
             try {
                 lock.lockInterruptibly();
                 return null;
@@ -207,10 +210,8 @@ abstract class LockRegistryContract {
                 return e;
             }
         });
-        Thread thread = waiter.get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS);
-        awaitWaiting(thread);
-        thread.interrupt();
-        assertThat(outcome.get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+        waiter.thread().interrupt();
+        assertThat(waiter.result().get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
                 .isInstanceOf(InterruptedException.class);
         theirs.unlock();
         assertThat(lock.tryLock())
@@ -221,24 +222,19 @@ abstract class LockRegistryContract {
 
     @Test
     void lock_isNotInterruptible_andKeepsTheInterruptFlag() throws Exception {
-        DistributedLock theirs = otherProcess.obtain(key);
-        theirs.lock();
+        DistributedLock theirs = heldByTheOtherProcess();
         Lock lock = registry.obtain(key);
-        CompletableFuture<Thread> waiter = new CompletableFuture<>();
-        Future<Boolean> interruptedWhenGranted = threads.submit(() -> {
-            waiter.complete(Thread.currentThread());
+        Waiter<Boolean> waiter = parked(() -> {
             lock.lock();
             boolean interrupted = Thread.interrupted();
             lock.unlock();
             return interrupted;
         });
-        Thread thread = waiter.get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS);
-        awaitWaiting(thread);
-        thread.interrupt();
-        awaitWaiting(thread); // waits on
-        assertThat(interruptedWhenGranted).isNotDone();
+        waiter.thread().interrupt();
+        awaitWaiting(waiter.thread()); // waits on
+        assertThat(waiter.result()).isNotDone();
         theirs.unlock();
-        assertThat(interruptedWhenGranted.get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+        assertThat(waiter.result().get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
                 .isTrue();
     }
 
@@ -265,6 +261,63 @@ abstract class LockRegistryContract {
         assertThatThrownBy(lock::unlock).as("given up all the same").isInstanceOf(IllegalStateException.class);
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
+    }
+
+    @Test
+    void lockWithTtl_holdsAFixedLease_thatEndsUnlessRenewed() throws Exception {
+        DistributedLock lock = registry.obtain(key);
+        lock.lock(scaled(Duration.ofSeconds(1)));
+        assertThat(otherProcessCanLock()).isFalse();
+        registry.renewLock(key); // the same lease again, from now
+        awaitOtherProcessCanLock("the fixed lease ended");
+        assertThatThrownBy(() -> registry.renewLock(key)).hasMessageContaining("lost");
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void renewLockWithTtl_turnsARenewedLockIntoAFixedLease() throws Exception {
+        Lock lock = registry.obtain(key);
+        lock.lock();
+        registry.renewLock(key, scaled(Duration.ofSeconds(1)));
+        assertThat(otherProcessCanLock()).isFalse();
+        awaitOtherProcessCanLock("the lease set by renewLock ended");
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void tryLockWithTtl_waitsForAnotherProcess_andIsReentrant() throws Exception {
+        DistributedLock theirs = heldByTheOtherProcess();
+        DistributedLock lock = registry.obtain(key);
+        Duration ttl = scaled(WAIT);
+        assertThat(lock.tryLock(SHORT, ttl)).isFalse();
+        Future<Boolean> waiting = threads.submit(() -> {
+            boolean got = lock.tryLock(scaled(WAIT), ttl) && lock.tryLock(Duration.ZERO, ttl);
+            boolean heldMeanwhile = !otherProcessCanLock();
+            lock.unlock();
+            lock.unlock();
+            return got && heldMeanwhile;
+        });
+        theirs.unlock();
+        assertThat(waiting.get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(grants).hasValue(1);
+        assertThat(otherProcessCanLock()).isTrue();
+        assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(lock.tryLock()).as("nothing left held").isTrue();
+        lock.unlock();
+    }
+
+    private void awaitOtherProcessCanLock(String what) {
+        Deadlines.await(
+                () -> {
+                    try {
+                        return otherProcessCanLock();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                WAIT,
+                () -> what);
     }
 
     @Test
@@ -298,6 +351,21 @@ abstract class LockRegistryContract {
         assertThat(expiring.obtain(key + "-held")).isSameAs(held);
         assertThat(expiring.obtain(key + "-unused")).isNotSameAs(unused);
         held.unlock();
+    }
+
+    /** A call running on another thread. */
+    record Waiter<T>(Thread thread, Future<T> result) {}
+
+    /** Starts {@code call} on another thread and returns once that thread is parked (waiting for the lock). */
+    <T> Waiter<T> parked(Callable<T> call) throws Exception {
+        CompletableFuture<Thread> started = new CompletableFuture<>();
+        Future<T> result = threads.submit(() -> {
+            started.complete(Thread.currentThread());
+            return call.call();
+        });
+        Thread thread = started.get(scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS);
+        awaitWaiting(thread);
+        return new Waiter<>(thread, result);
     }
 
     /** Waits until {@code thread} is parked (waiting for the store or the local lock). */
