@@ -3,6 +3,7 @@ package io.distlock.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.LockConfigurationException;
 import io.distlock.LockObserver;
 import io.distlock.LockerClosedException;
 import io.distlock.RemoteLock;
@@ -61,7 +62,11 @@ class DistlockAutoConfigurationTest {
 
     @Test
     void theLocker_theRegistry_andTheHealthIndicator_comeFromTheProperties() {
-        runner.withPropertyValues(zkUri(), "distlock.lease-time=12s", "distlock.connect-timeout=5s")
+        runner.withPropertyValues(
+                        zkUri(),
+                        "distlock.lease-time=12s",
+                        "distlock.connect-timeout=5s",
+                        "distlock.options.sessionTimeout=15s")
                 .run(context -> {
                     assertThat(context).hasSingleBean(RemoteLocker.class);
                     assertThat(context).hasSingleBean(RemoteLockRegistry.class);
@@ -104,6 +109,15 @@ class DistlockAutoConfigurationTest {
                             e -> assertThat(e.getName()).isEqualTo("distlock.uri"))
                     .hasMessageContaining("distlock.uri=zk://");
         });
+    }
+
+    @Test
+    void anUnknownOption_failsStartup_withTheLockersMessage() {
+        runner.withPropertyValues(zkUri(), "distlock.options.sesionTimeout=15s").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("sesionTimeout"));
     }
 
     @Test
