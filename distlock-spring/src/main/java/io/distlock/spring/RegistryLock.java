@@ -19,6 +19,12 @@ import org.springframework.integration.support.locks.DistributedLock;
  */
 final class RegistryLock implements DistributedLock {
 
+    /**
+     * How long one wait of {@link #lock(Duration)} lasts before it is asked again: {@link RemoteLocker#lockFor} takes
+     * a maximum wait, {@code lock(ttl)} has none.
+     */
+    private static final Duration FIXED_LEASE_WAIT_STEP = Duration.ofDays(1);
+
     private final RemoteLocker locker;
     private final String key;
     private final Ticker ticker;
@@ -39,12 +45,6 @@ final class RegistryLock implements DistributedLock {
         this.lastUsedNanos = ticker.read();
     }
 
-    /**
-     * How long one wait of {@link #lock(Duration)} lasts before it is asked again: {@link RemoteLocker#lockFor} takes
-     * a maximum wait, {@code lock(ttl)} has none.
-     */
-    private static final Duration FIXED_LEASE_WAIT_STEP = Duration.ofDays(1);
-
     /** A request to the store, made holding {@link #local}. */
     @FunctionalInterface
     private interface StoreAttempt {
@@ -56,7 +56,10 @@ final class RegistryLock implements DistributedLock {
         lockUninterruptibly(null);
     }
 
-    /** Takes the lock for a fixed lease of {@code ttl} (not renewed); a re-entry sets the lease to end {@code ttl} from now. */
+    /**
+     * Takes the lock for a fixed lease of {@code ttl} (not renewed); a re-entry sets the lease to end {@code ttl} from
+     * now.
+     */
     @Override
     public void lock(Duration ttl) {
         lockUninterruptibly(positive(ttl));
@@ -141,7 +144,7 @@ final class RegistryLock implements DistributedLock {
         }
     }
 
-    /** Waits at most {@code maxWait} for the store lock (one attempt if nothing is left of it); empty if not granted. */
+    /** Waits at most {@code maxWait} for the store lock (one attempt if none is left); empty if not granted. */
     private Optional<RemoteLock> acquireWithin(Duration maxWait, Duration fixedLease) throws InterruptedException {
         if (maxWait.isNegative() || maxWait.isZero()) {
             return fixedLease == null ? locker.tryLock(key) : locker.tryLockFor(key, fixedLease);
@@ -278,10 +281,6 @@ final class RegistryLock implements DistributedLock {
     /** Whether no thread holds this lock and it was last used before {@code nanos} (ticker time). */
     boolean unusedSince(long nanos) {
         return !local.isLocked() && lastUsedNanos - nanos < 0;
-    }
-
-    String key() {
-        return key;
     }
 
     @Override

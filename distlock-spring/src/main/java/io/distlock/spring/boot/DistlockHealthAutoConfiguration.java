@@ -14,7 +14,8 @@ import org.springframework.context.annotation.Bean;
  * A health indicator {@code distlock} for the application's {@link RemoteLocker} when Spring Boot's health support is
  * on the class path (switch it off with {@code management.health.distlock.enabled=false}): UP if the store answered a
  * lock attempt on {@code distlock.health.probe-key}, DOWN with the store's error otherwise; details {@code store} (the
- * URI's scheme) and, for the auto-configured locker, {@code held} (locks held now) and {@code lost} (locks lost so far).
+ * URI's scheme) and, for the auto-configured locker, {@code held} (locks held now) and {@code lost} (locks lost so
+ * far).
  */
 @AutoConfiguration(after = DistlockAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
