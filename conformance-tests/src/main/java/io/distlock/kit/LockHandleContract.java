@@ -62,6 +62,31 @@ public interface LockHandleContract extends LockerFixture {
     }
 
     /**
+     * A thread whose interrupt flag is set can still release its lock (a shutting-down worker, a cancelled task): the
+     * key is free afterwards, and the flag is still set.
+     */
+    @Test
+    default void release_onAnInterruptedThread_freesTheLock_andKeepsTheFlag() throws Exception {
+        String key = TestKeys.unique("release-interrupted");
+        try (Lockers lockers = Lockers.open(this, 2, leaseTime())) {
+            RemoteLock lock = lockers.get(0).lock(key, maxWait());
+            ReleaseResult result;
+            boolean flagAfter;
+            Thread.currentThread().interrupt();
+            try {
+                result = lock.release();
+            } finally {
+                flagAfter = Thread.interrupted();
+            }
+            assertEquals(ReleaseResult.RELEASED, result, "release on an interrupted thread");
+            assertTrue(flagAfter, "release cleared the caller's interrupt flag");
+            Optional<RemoteLock> next = lockers.get(1).tryLock(key);
+            next.ifPresent(RemoteLock::close);
+            assertTrue(next.isPresent(), "the key is free after a release on an interrupted thread");
+        }
+    }
+
+    /**
      * Not re-entrant: the holding thread asking its locker again for the key gets {@link IllegalStateException} at
      * once (lock, timed lock, tryLock, lockAll), while another thread of the same locker waits normally and gets the
      * lock once it is released.

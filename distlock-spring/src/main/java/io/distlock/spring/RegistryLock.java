@@ -226,16 +226,13 @@ final class RegistryLock implements DistributedLock {
         }
         RemoteLock current = held;
         held = null;
-        // an interrupted thread still releases (a stopped LockRegistryLeaderInitiator unlocks on one); flag kept
-        boolean interrupted = Thread.interrupted();
         ReleaseResult result;
         try {
+            // also on an interrupted thread (a stopped LockRegistryLeaderInitiator unlocks on one): the locker
+            // releases regardless of the flag, and leaves it set
             result = current.release();
         } finally {
             local.unlock();
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         }
         if (result == ReleaseResult.ALREADY_LOST) {
             throw new IllegalStateException("Lock '" + key + "' was lost before it was unlocked (its lease ran out or"

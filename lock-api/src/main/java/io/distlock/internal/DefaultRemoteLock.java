@@ -227,6 +227,9 @@ final class DefaultRemoteLock implements RemoteLock {
         }
         locker.forget(this, false);
         boolean freed;
+        // A thread with its interrupt flag set still releases (a worker shutting down): the backend's wait for the
+        // store's answer must not see the flag, which is given back afterwards.
+        boolean interrupted = Thread.interrupted();
         try {
             freed = locker.backend().release(lease);
         } catch (LockBackendException e) {
@@ -236,6 +239,10 @@ final class DefaultRemoteLock implements RemoteLock {
                     "Could not release lock '" + key + "' (owner " + ownerId
                             + "); the store frees it when its lease runs out: " + e,
                     e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (!freed) {
             log.warn("Lock '{}' of owner {} was no longer held by the store when released", key, ownerId);
