@@ -127,6 +127,21 @@ public interface RemoteLocker extends AutoCloseable {
     Optional<RemoteLock> tryLockFor(String key, Duration leaseTime);
 
     /**
+     * Takes the lock on {@code key} as {@link #lock(String)} does, waiting as long as it takes, for a fixed lease of
+     * {@code leaseTime} that the locker does not renew (see {@link #tryLockFor}).
+     *
+     * @param leaseTime how long the lock is held at most, from its grant; must be positive
+     * @return the held lock
+     * @throws InterruptedException if the thread is interrupted while waiting, or was when it called; nothing is left
+     *     held
+     * @throws IllegalArgumentException if {@code leaseTime} is zero or negative
+     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
+     *     locker is closed
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    RemoteLock lockFor(String key, Duration leaseTime) throws InterruptedException;
+
+    /**
      * Takes the lock on {@code key} as {@link #lock(String, Duration)} does, waiting at most {@code maxWait}, for a
      * fixed lease of {@code leaseTime} that the locker does not renew (see {@link #tryLockFor}).
      *

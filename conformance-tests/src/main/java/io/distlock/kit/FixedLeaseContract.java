@@ -58,6 +58,9 @@ public interface FixedLeaseContract extends LockerFixture {
                     expirySlack(),
                     () -> "onLost of a fixed lease that ended fired " + lost.get() + " times, expected once");
             assertEquals(ReleaseResult.ALREADY_LOST, held.release(), "release of a fixed lease that ended");
+            RemoteLock again = holder.lockFor(key, lease); // without a bound on the wait: the key is free
+            assertTrue(again.isHeld(), "lockFor(key, leaseTime) on a free key");
+            assertEquals(ReleaseResult.RELEASED, again.release(), "release of a held fixed lease");
         }
     }
 
@@ -256,6 +259,7 @@ public interface FixedLeaseContract extends LockerFixture {
             assertThrows(IllegalArgumentException.class, () -> locker.tryLockFor(key, Duration.ofSeconds(-1)));
             assertThrows(NullPointerException.class, () -> locker.tryLockFor(key, null));
             assertThrows(IllegalArgumentException.class, () -> locker.lockFor(key, Duration.ZERO, maxWait()));
+            assertThrows(IllegalArgumentException.class, () -> locker.lockFor(key, Duration.ZERO));
             assertThrows(IllegalArgumentException.class, () -> locker.lockFor(key, leaseTime(), Duration.ZERO));
             RemoteLock held = locker.tryLockFor(key, leaseTime())
                     .orElseThrow(() -> new AssertionError("tryLockFor on a free key"));

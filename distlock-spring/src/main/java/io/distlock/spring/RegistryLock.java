@@ -19,12 +19,6 @@ import org.springframework.integration.support.locks.DistributedLock;
  */
 final class RegistryLock implements DistributedLock {
 
-    /**
-     * How long one wait of {@link #lock(Duration)} lasts before it is asked again: {@link RemoteLocker#lockFor} takes
-     * a maximum wait, {@code lock(ttl)} has none.
-     */
-    private static final Duration FIXED_LEASE_WAIT_STEP = Duration.ofDays(1);
-
     private final RemoteLocker locker;
     private final String key;
     private final Ticker ticker;
@@ -132,16 +126,7 @@ final class RegistryLock implements DistributedLock {
 
     /** Waits for the store lock as long as it takes: renewed by the locker, or for a fixed lease if one is given. */
     private RemoteLock acquire(Duration fixedLease) throws InterruptedException {
-        if (fixedLease == null) {
-            return locker.lock(key);
-        }
-        while (true) {
-            try {
-                return locker.lockFor(key, fixedLease, FIXED_LEASE_WAIT_STEP);
-            } catch (LockTimeoutException e) {
-                // lock(ttl) waits without a bound: wait on
-            }
-        }
+        return fixedLease == null ? locker.lock(key) : locker.lockFor(key, fixedLease);
     }
 
     /** Waits at most {@code maxWait} for the store lock (one attempt if none is left); empty if not granted. */

@@ -164,6 +164,13 @@ final class DefaultRemoteLocker implements RemoteLocker {
     }
 
     @Override
+    public RemoteLock lockFor(String key, Duration leaseTime) throws InterruptedException {
+        Checks.key(key);
+        Checks.positive(leaseTime, "leaseTime");
+        return lockUntil(key, Deadline.unbounded(ticker), Optional.of(leaseTime));
+    }
+
+    @Override
     public RemoteLock lockFor(String key, Duration leaseTime, Duration maxWait) throws InterruptedException {
         Checks.key(key);
         Checks.positive(leaseTime, "leaseTime");
