@@ -932,6 +932,7 @@ class CassandraQueueTest {
         CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20));
         CassandraStatements statements = new CassandraStatements(
                 session,
+                session.getKeyspace().orElseThrow().asInternal(),
                 com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM,
                 com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL);
         return new GlobalTime(calls, statements, clock, Ticker.system(), period, maxLead, updates, row);
