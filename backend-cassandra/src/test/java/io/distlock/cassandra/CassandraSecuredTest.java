@@ -229,7 +229,7 @@ class CassandraSecuredTest {
         failsWithin(
                 () -> RemoteLockers.open(uri(CASSANDRA.keyspace(), tls())),
                 LockBackendException.class,
-                "requires authentication");
+                "Authentication failed");
     }
 
     @Test
