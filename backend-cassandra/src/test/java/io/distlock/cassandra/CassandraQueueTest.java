@@ -911,7 +911,7 @@ class CassandraQueueTest {
             assertThatThrownBy(() -> RemoteLockers.open(noTables).close())
                     .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("createSchema=true")
-                    .hasMessageContaining("CREATE TABLE IF NOT EXISTS distlock_queue");
+                    .hasMessageContaining("CREATE TABLE IF NOT EXISTS distlock_no_tables.distlock_queue");
         } finally {
             session.execute("DROP KEYSPACE IF EXISTS distlock_no_tables");
         }
