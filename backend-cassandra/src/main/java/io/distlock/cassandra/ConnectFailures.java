@@ -65,9 +65,7 @@ final class ConnectFailures {
             return "the server's certificate does not name the host connected to (check the URI's hosts, or"
                     + " verifyHost=false)";
         }
-        if (text.contains("pkix")
-                || text.contains("certification path")
-                || text.contains("unknown_ca") && !text.contains("received")) {
+        if (text.contains("pkix") || text.contains("certification path")) {
             return "certificate not trusted: the server's certificate is not signed by an authority in caFile (or"
                     + " the JVM's trust store)";
         }
