@@ -2,18 +2,24 @@ package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.CqlSessionBuilder;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.InvalidKeyspaceException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
-import com.datastax.oss.driver.api.core.metadata.schema.KeyspaceMetadata;
-import com.datastax.oss.driver.api.core.metadata.schema.TableMetadata;
+import com.datastax.oss.driver.api.core.servererrors.UnauthorizedException;
 import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -28,14 +34,87 @@ final class CassandraConnection {
     private CassandraConnection() {}
 
     /**
-     * Connects to the keyspace, blocking at most {@code connectTimeout}.
+     * Connects to the keyspace with the connection's options (credentials, TLS, the driver's configuration file),
+     * blocking at most {@code connectTimeout}.
      *
-     * @throws LockBackendException naming the hosts if no node answered in time
+     * @throws io.distlock.LockConfigurationException if the TLS material cannot be loaded
+     * @throws LockBackendException naming the hosts and the cause (authentication failed, certificate not trusted, no
+     *     node answered in time, ...); never a password
      */
-    static CqlSession open(CassandraSettings settings, Duration connectTimeout) {
+    static CqlSession open(CassandraSettings settings, CassandraClientSettings client, Duration connectTimeout) {
         CassandraLocation location = settings.location();
-        DriverConfigLoader config = DriverConfigLoader.programmaticBuilder()
-                .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, settings.operationTimeout())
+        CqlSessionBuilder builder = CqlSession.builder()
+                .addContactPoints(location.contactPoints())
+                .withKeyspace(CqlIdentifier.fromInternal(location.keyspace()));
+        boolean fileNamesDatacenter = false;
+        if (client.driverConfig().isPresent()) {
+            DriverConfigLoader file = driverConfigFile(client.driverConfig().get());
+            builder.withConfigLoader(file);
+            fileNamesDatacenter = file.getInitialConfig()
+                    .getDefaultProfile()
+                    .isDefined(DefaultDriverOption.LOAD_BALANCING_LOCAL_DATACENTER);
+        } else {
+            builder.withConfigLoader(defaults(location, settings.operationTimeout(), connectTimeout));
+        }
+        if (client.localDatacenter().isPresent()) {
+            builder.withLocalDatacenter(client.localDatacenter().get());
+        } else if (!fileNamesDatacenter) {
+            builder.withLocalDatacenter(CassandraOptions.DEFAULT_LOCAL_DATACENTER);
+        }
+        if (client.user().isPresent()) {
+            builder.withAuthCredentials(
+                    client.user().get(), client.password().orElseThrow().reveal());
+        }
+        client.tls().ifPresent(tls -> builder.withSslEngineFactory(PemSslEngineFactory.create(tls)));
+        CompletableFuture<CqlSession> opening = builder.buildAsync().toCompletableFuture();
+        try {
+            return opening.get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            opening.thenAccept(CqlSession::close);
+            throw new LockBackendException("Could not connect to Cassandra at " + location.hosts() + " within "
+                    + connectTimeout + " (option connectTimeout); is the cluster running and reachable from here?"
+                    + (client.tls().isEmpty() ? ConnectFailures.PLAINTEXT_HINT : ""));
+        } catch (InterruptedException e) {
+            opening.thenAccept(CqlSession::close);
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("Interrupted while connecting to Cassandra at " + location.hosts(), e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof InvalidKeyspaceException) {
+                throw new LockBackendException(
+                        "Keyspace '" + location.keyspace() + "' does not exist in Cassandra at "
+                                + location.hosts() + "; create it first, e.g. CREATE KEYSPACE " + location.keyspace()
+                                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+                        cause);
+            }
+            throw ConnectFailures.describe(location, client, cause);
+        }
+    }
+
+    /**
+     * The driver's configuration from {@code file} over the driver's defaults (distlock's own defaults do not apply).
+     *
+     * @throws LockConfigurationException if the file is not a valid configuration
+     */
+    private static DriverConfigLoader driverConfigFile(Path file) {
+        DriverConfigLoader loader = DriverConfigLoader.fromPath(file);
+        try {
+            loader.getInitialConfig();
+            return loader;
+        } catch (RuntimeException e) {
+            loader.close();
+            throw new LockConfigurationException(
+                    "Option '" + CassandraOptions.DRIVER_CONFIG + "': '" + file
+                            + "' is not a valid driver configuration: " + e.getMessage(),
+                    e);
+        }
+    }
+
+    /** distlock's driver settings when no driver configuration file is given. */
+    private static DriverConfigLoader defaults(
+            CassandraLocation location, Duration operationTimeout, Duration connectTimeout) {
+        return DriverConfigLoader.programmaticBuilder()
+                .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, operationTimeout)
                 .withDuration(DefaultDriverOption.CONNECTION_CONNECT_TIMEOUT, connectTimeout)
                 .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, connectTimeout)
                 .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, connectTimeout)
@@ -52,66 +131,53 @@ final class CassandraConnection {
                 // Only our keyspace's schema is fetched: opening a locker stays quick on a cluster with many tables.
                 .withStringList(DefaultDriverOption.METADATA_SCHEMA_REFRESHED_KEYSPACES, List.of(location.keyspace()))
                 .build();
-        CompletableFuture<CqlSession> opening = CqlSession.builder()
-                .addContactPoints(location.contactPoints())
-                .withLocalDatacenter(settings.localDatacenter())
-                .withKeyspace(CqlIdentifier.fromInternal(location.keyspace()))
-                .withConfigLoader(config)
-                .buildAsync()
-                .toCompletableFuture();
-        try {
-            return opening.get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            opening.thenAccept(CqlSession::close);
-            throw new LockBackendException("Could not connect to Cassandra at " + location.hosts() + " within "
-                    + connectTimeout + " (option connectTimeout); is the cluster running and reachable from here?");
-        } catch (InterruptedException e) {
-            opening.thenAccept(CqlSession::close);
-            Thread.currentThread().interrupt();
-            throw new LockBackendException("Interrupted while connecting to Cassandra at " + location.hosts(), e);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof InvalidKeyspaceException) {
-                throw new LockBackendException(
-                        "Keyspace '" + location.keyspace() + "' does not exist in Cassandra at "
-                                + location.hosts() + "; create it first, e.g. CREATE KEYSPACE " + location.keyspace()
-                                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
-                        cause);
-            }
-            throw new LockBackendException(
-                    "Could not connect to Cassandra at " + location.hosts() + ": " + cause, cause);
-        }
     }
 
     /**
      * Makes sure the backend's tables exist in the keyspace: creates the missing ones when {@code create} (each
-     * statement is idempotent), otherwise fails naming them.
+     * statement is idempotent), otherwise fails naming them. Reads {@code system_schema} rather than the driver's
+     * schema metadata, which an application's session may have turned off or limited to other keyspaces.
      */
     static void ensureSchema(CqlSession session, CassandraSettings settings) {
         String keyspace = settings.location().keyspace();
-        Optional<KeyspaceMetadata> metadata = session.getMetadata().getKeyspace(CqlIdentifier.fromInternal(keyspace));
-        if (metadata.isEmpty()) {
-            metadata = session.getMetadata().getKeyspace(CqlIdentifier.fromCql(keyspace));
+        SimpleStatement keyspaceQuery = SimpleStatement.newInstance(
+                        "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", keyspace)
+                .setTimeout(SCHEMA_TIMEOUT);
+        SimpleStatement columnsQuery = SimpleStatement.newInstance(
+                        "SELECT table_name, column_name FROM system_schema.columns WHERE keyspace_name = ?", keyspace)
+                .setTimeout(SCHEMA_TIMEOUT);
+        Map<String, Set<String>> columns = new HashMap<>();
+        try {
+            if (session.execute(keyspaceQuery).one() == null) {
+                throw new LockBackendException("Keyspace '" + keyspace + "' does not exist in Cassandra at "
+                        + settings.location().hosts() + "; create it first, e.g. CREATE KEYSPACE " + keyspace
+                        + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+            }
+            for (Row row : session.execute(columnsQuery)) {
+                columns.computeIfAbsent(row.getString("table_name"), t -> new HashSet<>())
+                        .add(row.getString("column_name"));
+            }
+        } catch (DriverException e) {
+            throw new LockBackendException(
+                    "Could not read the schema of keyspace '" + keyspace + "' at "
+                            + settings.location().hosts() + ": " + e,
+                    e);
         }
-        if (metadata.isEmpty()) {
-            throw new LockBackendException("Keyspace '" + keyspace + "' does not exist in Cassandra at "
-                    + settings.location().hosts() + "; create it first, e.g. CREATE KEYSPACE " + keyspace
-                    + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
-        }
-        KeyspaceMetadata ks = metadata.get();
+        String qualified = CqlIdentifier.fromInternal(keyspace).asCql(true);
         List<String> missing = new ArrayList<>();
         for (int i = 0; i < CassandraStatements.TABLES.size(); i++) {
             String name = CassandraStatements.TABLES.get(i);
-            Optional<TableMetadata> table = ks.getTable(name);
-            if (table.isEmpty()) {
-                missing.add(CassandraStatements.SCHEMA.get(i));
+            Set<String> table = columns.get(name);
+            if (table == null) {
+                missing.add(CassandraStatements.createTable(i, qualified));
                 continue;
             }
             for (String column : CassandraStatements.REQUIRED_COLUMNS.getOrDefault(name, List.of())) {
-                if (table.get().getColumn(column).isEmpty()) {
+                if (!table.contains(column)) {
                     throw new LockBackendException("Table " + keyspace + "." + name + " has an older layout (no column"
                             + " '" + column + "'); drop it while no lock is held and open with "
-                            + CassandraOptions.CREATE_SCHEMA + "=true, or run: " + CassandraStatements.SCHEMA.get(i));
+                            + CassandraOptions.CREATE_SCHEMA + "=true, or run: "
+                            + CassandraStatements.createTable(i, qualified));
                 }
             }
         }
@@ -125,6 +191,13 @@ final class CassandraConnection {
         for (String cql : missing) {
             try {
                 session.execute(SimpleStatement.newInstance(cql).setTimeout(SCHEMA_TIMEOUT));
+            } catch (UnauthorizedException e) {
+                throw new LockBackendException(
+                        "Permission denied on keyspace '" + keyspace + "': cannot create the"
+                                + " lock tables (" + e.getMessage() + "); " + CassandraOptions.CREATE_SCHEMA
+                                + "=true needs CREATE on the keyspace, or create them as another role: "
+                                + String.join("; ", missing),
+                        e);
             } catch (DriverException e) {
                 throw new LockBackendException(
                         "Could not create the lock tables in keyspace '" + keyspace + "': " + e, e);

@@ -21,13 +21,15 @@ import org.slf4j.LoggerFactory;
 /**
  * Locks in Cassandra by one of seed 000's algorithms ({@link QueueAlgorithm} or {@link LegacyAlgorithm}), leases as
  * TTLs on the lock's cells rewritten by the locker's renewal, optional fencing tokens ({@link Fencing}), and for the
- * queue a GlobalTime replica ({@link GlobalTime}) for its tickets. One driver session per backend.
+ * queue a GlobalTime replica ({@link GlobalTime}) for its tickets. One driver session per backend: its own, closed
+ * with it, or the application's, left open.
  */
 final class CassandraLockBackend implements LockBackend {
 
     private static final Logger LOG = LoggerFactory.getLogger(CassandraLockBackend.class);
 
     private final CqlSession session;
+    private final boolean ownsSession;
     private final CassandraSettings settings;
     private final CqlCalls calls;
     private final CassandraStatements statements;
@@ -39,12 +41,14 @@ final class CassandraLockBackend implements LockBackend {
 
     CassandraLockBackend(
             CqlSession session,
+            boolean ownsSession,
             CassandraSettings settings,
             CqlCalls calls,
             CassandraStatements statements,
             GlobalTime time,
             LockAlgorithm algorithm) {
         this.session = session;
+        this.ownsSession = ownsSession;
         this.settings = settings;
         this.calls = calls;
         this.statements = statements;
@@ -58,7 +62,12 @@ final class CassandraLockBackend implements LockBackend {
             return t;
         });
         if (time != null) {
-            time.start(scheduler);
+            try {
+                time.start(scheduler);
+            } catch (RuntimeException e) {
+                scheduler.shutdownNow();
+                throw e;
+            }
         }
     }
 
@@ -184,6 +193,9 @@ final class CassandraLockBackend implements LockBackend {
         }
         algorithm.close();
         scheduler.shutdownNow();
+        if (!ownsSession) {
+            return; // the application's session: it stays open for the application
+        }
         try {
             session.close();
         } catch (RuntimeException e) {

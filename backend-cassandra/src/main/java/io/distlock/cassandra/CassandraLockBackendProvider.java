@@ -22,8 +22,12 @@ import java.util.Set;
  * <h2>Options</h2>
  * See {@link CassandraOptions} for the names and a typed builder: {@code localDatacenter}, {@code consistency}, {@code
  * algorithm}, {@code pollMin}, {@code pollMax}, {@code createSchema}, {@code fencing}, {@code timeService}, {@code
- * timePeriod}, {@code timeMaxLead}; and the common {@code ttl} and {@code connectTimeout} (which is also each store
+ * timePeriod}, {@code timeMaxLead}, {@code clockDrift}; the connection's {@code user}, {@code password} (or {@code
+ * passwordFile}, {@code passwordEnv}), {@code tls}, {@code caFile}, {@code certFile}, {@code keyFile}, {@code
+ * verifyHost} and {@code driverConfig}; and the common {@code ttl} and {@code connectTimeout} (which is also each store
  * request's timeout).
+ *
+ * <p>An application's own {@code CqlSession} is used through {@link CassandraLockers#using}.
  *
  * <p>Opening connects (at most {@code connectTimeout}), checks that the keyspace has the lock tables (creating them
  * with {@code createSchema=true}), and for the queue algorithm reads GlobalTime once.
@@ -49,21 +53,33 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
      * Connects and prepares the statements.
      *
      * @throws LockConfigurationException if the URI or an option is malformed
-     * @throws LockBackendException if the cluster cannot be reached in time or lacks the keyspace or tables
+     * @throws LockBackendException if the cluster cannot be reached in time, refuses the credentials or the TLS
+     *     handshake, or lacks the keyspace or tables; never naming a password
      */
     @Override
     public LockBackend open(BackendConfig config) {
         CassandraSettings settings = CassandraSettings.read(config);
+        CassandraClientSettings client = CassandraClientSettings.read(config);
         config.rejectUnknownOptions(name());
-        CqlSession session = CassandraConnection.open(settings, config.connectTimeout());
+        CqlSession session = CassandraConnection.open(settings, client, config.connectTimeout());
+        return openOn(session, true, settings, config);
+    }
+
+    /**
+     * Opens the backend on {@code session}: checks or creates the tables, prepares the statements, and for the queue
+     * algorithm starts the GlobalTime replica. On failure closes the session if {@code ownsSession}; the backend's
+     * {@code close()} closes it only then.
+     */
+    static LockBackend openOn(
+            CqlSession session, boolean ownsSession, CassandraSettings settings, BackendConfig config) {
         try {
             CassandraConnection.ensureSchema(session, settings);
             CqlCalls calls = new CqlCalls(
                     session,
                     settings.location().hosts() + "/" + settings.location().keyspace(),
                     settings.operationTimeout());
-            CassandraStatements statements =
-                    new CassandraStatements(session, settings.consistency(), settings.serialConsistency());
+            CassandraStatements statements = new CassandraStatements(
+                    session, settings.location().keyspace(), settings.consistency(), settings.serialConsistency());
             GlobalTime time = null;
             LockAlgorithm algorithm;
             WakeUps wakeUps = new WakeUps();
@@ -93,9 +109,11 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
             } else {
                 algorithm = new LegacyAlgorithm(calls, statements, config.ticker(), settings.validity());
             }
-            return new CassandraLockBackend(session, settings, calls, statements, time, algorithm);
+            return new CassandraLockBackend(session, ownsSession, settings, calls, statements, time, algorithm);
         } catch (RuntimeException e) {
-            session.close();
+            if (ownsSession) {
+                session.close();
+            }
             if (e instanceof LockBackendException || e instanceof LockConfigurationException) {
                 throw e;
             }

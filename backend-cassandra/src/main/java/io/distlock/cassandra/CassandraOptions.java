@@ -1,6 +1,8 @@
 package io.distlock.cassandra;
 
 import io.distlock.RemoteLockerBuilder;
+import io.distlock.spi.TlsSettings;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -54,6 +56,20 @@ public final class CassandraOptions {
      * it). Default 100ms, at most a tenth of the lease; an explicit value must be shorter than half the lease.
      */
     public static final String CLOCK_DRIFT = "clockDrift";
+
+    /** Option: the Cassandra role to log in as ({@code PasswordAuthenticator}); with {@code password}. */
+    public static final String USER = "user";
+    /**
+     * Option: the role's password; or {@code passwordFile} (a file whose first line is the password) or {@code
+     * passwordEnv} (an environment variable), so that a URI kept in a configuration repository carries none.
+     */
+    public static final String PASSWORD = "password";
+    /**
+     * Option: the driver's own configuration file ({@code application.conf} syntax, under {@code datastax-java-driver});
+     * whatever the driver can configure is reachable through it. The URI's hosts, keyspace and the options above still
+     * apply on top of it.
+     */
+    public static final String DRIVER_CONFIG = "driverConfig";
 
     /** The data center the forked test servers and a default Cassandra install report. */
     public static final String DEFAULT_LOCAL_DATACENTER = "datacenter1";
@@ -131,6 +147,49 @@ public final class CassandraOptions {
         return put(TIME_MAX_LEAD, maxLead.toMillis() + "ms");
     }
 
+    /** Sets {@value #USER} and {@value #PASSWORD}; the password never shows in {@link #toString()}. */
+    public CassandraOptions credentials(String user, String password) {
+        put(USER, Objects.requireNonNull(user, "user"));
+        return put(PASSWORD, Objects.requireNonNull(password, "password"));
+    }
+
+    /** Sets {@value #USER} and {@code passwordFile}: the password is the first line of {@code passwordFile}. */
+    public CassandraOptions credentialsFromFile(String user, Path passwordFile) {
+        put(USER, Objects.requireNonNull(user, "user"));
+        return put(PASSWORD + "File", passwordFile.toString());
+    }
+
+    /** Sets {@value #USER} and {@code passwordEnv}: the password is the value of environment variable {@code name}. */
+    public CassandraOptions credentialsFromEnv(String user, String variable) {
+        put(USER, Objects.requireNonNull(user, "user"));
+        return put(PASSWORD + "Env", Objects.requireNonNull(variable, "variable"));
+    }
+
+    /**
+     * Connects over TLS, trusting the certificate authorities in {@code caFile} (PEM; {@code null} for the JVM's trust
+     * store): options {@code tls} and {@code caFile}.
+     */
+    public CassandraOptions tls(Path caFile) {
+        put(TlsSettings.TLS, "true");
+        return caFile == null ? this : put(TlsSettings.CA_FILE, caFile.toString());
+    }
+
+    /** Presents a client certificate (PEM) and its unencrypted PKCS#8 key (PEM): options {@code certFile}, {@code keyFile}. */
+    public CassandraOptions clientCertificate(Path certFile, Path keyFile) {
+        put(TlsSettings.CERT_FILE, certFile.toString());
+        return put(TlsSettings.KEY_FILE, keyFile.toString());
+    }
+
+    /** Sets {@code verifyHost}: whether the server's certificate must name the host connected to (default true). */
+    public CassandraOptions verifyHost(boolean verify) {
+        return put(TlsSettings.VERIFY_HOST, Boolean.toString(verify));
+    }
+
+    /** Sets {@value #DRIVER_CONFIG}. */
+    public CassandraOptions driverConfig(Path file) {
+        return put(DRIVER_CONFIG, file.toString());
+    }
+
     /** The options set so far, by name. */
     public Map<String, String> toMap() {
         return Map.copyOf(options);
@@ -140,6 +199,14 @@ public final class CassandraOptions {
     public RemoteLockerBuilder applyTo(RemoteLockerBuilder builder) {
         options.forEach(builder::option);
         return builder;
+    }
+
+    /** The options set so far, the password shown as {@code ****}. */
+    @Override
+    public String toString() {
+        Map<String, String> shown = new LinkedHashMap<>(options);
+        shown.computeIfPresent(PASSWORD, (k, v) -> "****");
+        return "CassandraOptions" + shown;
     }
 
     private CassandraOptions put(String name, String value) {

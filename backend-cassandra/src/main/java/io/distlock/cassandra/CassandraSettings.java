@@ -10,7 +10,6 @@ import java.util.Locale;
 /** The backend's options, read and checked from a {@link BackendConfig} (see {@link CassandraOptions}). */
 record CassandraSettings(
         CassandraLocation location,
-        String localDatacenter,
         ConsistencyLevel consistency,
         ConsistencyLevel serialConsistency,
         CassandraOptions.Algorithm algorithm,
@@ -24,13 +23,12 @@ record CassandraSettings(
         LeaseValidity validity,
         Duration operationTimeout) {
 
-    /** Reads every option of the backend from {@code config}; does not check for unknown ones. */
+    /**
+     * Reads the lock options of the backend from {@code config} (the connection's options are {@link
+     * CassandraClientSettings}'); does not check for unknown ones.
+     */
     static CassandraSettings read(BackendConfig config) {
         CassandraLocation location = CassandraLocation.parse(config.uri());
-        String dc = config.stringOption(CassandraOptions.LOCAL_DATACENTER, CassandraOptions.DEFAULT_LOCAL_DATACENTER);
-        if (dc.isBlank()) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.LOCAL_DATACENTER + "' is blank");
-        }
         String level = config.stringOption(CassandraOptions.CONSISTENCY, "QUORUM")
                 .trim()
                 .toUpperCase(Locale.ROOT);
@@ -83,7 +81,6 @@ record CassandraSettings(
                 : LeaseValidity.byDefault();
         return new CassandraSettings(
                 location,
-                dc.trim(),
                 consistency,
                 serial,
                 algorithm,

@@ -1,6 +1,7 @@
 package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.ConsistencyLevel;
+import com.datastax.oss.driver.api.core.CqlIdentifier;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
@@ -13,7 +14,8 @@ import java.util.concurrent.CompletionException;
 
 /**
  * Every CQL statement of the backend, in one place: the schema and the prepared statements of the lock path, the
- * legacy algorithm, the GlobalTime cell and the fencing counter. Table names are fixed; the keyspace is the session's.
+ * legacy algorithm, the GlobalTime cell and the fencing counter. Table names are fixed; each
+ * statement names its keyspace, so that a session set to another keyspace (or none) runs them too.
  */
 final class CassandraStatements {
 
@@ -46,6 +48,11 @@ final class CassandraStatements {
                     + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))",
             "CREATE TABLE IF NOT EXISTS " + LEGACY_SHADOW_TABLE
                     + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))");
+
+    /** The {@code i}-th statement of {@link #SCHEMA}, its table named in {@code keyspace} (a CQL identifier). */
+    static String createTable(int i, String keyspace) {
+        return SCHEMA.get(i).replace("IF NOT EXISTS ", "IF NOT EXISTS " + keyspace + ".");
+    }
 
     /**
      * The columns each table must have (a table of an older schema lacks some): the queue's low-water mark and the
@@ -89,97 +96,117 @@ final class CassandraStatements {
     final Cql createFence;
     final Cql advanceFence;
 
-    CassandraStatements(CqlSession session, ConsistencyLevel consistency, ConsistencyLevel serial) {
+    /** The keyspace, as a CQL identifier, that qualifies every table name. */
+    private final String keyspace;
+
+    CassandraStatements(CqlSession session, String keyspace, ConsistencyLevel consistency, ConsistencyLevel serial) {
+        this.keyspace = CqlIdentifier.fromInternal(keyspace).asCql(true);
         enqueue = prepare(
                 session,
-                "INSERT INTO " + QUEUE_TABLE + " (lock_id, ticket) VALUES (?, ?) USING TTL ?",
+                "INSERT INTO " + in(QUEUE_TABLE) + " (lock_id, ticket) VALUES (?, ?) USING TTL ?",
                 consistency,
                 serial);
         // The queue from just past its low-water mark (the static column, returned with every row).
         readQueue = prepare(
                 session,
-                "SELECT ticket, low FROM " + QUEUE_TABLE + " WHERE lock_id = ? AND ticket > ? LIMIT ?",
+                "SELECT ticket, low FROM " + in(QUEUE_TABLE) + " WHERE lock_id = ? AND ticket > ? LIMIT ?",
                 consistency,
                 serial);
         // Only the static column: reads the partition's static row, none of its clustering rows or tombstones.
-        readMark = prepare(session, "SELECT low FROM " + QUEUE_TABLE + " WHERE lock_id = ?", consistency, serial);
+        readMark = prepare(session, "SELECT low FROM " + in(QUEUE_TABLE) + " WHERE lock_id = ?", consistency, serial);
         dequeue = prepare(
-                session, "DELETE FROM " + QUEUE_TABLE + " WHERE lock_id = ? AND ticket = ?", consistency, serial);
+                session, "DELETE FROM " + in(QUEUE_TABLE) + " WHERE lock_id = ? AND ticket = ?", consistency, serial);
         // The write timestamp is the released ticket's time: last-write-wins keeps the largest ticket (ties of time
         // go to the larger value, i.e. the larger ticket), whatever order releases arrive in.
         raiseMark = prepare(
                 session,
-                "UPDATE " + QUEUE_TABLE + " USING TIMESTAMP ? AND TTL " + MARK_TTL_SECONDS
+                "UPDATE " + in(QUEUE_TABLE) + " USING TIMESTAMP ? AND TTL " + MARK_TTL_SECONDS
                         + " SET low = ? WHERE lock_id = ?",
                 consistency,
                 serial);
         writeOwner = prepare(
                 session,
-                "INSERT INTO " + OWNER_TABLE + " (lock_id, slot, owner) VALUES (?, ?, ?) USING TTL ?",
+                "INSERT INTO " + in(OWNER_TABLE) + " (lock_id, slot, owner) VALUES (?, ?, ?) USING TTL ?",
                 consistency,
                 serial);
         readOwners = prepare(
-                session, "SELECT owner FROM " + OWNER_TABLE + " WHERE lock_id = ? LIMIT 2", consistency, serial);
+                session, "SELECT owner FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? LIMIT 2", consistency, serial);
         readOwner = prepare(
-                session, "SELECT owner FROM " + OWNER_TABLE + " WHERE lock_id = ? AND slot = ?", consistency, serial);
-        deleteOwner =
-                prepare(session, "DELETE FROM " + OWNER_TABLE + " WHERE lock_id = ? AND slot = ?", consistency, serial);
+                session,
+                "SELECT owner FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? AND slot = ?",
+                consistency,
+                serial);
+        deleteOwner = prepare(
+                session, "DELETE FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? AND slot = ?", consistency, serial);
 
         legacyReadMain = prepare(
-                session, "SELECT owner FROM " + LEGACY_MAIN_TABLE + " WHERE lock_id = ? LIMIT 2", consistency, serial);
+                session,
+                "SELECT owner FROM " + in(LEGACY_MAIN_TABLE) + " WHERE lock_id = ? LIMIT 2",
+                consistency,
+                serial);
         legacyReadMainOwner = prepare(
                 session,
-                "SELECT owner FROM " + LEGACY_MAIN_TABLE + " WHERE lock_id = ? AND owner = ?",
+                "SELECT owner FROM " + in(LEGACY_MAIN_TABLE) + " WHERE lock_id = ? AND owner = ?",
                 consistency,
                 serial);
         legacyWriteMain = prepare(
                 session,
-                "INSERT INTO " + LEGACY_MAIN_TABLE + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
+                "INSERT INTO " + in(LEGACY_MAIN_TABLE) + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
                 consistency,
                 serial);
         legacyDeleteMain = prepare(
-                session, "DELETE FROM " + LEGACY_MAIN_TABLE + " WHERE lock_id = ? AND owner = ?", consistency, serial);
+                session,
+                "DELETE FROM " + in(LEGACY_MAIN_TABLE) + " WHERE lock_id = ? AND owner = ?",
+                consistency,
+                serial);
         legacyWriteShadow = prepare(
                 session,
-                "INSERT INTO " + LEGACY_SHADOW_TABLE + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
+                "INSERT INTO " + in(LEGACY_SHADOW_TABLE) + " (lock_id, owner) VALUES (?, ?) USING TTL ?",
                 consistency,
                 serial);
         legacyReadShadow = prepare(
                 session,
-                "SELECT owner FROM " + LEGACY_SHADOW_TABLE + " WHERE lock_id = ? LIMIT 2",
+                "SELECT owner FROM " + in(LEGACY_SHADOW_TABLE) + " WHERE lock_id = ? LIMIT 2",
                 consistency,
                 serial);
         legacyDeleteShadow = prepare(
                 session,
-                "DELETE FROM " + LEGACY_SHADOW_TABLE + " WHERE lock_id = ? AND owner = ?",
+                "DELETE FROM " + in(LEGACY_SHADOW_TABLE) + " WHERE lock_id = ? AND owner = ?",
                 consistency,
                 serial);
 
-        readGlobalTime = prepare(session, "SELECT micros FROM " + TIME_TABLE + " WHERE name = ?", consistency, serial);
+        readGlobalTime =
+                prepare(session, "SELECT micros FROM " + in(TIME_TABLE) + " WHERE name = ?", consistency, serial);
         readServerTime = prepare(
                 session, "SELECT toUnixTimestamp(now()) AS server_ms FROM system.local", ConsistencyLevel.ONE, serial);
         // Seed 000 Listing 8 line 4: the write timestamp equals the value, so last-write-wins keeps the maximum.
         writeGlobalTime = prepare(
                 session,
-                "UPDATE " + TIME_TABLE + " USING TIMESTAMP ? SET micros = ? WHERE name = ?",
+                "UPDATE " + in(TIME_TABLE) + " USING TIMESTAMP ? SET micros = ? WHERE name = ?",
                 consistency,
                 serial);
 
-        readFence = prepare(session, "SELECT last_token FROM " + FENCE_TABLE + " WHERE lock_id = ?", serial, serial);
+        readFence =
+                prepare(session, "SELECT last_token FROM " + in(FENCE_TABLE) + " WHERE lock_id = ?", serial, serial);
         createFence = prepareConditional(
                 session,
-                "INSERT INTO " + FENCE_TABLE + " (lock_id, last_token) VALUES (?, 1) IF NOT EXISTS",
+                "INSERT INTO " + in(FENCE_TABLE) + " (lock_id, last_token) VALUES (?, 1) IF NOT EXISTS",
                 consistency,
                 serial);
         advanceFence = prepareConditional(
                 session,
-                "UPDATE " + FENCE_TABLE + " SET last_token = ? WHERE lock_id = ? IF last_token = ?",
+                "UPDATE " + in(FENCE_TABLE) + " SET last_token = ? WHERE lock_id = ? IF last_token = ?",
                 consistency,
                 serial);
         awaitPrepared();
     }
 
     private final List<Cql> all = new ArrayList<>();
+
+    /** {@code keyspace.table}. */
+    private String in(String table) {
+        return keyspace + "." + table;
+    }
 
     /**
      * Sends one idempotent statement to be prepared; every statement is prepared in parallel, then awaited together.

@@ -8,6 +8,7 @@ import com.datastax.oss.driver.api.core.cql.ExecutionInfo;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.Statement;
 import com.datastax.oss.driver.api.core.servererrors.QueryConsistencyException;
+import com.datastax.oss.driver.api.core.servererrors.UnauthorizedException;
 import io.distlock.LockBackendException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -192,6 +193,17 @@ final class CqlCalls {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         if (cause instanceof LockBackendException already) {
             return already;
+        }
+        if (cause instanceof UnauthorizedException) {
+            String keyspace = where.substring(where.lastIndexOf('/') + 1); // where = hosts/keyspace
+            return new LockBackendException(
+                    "Permission denied on keyspace '" + keyspace + "' at Cassandra " + where
+                            + " " + what + ": " + cause.getMessage()
+                            + "; the locker's role needs SELECT and MODIFY on the"
+                            + " keyspace (GRANT SELECT ON KEYSPACE " + keyspace
+                            + " TO <role>; GRANT MODIFY ON KEYSPACE "
+                            + keyspace + " TO <role>)",
+                    cause);
         }
         return new LockBackendException("Cassandra at " + where + " failed " + what + ": " + cause, cause);
     }

@@ -38,7 +38,8 @@ public final class TimeService implements AutoCloseable {
 
     /**
      * Connects to the keyspace of {@code uri} (the backend's URI; its options {@code localDatacenter}, {@code
-     * consistency}, {@code createSchema}, {@code timePeriod}, {@code timeMaxLead} and {@code connectTimeout} apply,
+     * consistency}, {@code createSchema}, {@code timePeriod}, {@code timeMaxLead}, {@code connectTimeout} and the
+     * connection's credentials, TLS and {@code driverConfig} apply,
      * the others are ignored) and starts updating the cell.
      *
      * @throws io.distlock.LockConfigurationException if the URI or an option is malformed
@@ -67,11 +68,21 @@ public final class TimeService implements AutoCloseable {
         options.remove("connectTimeout");
         BackendConfig config = new BackendConfig(
                 bare, options, Duration.ofSeconds(30), connectTimeout, Ticker.system(), Clock.systemUTC());
-        return start(CassandraSettings.read(config), config.clock(), config.ticker(), connectTimeout);
+        return start(
+                CassandraSettings.read(config),
+                CassandraClientSettings.read(config),
+                config.clock(),
+                config.ticker(),
+                connectTimeout);
     }
 
-    static TimeService start(CassandraSettings settings, Clock clock, Ticker ticker, Duration connectTimeout) {
-        CqlSession session = CassandraConnection.open(settings, connectTimeout);
+    static TimeService start(
+            CassandraSettings settings,
+            CassandraClientSettings client,
+            Clock clock,
+            Ticker ticker,
+            Duration connectTimeout) {
+        CqlSession session = CassandraConnection.open(settings, client, connectTimeout);
         ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "distlock-cassandra-time-service");
             t.setDaemon(true);
@@ -85,7 +96,11 @@ public final class TimeService implements AutoCloseable {
                     settings.operationTimeout());
             GlobalTime time = new GlobalTime(
                     calls,
-                    new CassandraStatements(session, settings.consistency(), settings.serialConsistency()),
+                    new CassandraStatements(
+                            session,
+                            settings.location().keyspace(),
+                            settings.consistency(),
+                            settings.serialConsistency()),
                     clock,
                     ticker,
                     settings.timePeriod(),

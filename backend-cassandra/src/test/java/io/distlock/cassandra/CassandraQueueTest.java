@@ -911,7 +911,7 @@ class CassandraQueueTest {
             assertThatThrownBy(() -> RemoteLockers.open(noTables).close())
                     .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("createSchema=true")
-                    .hasMessageContaining("CREATE TABLE IF NOT EXISTS distlock_queue");
+                    .hasMessageContaining("CREATE TABLE IF NOT EXISTS distlock_no_tables.distlock_queue");
         } finally {
             session.execute("DROP KEYSPACE IF EXISTS distlock_no_tables");
         }
@@ -932,6 +932,7 @@ class CassandraQueueTest {
         CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20));
         CassandraStatements statements = new CassandraStatements(
                 session,
+                session.getKeyspace().orElseThrow().asInternal(),
                 com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM,
                 com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL);
         return new GlobalTime(calls, statements, clock, Ticker.system(), period, maxLead, updates, row);

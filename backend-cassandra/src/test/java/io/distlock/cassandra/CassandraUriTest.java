@@ -52,7 +52,15 @@ class CassandraUriTest {
                 "localDatacenter=",
                 "clockDrift=-1ms",
                 "clockDrift=15s",
-                "colour=blue"
+                "colour=blue",
+                "user=locker",
+                "password=secret",
+                "user=&password=secret",
+                "user=locker&password=a&passwordEnv=B",
+                "user=locker&passwordFile=/no/such/file",
+                "caFile=/no/such/ca.pem",
+                "tls=true&keyFile=/no/such/key.pem",
+                "driverConfig=/no/such/application.conf"
             })
     void open_badOption_failsBeforeConnecting(String option) {
         // Port 1 has nothing listening: a connect attempt would fail differently, and only after the timeout.
@@ -91,6 +99,25 @@ class CassandraUriTest {
         assertThatThrownBy(() -> LeaseValidity.explicit(Duration.ofSeconds(15), lease))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("clockDrift");
+    }
+
+    @Test
+    void options_typedBuilder_neverShowsThePassword() {
+        CassandraOptions options = CassandraOptions.create().credentials("locker", "s3cret-value");
+        assertThat(options.toString()).contains("locker").doesNotContain("s3cret-value");
+        assertThat(options.toMap()).containsEntry("user", "locker").containsEntry("password", "s3cret-value");
+    }
+
+    @Test
+    void open_badTlsOrCredentialOption_failsWithoutShowingThePassword() {
+        assertThatThrownBy(() -> RemoteLockers.builder()
+                        .uri("cassandra://127.0.0.1:1/ks?connectTimeout=30s&caFile=/no/such/ca.pem")
+                        .option("user", "locker")
+                        .option("password", "s3cret-value")
+                        .build())
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("caFile")
+                .satisfies(e -> assertThat(e.toString()).doesNotContain("s3cret-value"));
     }
 
     @Test

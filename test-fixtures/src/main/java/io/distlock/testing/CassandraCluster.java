@@ -56,6 +56,12 @@ public final class CassandraCluster
     /** Environment variable naming the local data center of an external cluster (default {@code datacenter1}). */
     public static final String LOCAL_DATACENTER_ENV = "DISTLOCK_CASSANDRA_LOCAL_DC";
 
+    /** The superuser of a {@link Builder#secured} cluster: Cassandra's default role. */
+    public static final String SUPERUSER = "cassandra";
+
+    /** The superuser's password on a {@link Builder#secured} cluster (a test value). */
+    public static final String SUPERUSER_PASSWORD = "cassandra";
+
     private static final Logger LOG = LoggerFactory.getLogger(CassandraCluster.class);
     private static final ExtensionContext.Namespace NAMESPACE =
             ExtensionContext.Namespace.create(CassandraCluster.class);
@@ -65,6 +71,7 @@ public final class CassandraCluster
     private final boolean shared;
     private final String maxHeap;
     private final boolean skewableClocks;
+    private final CassandraSecurity security;
     private final List<CqlSession> sessions = new CopyOnWriteArrayList<>();
 
     private volatile CassandraServers servers;
@@ -76,6 +83,7 @@ public final class CassandraCluster
         this.shared = b.shared;
         this.maxHeap = b.maxHeap;
         this.skewableClocks = b.skewableClocks;
+        this.security = b.security;
     }
 
     /** A builder: 1 node, shared, 768 MB heap per node. */
@@ -97,7 +105,7 @@ public final class CassandraCluster
                     .getStore(NAMESPACE)
                     .getOrComputeIfAbsent(key, k -> open(nodes, maxHeap, false), CassandraServers.class);
         } else {
-            servers = open(nodes, maxHeap, skewableClocks);
+            servers = security == null ? open(nodes, maxHeap, skewableClocks) : openSecured(nodes, maxHeap);
         }
         keyspace = keyspaceName(context.getRequiredTestClass());
         try (CqlSession admin = servers.adminSession()) {
@@ -184,7 +192,7 @@ public final class CassandraCluster
      * Blocks until connected. The fixture closes it after the class; closing it earlier is fine.
      */
     public CqlSession newSession() {
-        CqlSession session = CassandraSessions.client(contactPoints(), localDatacenter(), keyspace());
+        CqlSession session = CassandraSessions.client(contactPoints(), localDatacenter(), keyspace(), security);
         sessions.add(session);
         return session;
     }
@@ -286,6 +294,11 @@ public final class CassandraCluster
         return servers().forked();
     }
 
+    /** Secured servers are always forked: an external cluster or a container would have security of its own. */
+    private CassandraServers openSecured(int nodes, String maxHeap) {
+        return ForkedCassandra.start(nodes, maxHeap, false, security);
+    }
+
     /** Picks where the servers come from; see the class comment. */
     static CassandraServers open(int nodes, String maxHeap, boolean skewableClocks) {
         String external = System.getenv(CONTACT_POINTS_ENV);
@@ -326,6 +339,7 @@ public final class CassandraCluster
         private boolean shared = true;
         private String maxHeap = "768M";
         private boolean skewableClocks;
+        private CassandraSecurity security;
 
         private Builder() {}
 
@@ -374,6 +388,19 @@ public final class CassandraCluster
          */
         public Builder withSkewableClocks() {
             this.skewableClocks = true;
+            return this;
+        }
+
+        /**
+         * Forked nodes with security on: logins by {@code PasswordAuthenticator} (superuser {@value #SUPERUSER},
+         * password {@value #SUPERUSER_PASSWORD}), grants by {@code CassandraAuthorizer}, and the native port on TLS
+         * only, with a server certificate from {@code pki} (valid for {@code 127.0.0.1}-{@code 3}, the addresses
+         * clients get) and a client certificate signed by {@code pki} required. {@link #newSession()} logs in as the
+         * superuser. Implies {@link #dedicated()}; never an external cluster or a container.
+         */
+        public Builder secured(TestPki pki) {
+            this.security = CassandraSecurity.from(Objects.requireNonNull(pki, "pki"));
+            this.shared = false;
             return this;
         }
 

@@ -29,7 +29,8 @@ final class CassandraNode implements ServerNode {
                 .logFile(config.logFile())
                 .workingDirectory(config.directory())
                 .readiness(
-                        () -> CassandraSessions.answers(config.nativeAddress(), CassandraSessions.DEFAULT_DATACENTER),
+                        () -> CassandraSessions.answers(
+                                config.nativeAddress(), CassandraSessions.DEFAULT_DATACENTER, config.security()),
                         READY_TIMEOUT)
                 .stopGrace(Duration.ofSeconds(20))
                 .build();

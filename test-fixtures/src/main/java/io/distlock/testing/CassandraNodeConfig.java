@@ -18,6 +18,8 @@ import java.util.List;
  * <p>The node binds its native (CQL) port on {@code rpcAddress} and advertises {@code broadcastRpcAddress} (same
  * port) to clients, in {@code system.local}/{@code system.peers}: the fixture puts a {@link TcpProxy} there, so a
  * driver that discovers the other nodes from the cluster still goes through the proxies.
+ *
+ * <p>With {@code security} (null for none), the node asks for logins and serves CQL over TLS only.
  */
 record CassandraNodeConfig(
         String clusterName,
@@ -28,7 +30,8 @@ record CassandraNodeConfig(
         int nativePort,
         String seeds,
         Path directory,
-        String maxHeap) {
+        String maxHeap,
+        CassandraSecurity security) {
 
     /** Server-side request timeouts; clients of the fixture wait longer (see CassandraSessions). */
     static final long SERVER_READ_TIMEOUT_MILLIS = 10_000;
@@ -60,6 +63,30 @@ record CassandraNodeConfig(
             "--add-opens=jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
             "--add-opens=java.base/java.lang=ALL-UNNAMED",
             "--add-opens=java.base/java.util=ALL-UNNAMED");
+
+    /** A node without security. */
+    CassandraNodeConfig(
+            String clusterName,
+            String name,
+            String listenAddress,
+            String broadcastRpcAddress,
+            int storagePort,
+            int nativePort,
+            String seeds,
+            Path directory,
+            String maxHeap) {
+        this(
+                clusterName,
+                name,
+                listenAddress,
+                broadcastRpcAddress,
+                storagePort,
+                nativePort,
+                seeds,
+                directory,
+                maxHeap,
+                null);
+    }
 
     /** Where the node serves CQL (the address it binds). */
     InetSocketAddress nativeAddress() {
@@ -169,6 +196,7 @@ record CassandraNodeConfig(
                 "counter_write_request_timeout: " + SERVER_WRITE_TIMEOUT_MILLIS + "ms",
                 "cas_contention_timeout: " + SERVER_WRITE_TIMEOUT_MILLIS + "ms",
                 "request_timeout: " + SERVER_READ_TIMEOUT_MILLIS + "ms",
+                security == null ? "" : String.join("\n", security.yaml()),
                 "");
     }
 

@@ -33,6 +33,15 @@ final class CassandraSessions {
 
     /** A session over {@code contactPoints}, with the keyspace set if not null. Blocks until connected. */
     static CqlSession client(List<InetSocketAddress> contactPoints, String localDatacenter, String keyspace) {
+        return client(contactPoints, localDatacenter, keyspace, null);
+    }
+
+    /** As above; logged in and over TLS when {@code security} is not null. */
+    static CqlSession client(
+            List<InetSocketAddress> contactPoints,
+            String localDatacenter,
+            String keyspace,
+            CassandraSecurity security) {
         CqlSessionBuilder builder = CqlSession.builder()
                 .addContactPoints(contactPoints)
                 .withLocalDatacenter(localDatacenter)
@@ -41,12 +50,20 @@ final class CassandraSessions {
         if (keyspace != null) {
             builder.withKeyspace(keyspace);
         }
+        if (security != null) {
+            security.applyTo(builder);
+        }
         return builder.build();
     }
 
     /** A session that uses {@code node} only: the others are ignored (no pools, no requests). Blocks until connected. */
     static CqlSession pinned(InetSocketAddress node, String localDatacenter) {
-        return CqlSession.builder()
+        return pinned(node, localDatacenter, null);
+    }
+
+    /** As above; logged in and over TLS when {@code security} is not null. */
+    static CqlSession pinned(InetSocketAddress node, String localDatacenter, CassandraSecurity security) {
+        CqlSessionBuilder builder = CqlSession.builder()
                 .addContactPoint(node)
                 .withLocalDatacenter(localDatacenter)
                 .withConfigLoader(baseConfig(TestTimeouts.scaled(PROBE_TIMEOUT))
@@ -55,8 +72,11 @@ final class CassandraSessions {
                         .withInt(DefaultDriverOption.CONNECTION_POOL_LOCAL_SIZE, 1)
                         .build())
                 .withNodeDistanceEvaluator(
-                        (n, dc) -> node.equals(n.getEndPoint().resolve()) ? null : NodeDistance.IGNORED)
-                .build();
+                        (n, dc) -> node.equals(n.getEndPoint().resolve()) ? null : NodeDistance.IGNORED);
+        if (security != null) {
+            security.applyTo(builder);
+        }
+        return builder.build();
     }
 
     /**
@@ -64,10 +84,15 @@ final class CassandraSessions {
      * Cheap while the port is closed (one refused connect); opens and closes a pinned session once it is open.
      */
     static boolean answers(InetSocketAddress node, String localDatacenter) {
+        return answers(node, localDatacenter, null);
+    }
+
+    /** As above, logged in and over TLS when {@code security} is not null. */
+    static boolean answers(InetSocketAddress node, String localDatacenter, CassandraSecurity security) {
         if (!portOpen(node)) {
             return false;
         }
-        try (CqlSession session = pinned(node, localDatacenter)) {
+        try (CqlSession session = pinned(node, localDatacenter, security)) {
             return session.execute("SELECT release_version FROM system.local").one() != null;
         }
     }

@@ -43,8 +43,11 @@ final class ForkedCassandra implements CassandraServers {
 
     private final List<CassandraNode> nodes;
 
-    private ForkedCassandra(List<CassandraNode> nodes) {
+    private final CassandraSecurity security;
+
+    private ForkedCassandra(List<CassandraNode> nodes, CassandraSecurity security) {
         this.nodes = List.copyOf(nodes);
+        this.security = security;
         nodes.forEach(n -> n.attach(this));
     }
 
@@ -61,14 +64,25 @@ final class ForkedCassandra implements CassandraServers {
 
     /** As above; with {@code skewableClocks}, every node runs {@link CassandraServerClock}. */
     static ForkedCassandra start(int size, String maxHeap, boolean skewableClocks) {
+        return start(size, maxHeap, skewableClocks, null);
+    }
+
+    /**
+     * As above; with {@code security} (null for none), secured nodes (see {@link CassandraSecurity}). A secured node
+     * listens on {@code 127.0.1.(i+1)} and advertises {@code 127.0.0.(i+1)}, where its proxy listens: clients dial an
+     * address the test certificates name, so they can check the host name.
+     */
+    static ForkedCassandra start(int size, String maxHeap, boolean skewableClocks, CassandraSecurity security) {
         Path java = CassandraJdk.find().orElseThrow(() -> new IllegalStateException(CassandraJdk.missingMessage()));
         String classpath = CassandraServerClasspath.resolve();
         Path base = FixtureDirs.create("cassandra");
         List<String> listen = new ArrayList<>();
         List<String> advertised = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            listen.add("127.0.0." + (i + 1));
-            advertised.add("127.0.1." + (i + 1));
+            String direct = "127.0.0." + (i + 1);
+            String proxied = "127.0.1." + (i + 1);
+            listen.add(security == null ? direct : proxied);
+            advertised.add(security == null ? proxied : direct);
         }
         List<String> all = new ArrayList<>(listen);
         all.addAll(advertised);
@@ -93,12 +107,13 @@ final class ForkedCassandra implements CassandraServers {
                                 nativePort,
                                 seeds,
                                 base.resolve(name),
-                                maxHeap),
+                                maxHeap,
+                                security),
                         java,
                         classpath,
                         skewableClocks));
             }
-            ForkedCassandra cluster = new ForkedCassandra(nodes);
+            ForkedCassandra cluster = new ForkedCassandra(nodes, security);
             long started = System.nanoTime();
             cluster.startAll();
             cluster.awaitHealthy();
@@ -133,7 +148,7 @@ final class ForkedCassandra implements CassandraServers {
     public CqlSession adminSession() {
         for (CassandraNode node : nodes) {
             if (node.isServing()) {
-                return CassandraSessions.pinned(node.nativeAddress(), localDatacenter());
+                return CassandraSessions.pinned(node.nativeAddress(), localDatacenter(), security);
             }
         }
         throw new IllegalStateException("No Cassandra node is running: " + nodes);
@@ -281,7 +296,7 @@ final class ForkedCassandra implements CassandraServers {
 
     /** One attempt: node answers a read at consistency ALL it coordinates (on one node: any read). */
     private boolean seesEveryReplica(CassandraNode node) {
-        try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter())) {
+        try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter(), security)) {
             session.execute(nodes.size() == 1 ? RELEASE_VERSION : ALL_REPLICAS_READ);
             return true;
         }
@@ -289,7 +304,7 @@ final class ForkedCassandra implements CassandraServers {
 
     /** One attempt: whether a read at consistency ALL coordinated by {@code node} fails as unavailable. */
     private boolean reportsUnavailable(CassandraNode node) {
-        try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter())) {
+        try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter(), security)) {
             session.execute(ALL_REPLICAS_READ);
             return false;
         } catch (UnavailableException e) {

@@ -1,0 +1,52 @@
+package io.distlock.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import io.distlock.LockConfigurationException;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import java.util.Set;
+
+/**
+ * The Cassandra backend on an application's session ({@link CassandraLockers#using}): reads the lock options as the
+ * URI provider does, refuses the connection's, and never closes the session.
+ */
+final class SessionBoundProvider implements LockBackendProvider {
+
+    private final CqlSession session;
+
+    SessionBoundProvider(CqlSession session) {
+        this.session = session;
+    }
+
+    @Override
+    public String name() {
+        return "cassandra";
+    }
+
+    @Override
+    public Set<String> uriSchemes() {
+        return Set.of("cassandra");
+    }
+
+    /**
+     * Opens the backend on the session.
+     *
+     * @throws LockConfigurationException if a connection option is given, or the session has been closed
+     */
+    @Override
+    public LockBackend open(BackendConfig config) {
+        CassandraClientSettings.rejectOn(config);
+        CassandraSettings settings = CassandraSettings.read(config);
+        config.rejectUnknownOptions(name());
+        if (session.isClosed()) {
+            throw new LockConfigurationException("The CqlSession given to CassandraLockers.using is closed");
+        }
+        return CassandraLockBackendProvider.openOn(session, false, settings, config);
+    }
+
+    @Override
+    public String toString() {
+        return "SessionBoundProvider[" + session.getName() + "]";
+    }
+}
