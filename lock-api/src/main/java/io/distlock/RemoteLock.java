@@ -1,5 +1,6 @@
 package io.distlock;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalLong;
 import java.util.concurrent.Executor;
@@ -64,6 +65,36 @@ public interface RemoteLock extends AutoCloseable {
      * @return this lock
      */
     RemoteLock onLost(Consumer<? super RemoteLock> listener, Executor executor);
+
+    /**
+     * Sets this lock's lease to end {@code leaseTime} from now, and stops renewing it: from then on it is a fixed lease
+     * (see {@link RemoteLocker#tryLockFor}), lengthened or shortened. Blocks for the store's round trip on {@link
+     * LeaseModel#RENEWED_TTL} backends; on {@link LeaseModel#SESSION} ones only the locker's timer moves.
+     *
+     * @param leaseTime the new lease, from now; must be positive
+     * @return true if the lock was still held and now ends then; false if it was already released or lost
+     * @throws IllegalArgumentException if {@code leaseTime} is zero or negative
+     * @throws LockBackendException if the store could not be told; the lease then keeps its previous end (and is no
+     *     longer renewed)
+     */
+    boolean extend(Duration leaseTime);
+
+    /**
+     * Releases the lock {@code delay} from now instead of at once: the entry stays in the store, not renewed, and ends
+     * after {@code delay}, so that nobody can take the key meanwhile (ShedLock's {@code lockAtLeastFor}). The handle
+     * is given up at once: {@link #isHeld()} turns false, the calling thread no longer holds the key for the
+     * re-entrancy rule, a later {@link #release()} says {@link ReleaseResult#ALREADY_RELEASED}, and no {@code onLost}
+     * listener is called. The locker deletes the entry at the end; should its process die first, a {@link
+     * LeaseModel#RENEWED_TTL} store still drops it at the end (Cassandra up to two seconds later), while a {@link
+     * LeaseModel#SESSION} store frees it when the session expires, which may be sooner. Closing the locker frees it at
+     * once on {@code SESSION} backends and leaves it to its time to live on the others.
+     *
+     * @param delay how long the lock stays taken; zero or negative releases it now, as {@link #release()}
+     * @return {@link ReleaseResult#RELEASED} if it was held (and now ends after {@code delay}); {@link
+     *     ReleaseResult#ALREADY_RELEASED} or {@link ReleaseResult#ALREADY_LOST} otherwise
+     * @throws LockBackendException if the store could not be told; the entry then ends with its previous lease
+     */
+    ReleaseResult releaseAfter(Duration delay);
 
     /**
      * Releases the lock if this handle still holds it, and says what happened. It never releases another owner's

@@ -104,6 +104,46 @@ public interface RemoteLocker extends AutoCloseable {
     Optional<RemoteLock> tryLock(String key);
 
     /**
+     * Makes one attempt, as {@link #tryLock(String)}, for a lock held for a <em>fixed lease</em>: the locker does not
+     * renew it, and it ends {@code leaseTime} after it was granted unless {@linkplain RemoteLock#extend extended} or
+     * released first. A holder that dies or hangs holds it at most that long. This is the lock of schedulers that
+     * bound a job's hold (ShedLock's {@code lockAtMostFor}, Spring Integration's {@code lock(ttl)}).
+     *
+     * <p>How the end is kept depends on the backend's {@link Capabilities#leaseModel()}: on {@link
+     * LeaseModel#RENEWED_TTL} backends (Redis, Cassandra, {@code memory:}) the store itself drops the entry (Cassandra
+     * rounds its time to live up to whole seconds, so a crashed holder's entry may stay up to two seconds longer); on
+     * {@link LeaseModel#SESSION} backends (ZooKeeper, etcd) the locker deletes it at the end, and if the holder's
+     * process dies first the store frees it when the session expires, which may be sooner. When the lease ends while the
+     * lock is still held, the lock is lost: {@link RemoteLock#isHeld()} turns false and its {@code onLost} listeners are
+     * called.
+     *
+     * @param leaseTime how long the lock is held at most; must be positive
+     * @return the held lock, or empty if another owner holds it or won the race for it
+     * @throws IllegalArgumentException if {@code leaseTime} is zero or negative
+     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
+     *     locker is closed
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    Optional<RemoteLock> tryLockFor(String key, Duration leaseTime);
+
+    /**
+     * Takes the lock on {@code key} as {@link #lock(String, Duration)} does, waiting at most {@code maxWait}, for a
+     * fixed lease of {@code leaseTime} that the locker does not renew (see {@link #tryLockFor}).
+     *
+     * @param leaseTime how long the lock is held at most, from its grant; must be positive
+     * @param maxWait the longest time to wait for the lock; must be positive
+     * @return the held lock
+     * @throws LockTimeoutException if the lock was not granted within {@code maxWait}; nothing is left held
+     * @throws InterruptedException if the thread is interrupted while waiting, or was when it called; nothing is left
+     *     held
+     * @throws IllegalArgumentException if {@code leaseTime} or {@code maxWait} is zero or negative
+     * @throws IllegalStateException if the calling thread already holds {@code key} through this locker, or the
+     *     locker is closed
+     * @throws LockBackendException if the store cannot be reached or fails
+     */
+    RemoteLock lockFor(String key, Duration leaseTime, Duration maxWait) throws InterruptedException;
+
+    /**
      * Takes the locks on all {@code keys}, all or nothing, waiting at most {@code maxWait} in total (seed 003's {@code
      * lock([x,y,z])}).
      *

@@ -8,6 +8,7 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -147,8 +148,8 @@ final class CassandraLockBackend implements LockBackend {
     }
 
     @Override
-    public OptionalLong renew(Lease lease) {
-        return algorithm.renew((CassandraLease) lease);
+    public OptionalLong renew(Lease lease, Duration leaseTime) {
+        return algorithm.renew((CassandraLease) lease, leaseTime);
     }
 
     @Override

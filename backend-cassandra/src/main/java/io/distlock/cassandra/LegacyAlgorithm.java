@@ -5,6 +5,7 @@ import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -190,11 +191,10 @@ final class LegacyAlgorithm implements LockAlgorithm {
     }
 
     @Override
-    public OptionalLong renewalRewrite(CassandraLease lease) {
+    public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
         long sent = ticker.read();
         Optional<CompletionStage<Void>> rewrite = lease.fence().sendUnlessReleased(() -> calls.send(
-                        statements.legacyWriteMain.bindNotResent(
-                                lease.key(), lease.ownerId(), Ttl.seconds(lease.leaseTime())),
+                        statements.legacyWriteMain.bindNotResent(lease.key(), lease.ownerId(), Ttl.seconds(leaseTime)),
                         "renewing the lease")
                 .thenApply(result -> null));
         if (rewrite.isEmpty()) {
@@ -205,7 +205,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
             calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
             return OptionalLong.empty();
         }
-        long validUntil = validity.until(sent, lease.leaseTime());
+        long validUntil = validity.until(sent, leaseTime);
         lease.extendTo(validUntil);
         return OptionalLong.of(validUntil);
     }

@@ -2,6 +2,7 @@ package io.distlock.cassandra;
 
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -15,18 +16,21 @@ interface LockAlgorithm {
     Optional<CassandraLease> acquire(LockRequest request, Deadline deadline) throws InterruptedException;
 
     /**
-     * Rewrites the lease's cells with a fresh TTL if the owner cell is still there: {@link #renewalCheck}, then {@link
-     * #renewalRewrite}.
+     * Rewrites the lease's cells with a TTL that keeps them {@code leaseTime} if the owner cell is still there: {@link
+     * #renewalCheck}, then {@link #renewalRewrite}.
      */
-    default OptionalLong renew(CassandraLease lease) {
-        return renewalCheck(lease) ? renewalRewrite(lease) : OptionalLong.empty();
+    default OptionalLong renew(CassandraLease lease, Duration leaseTime) {
+        return renewalCheck(lease) ? renewalRewrite(lease, leaseTime) : OptionalLong.empty();
     }
 
     /** The renewal's first step: whether the lease's owner cell is still there, ours. */
     boolean renewalCheck(CassandraLease lease);
 
-    /** The renewal's second step: rewrites the lease's cells with a fresh TTL; empty when the lease is gone. */
-    OptionalLong renewalRewrite(CassandraLease lease);
+    /**
+     * The renewal's second step: rewrites the lease's cells with a TTL that keeps them {@code leaseTime}; empty when
+     * the lease is gone.
+     */
+    OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime);
 
     /** Deletes the lease's cells; true if the owner cell was still there. */
     boolean release(CassandraLease lease);

@@ -139,7 +139,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     }
 
     @Override
-    public OptionalLong renew(CassandraLease lease) {
+    public OptionalLong renew(CassandraLease lease, Duration leaseTime) {
         if (!renewalCheck(lease)) {
             // Our owner cell is gone (expired, or deleted by an operator): our queue cell, first in the queue, would
             // hold every waiter back until its TTL.
@@ -150,7 +150,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             }
             return OptionalLong.empty();
         }
-        return renewalRewrite(lease);
+        return renewalRewrite(lease, leaseTime);
     }
 
     @Override
@@ -159,8 +159,8 @@ final class QueueAlgorithm implements LockAlgorithm {
     }
 
     @Override
-    public OptionalLong renewalRewrite(CassandraLease lease) {
-        int ttl = Ttl.seconds(lease.leaseTime());
+    public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
+        int ttl = Ttl.seconds(leaseTime);
         long sent = ticker.read();
         Optional<CompletionStage<Void>> rewrite = lease.fence()
                 .sendUnlessReleased(() -> calls.sendAll(
@@ -177,7 +177,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             deleteCells(lease.key(), lease.slot(), lease.ticket());
             return OptionalLong.empty();
         }
-        long validUntil = validity.until(sent, lease.leaseTime());
+        long validUntil = validity.until(sent, leaseTime);
         lease.extendTo(validUntil);
         return OptionalLong.of(validUntil);
     }

@@ -656,7 +656,7 @@ class CassandraQueueTest {
     }
 
     /**
-     * Issue 20 item 1: a renewal reads the owner cell (still ours), the holder releases, then the renewal's rewrite
+     * A renewal reads the owner cell (still ours), the holder releases, then the renewal's rewrite
      * is delivered. It must not bring the released cells back: the tables stay empty and another locker's {@code
      * lock(key, 2s)} succeeds.
      */
@@ -674,7 +674,7 @@ class CassandraQueueTest {
                         .isTrue();
                 assertThat(a.release(held)).isTrue();
 
-                OptionalLong renewed = a.algorithm().renewalRewrite(held);
+                OptionalLong renewed = a.algorithm().renewalRewrite(held, lease);
                 assertThat(cellsOf(key))
                         .as(algorithm + ": the released cells stay deleted")
                         .isEmpty();
@@ -693,7 +693,7 @@ class CassandraQueueTest {
     }
 
     /**
-     * Issue 20 item 3: A, first in the queue, writes its owner cell, and the owner-row read that follows fails. B, whose
+     * A, first in the queue, writes its owner cell, and the owner-row read that follows fails. B, whose
      * ticket is earlier (taken before A's, written after: seed section 5's delay), joins the queue, so A's next poll is
      * no longer first. A must withdraw the owner cell it left, or B, first, finds two cells at every claim until that
      * cell's TTL runs out.
@@ -740,7 +740,7 @@ class CassandraQueueTest {
     }
 
     /**
-     * Issue 20 item 12: sixteen waiters of one key in one locker, each releasing as soon as it is granted. A release
+     * Sixteen waiters of one key in one locker, each releasing as soon as it is granted. A release
      * wakes the next in line only: the others keep their poll timers (slow here, {@code pollMin=200ms}), so each
      * hand-off costs the release and one claim, not a poll of every waiter still queued.
      */
@@ -783,7 +783,7 @@ class CassandraQueueTest {
     }
 
     /**
-     * Issue 20 item 12: a waiter whose ticket is below the holder's (its clock behind, or a pause between taking the
+     * A waiter whose ticket is below the holder's (its clock behind, or a pause between taking the
      * time and writing the ticket) finds itself first in the queue while the holder holds. It must not write and
      * withdraw an owner cell every {@code pollMin} for the whole hold (about 800 requests a second, and tombstones):
      * its requests during a 2 s hold stay bounded, and it is served once the holder releases.

@@ -78,7 +78,7 @@ class CassandraUriTest {
         assertThat((long) Ttl.seconds(Duration.ofDays(100_000))).isEqualTo(Ttl.MAX_TTL_SECONDS);
     }
 
-    /** Issue 20 item 9: the validity is the lease less the clock-drift allowance, from before the write. */
+    /** The validity is the lease less the clock-drift allowance, from before the write. */
     @Test
     void validity_isTheLeaseLessTheDriftAllowance() {
         Duration lease = Duration.ofSeconds(30);

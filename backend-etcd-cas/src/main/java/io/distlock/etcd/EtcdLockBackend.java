@@ -197,7 +197,7 @@ final class EtcdLockBackend implements LockBackend {
      * themselves, but it is an honest answer.
      */
     @Override
-    public OptionalLong renew(Lease lease) {
+    public OptionalLong renew(Lease lease, Duration leaseTime) {
         EtcdLease etcd = (EtcdLease) lease;
         if (etcd.isLost()) {
             return OptionalLong.empty();

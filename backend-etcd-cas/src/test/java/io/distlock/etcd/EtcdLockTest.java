@@ -445,7 +445,7 @@ class EtcdLockTest {
     }
 
     /**
-     * Issue 20 item 2: the put of a {@code tryLock} reaches etcd only after the attempt's operation timeout (100 ms),
+     * The put of a {@code tryLock} reaches etcd only after the attempt's operation timeout (100 ms),
      * so its clean-up runs while the put is still in flight. The put must not land after the clean-up's delete and
      * leave a key bound to the locker's live lease: another locker gets the lock, and nothing is left behind.
      */
@@ -474,7 +474,7 @@ class EtcdLockTest {
     }
 
     /**
-     * Issue 20 item 5: a {@code tryLock} interrupted in flight, at 60 points from before its put to after its grant,
+     * A {@code tryLock} interrupted in flight, at 60 points from before its put to after its grant,
      * leaves nothing behind: a grant that races with the interrupt is released, not dropped with the key held by the
      * locker's live lease. After more than one lease, three {@code lock(key, 3s)} of another locker succeed.
      */
@@ -530,7 +530,7 @@ class EtcdLockTest {
     private static final Duration DELETION_NOTICED_WITHIN = EtcdStoreFaults.NOTICED_WITHIN;
 
     /**
-     * Issue 20 item 6: the holder's key deleted out of band ({@code etcdctl del}) while its lease lives. The holder
+     * The holder's key deleted out of band ({@code etcdctl del}) while its lease lives. The holder
      * watches its own key: within {@link #DELETION_NOTICED_WITHIN} it says {@code isHeld()} false and fires {@code
      * onLost} once, its release answers {@code ALREADY_LOST}, and another locker can take the lock meanwhile.
      */
@@ -596,7 +596,7 @@ class EtcdLockTest {
     }
 
     /**
-     * Issue 20 item 4: in fair mode a session queues for a name once, so K concurrent {@code lockAsync} calls of one
+     * In fair mode a session queues for a name once, so K concurrent {@code lockAsync} calls of one
      * locker on one key need K sessions (etcd leases, each kept alive). Once they are served and released, the extra
      * ones are revoked: the locker is back to one lease.
      */
@@ -645,7 +645,7 @@ class EtcdLockTest {
     }
 
     /**
-     * Issue 20 item 9: the validity a lock reports is the send time of the grant (or the last answered keep-alive) plus
+     * The validity a lock reports is the send time of the grant (or the last answered keep-alive) plus
      * the TTL, less a drift allowance of TTL/100 + 2 ms (as ZooKeeper's and Redlock's): the leader counts the TTL on
      * its own monotonic clock from its receipt, and the two clocks may run at slightly different rates (NTP slews a
      * monotonic clock by up to 500 ppm). Measured on a ticker that does not move, so the arithmetic is exact.
@@ -681,7 +681,7 @@ class EtcdLockTest {
     }
 
     /**
-     * Issue 20 item 7 for a wait already parked on a watch when etcd stops answering: {@code lock(k)} and {@code
+     * For a wait already parked on a watch when etcd stops answering: {@code lock(k)} and {@code
      * lock(k, long)} fail with {@code LockBackendException} about {@code connectTimeout} after that, instead of waiting
      * through the outage.
      */

@@ -3,6 +3,7 @@ package io.distlock.redis;
 import io.distlock.Ticker;
 import io.distlock.spi.LockRequest;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -66,14 +67,14 @@ final class Redlock {
     CompletableFuture<Attempt> attempt(LockRequest request) {
         String redisKey = settings.redisKey(request.key());
         String value = newValue(request.ownerId());
-        long ttlMillis = settings.leaseTime().toMillis();
+        long ttlMillis = RedlockSettings.pxMillis(request.leaseTime());
         long start = ticker.read();
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
         for (Master m : masters) {
             votes.add(m.setIfAbsent(redisKey, value, ttlMillis));
         }
         return Tally.count(votes, majority, true).thenCompose(tally -> {
-            long validUntil = start + settings.leaseTime().toNanos() - settings.driftNanos();
+            long validUntil = start + request.leaseTime().toNanos() - settings.driftNanos(request.leaseTime());
             if (tally.hasMajority() && ticker.read() - validUntil < 0) {
                 RedlockLease lease = new RedlockLease(request.key(), request.ownerId(), redisKey, value, validUntil);
                 return CompletableFuture.completedFuture(new Attempt(Outcome.GRANTED, lease, tally));
@@ -115,20 +116,22 @@ final class Redlock {
     }
 
     /**
-     * Compare-and-pexpire on every master; the new validity is measured from before the scripts were sent and counts
-     * only if a majority extended the key before the current validity ran out (seed 002, "extending the lock").
+     * Compare-and-pexpire to {@code leaseTime} on every master; the new validity is measured from before the scripts
+     * were sent and counts only if a majority extended the key before the current validity ran out (seed 002,
+     * "extending the lock"). It is already past when {@code leaseTime} is shorter than the answers took plus the drift
+     * allowance: the key is then ours until its (short) time to live, but promised to nobody.
      */
-    CompletableFuture<Renewal> renew(RedlockLease lease) {
+    CompletableFuture<Renewal> renew(RedlockLease lease, Duration leaseTime) {
         long start = ticker.read();
-        String ttl = Long.toString(settings.leaseTime().toMillis());
+        String ttl = Long.toString(RedlockSettings.pxMillis(leaseTime));
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
         for (Master m : masters) {
             votes.add(m.run(settings.confirmTimeout(), LuaScript.RENEW, lease.redisKey(), lease.value(), ttl));
         }
         return Tally.count(votes, majority, true).thenApply(tally -> {
             long now = ticker.read();
-            long validUntil = start + settings.leaseTime().toNanos() - settings.driftNanos();
-            boolean inTime = now - lease.validUntilNanos() < 0 && now - validUntil < 0;
+            long validUntil = start + leaseTime.toNanos() - settings.driftNanos(leaseTime);
+            boolean inTime = now - lease.validUntilNanos() < 0;
             if (tally.hasMajority() && inTime) {
                 lease.renewed(validUntil);
                 return new Renewal(Renewal.Result.RENEWED, validUntil, tally);

@@ -160,9 +160,9 @@ final class RedlockBackend implements LockBackend {
      * @throws LockBackendException when too few answered to tell; the locker retries while the lease is valid
      */
     @Override
-    public OptionalLong renew(Lease lease) {
+    public OptionalLong renew(Lease lease, Duration leaseTime) {
         RedlockLease l = (RedlockLease) lease;
-        Redlock.Renewal renewal = redlock.renew(l).join();
+        Redlock.Renewal renewal = redlock.renew(l, leaseTime).join();
         switch (renewal.result()) {
             case RENEWED:
                 return OptionalLong.of(renewal.validUntilNanos());

@@ -111,9 +111,15 @@ record RedlockSettings(
         }
     }
 
-    /** Seed 002's drift allowance: ttl x factor + 2 ms, in nanoseconds. */
-    long driftNanos() {
-        return (long) (leaseTime.toNanos() * driftFactor) + DRIFT_CONSTANT.toNanos();
+    /** Seed 002's drift allowance for a lease of {@code ttl}: ttl x factor + 2 ms, in nanoseconds. */
+    long driftNanos(Duration ttl) {
+        return (long) (ttl.toNanos() * driftFactor) + DRIFT_CONSTANT.toNanos();
+    }
+
+    /** A lease's {@code PX} argument: whole milliseconds, rounded up (Redis refuses 0). */
+    static long pxMillis(Duration ttl) {
+        long millis = ttl.toMillis();
+        return ttl.compareTo(Duration.ofMillis(millis)) > 0 || millis == 0 ? millis + 1 : millis;
     }
 
     /**

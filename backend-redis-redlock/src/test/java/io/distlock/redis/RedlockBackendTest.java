@@ -106,11 +106,11 @@ class RedlockBackendTest {
         try (LockBackend backend = Backends.open(REDIS.endpoints(), TTL)) {
             Lease lease = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
             long before = lease.validUntilNanos();
-            assertThat(backend.renew(lease).orElseThrow()).isGreaterThan(before);
+            assertThat(backend.renew(lease, TTL).orElseThrow()).isGreaterThan(before);
             for (int m : List.of(0, 1, 2)) {
                 probe.set(m, "distlock:" + key, "someone-else", TTL);
             }
-            assertThat(backend.renew(lease)).isEmpty();
+            assertThat(backend.renew(lease, TTL)).isEmpty();
             assertThat(backend.release(lease)).isFalse();
             assertThat(probe.keys("distlock:" + key).values().stream().flatMap(List::stream))
                     .allMatch(entry -> entry.endsWith("=someone-else"))
@@ -339,7 +339,7 @@ class RedlockBackendTest {
             assertThat(backend.release(first)).isTrue();
             Lease second = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
             assertThat(backend.release(first)).isFalse();
-            assertThat(backend.renew(first)).isEmpty();
+            assertThat(backend.renew(first, TTL)).isEmpty();
             assertThat(probe.keys("distlock:" + key)).hasSize(5);
             assertThat(backend.release(second)).isTrue();
         }

@@ -143,7 +143,7 @@ final class ZooKeeperLockBackend implements LockBackend {
      * extend; the locker does not call this for {@link LeaseModel#SESSION}, but it is an honest check).
      */
     @Override
-    public OptionalLong renew(Lease lease) {
+    public OptionalLong renew(Lease lease, Duration leaseTime) {
         ZkLease zk = (ZkLease) lease;
         if (zk.isLost()) {
             return OptionalLong.empty();

@@ -5,6 +5,7 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -44,8 +45,8 @@ public abstract class ForwardingBackend implements LockBackend {
     }
 
     @Override
-    public OptionalLong renew(Lease lease) {
-        return backend.renew(lease);
+    public OptionalLong renew(Lease lease, Duration leaseTime) {
+        return backend.renew(lease, leaseTime);
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.distlock.spi.LockRequest;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -21,7 +22,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Wraps the provider under test to watch what the backend promises and to stage lease loss in one JVM. It records the
  * validity each grant and renewal reports (the {@link Lease#validUntilNanos()} of a grant, the value {@code renew}
- * returns), it can make renewals fail as if the store were unreachable, and it can delete a granted lease behind the
+ * returns), it can make renewals fail as if the store were unreachable, silence the locker as if its process had died,
+ * and it can delete a granted lease behind the
  * locker's back as if the store had dropped it. Everything else goes straight to the real backend.
  */
 final class InterceptingProvider implements LockBackendProvider {
@@ -36,6 +38,7 @@ final class InterceptingProvider implements LockBackendProvider {
     private final LockBackendProvider delegate;
     private final ValidityListener listener;
     private final AtomicBoolean renewalsFail = new AtomicBoolean();
+    private final AtomicBoolean releasesDropped = new AtomicBoolean();
     private final Map<String, Interception> granted = new ConcurrentHashMap<>();
     private final Map<String, Long> validUntilByOwner = new ConcurrentHashMap<>();
     private final AtomicReference<Ticker> ticker = new AtomicReference<>();
@@ -54,6 +57,15 @@ final class InterceptingProvider implements LockBackendProvider {
     /** From now on every renewal throws {@link LockBackendException}, as if the store could not be reached. */
     void failRenewals() {
         renewalsFail.set(true);
+    }
+
+    /**
+     * From now on the locker's requests never reach the store, as if its process had died: renewals fail, and
+     * releases are dropped (answered true, as if sent). What the store holds ends with its own time to live.
+     */
+    void goSilent() {
+        renewalsFail.set(true);
+        releasesDropped.set(true);
     }
 
     /**
@@ -129,13 +141,18 @@ final class InterceptingProvider implements LockBackendProvider {
             }
 
             @Override
-            public OptionalLong renew(Lease lease) {
+            public OptionalLong renew(Lease lease, Duration leaseTime) {
                 if (renewalsFail.get()) {
                     throw new LockBackendException("staged by the conformance kit: the store is unreachable");
                 }
-                OptionalLong validUntil = backend.renew(lease);
+                OptionalLong validUntil = backend.renew(lease, leaseTime);
                 validUntil.ifPresent(v -> valid(lease, v));
                 return validUntil;
+            }
+
+            @Override
+            public boolean release(Lease lease) {
+                return releasesDropped.get() || backend.release(lease);
             }
         };
     }

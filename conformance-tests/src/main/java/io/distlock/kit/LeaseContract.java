@@ -160,7 +160,7 @@ public interface LeaseContract extends LockerFixture {
                             "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound));
             long nextGranted = System.nanoTime();
             try {
-                OptionalLong renewed = raw.renew(stale);
+                OptionalLong renewed = raw.renew(stale, ttl);
                 assertTrue(
                         renewed.isEmpty(),
                         "renew of a stale lease (it ran out and another owner took '" + key + "') returned " + renewed
@@ -168,7 +168,7 @@ public interface LeaseContract extends LockerFixture {
                 // Keep renewing the stale lease: an owner-blind renewal would keep the new holder's entry alive.
                 Duration renewEvery = ttl.dividedBy(4);
                 boolean freed = Deadlines.within(bound, () -> {
-                    raw.renew(stale);
+                    raw.renew(stale, ttl);
                     if (Lockers.isFree(third, key)) {
                         return true;
                     }

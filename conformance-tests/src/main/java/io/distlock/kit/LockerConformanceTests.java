@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Timeout;
  *
  * <p>The tests come from the contracts this class combines, one concept each: {@link MutualExclusionContract}
  * (Theorems 1 and 3), {@link ProgressContract} (Theorems 2 and 4), {@link LeaseContract}, {@link
- * AbandonedAttemptContract}, {@link FencingContract}, {@link MultiKeyContract}, {@link LockHandleContract}, {@link
+ * FixedLeaseContract}, {@link AbandonedAttemptContract}, {@link FencingContract}, {@link MultiKeyContract}, {@link LockHandleContract}, {@link
  * BadInputContract}, {@link StoreFaultContract} and {@link MultiProcessContract}. A backend that can pass only some may implement those interfaces
  * instead. Tests that need what the backend does not declare ({@link io.distlock.Capabilities}, or a hook left at its
  * default) are marked {@link Requires} and skipped with the reason, in the console and in the report. The hooks with
@@ -40,6 +40,7 @@ public abstract class LockerConformanceTests
         implements MutualExclusionContract,
                 ProgressContract,
                 LeaseContract,
+                FixedLeaseContract,
                 AbandonedAttemptContract,
                 FencingContract,
                 MultiKeyContract,

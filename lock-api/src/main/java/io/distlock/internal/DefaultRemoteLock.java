@@ -8,6 +8,7 @@ import io.distlock.spi.Lease;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
@@ -33,6 +34,9 @@ final class DefaultRemoteLock implements RemoteLock {
     private final DefaultRemoteLocker locker;
     private final String key;
     private final String ownerId;
+    /** The lease asked for: the locker's lease time, or a fixed lease's length. */
+    private final Duration leaseTime;
+
     private final LossListeners<RemoteLock> lossListeners;
     private State state = State.PENDING;
     private Lease lease;
@@ -40,24 +44,56 @@ final class DefaultRemoteLock implements RemoteLock {
     private long renewedUntilNanos;
 
     private boolean renewedOnce;
+    /** A fixed lease (not renewed) ends at {@link #fixedUntilNanos}, a ticker reading. */
+    private boolean fixed;
+
+    private long fixedUntilNanos;
     private String lossReason;
     private volatile LockObserver.Hold hold = Observing.NO_HOLD;
 
-    DefaultRemoteLock(DefaultRemoteLocker locker, String key, String ownerId) {
+    /**
+     * A lock to be asked for: renewed for as long as it is held when {@code fixedLease} is empty, else held for that
+     * fixed lease.
+     */
+    DefaultRemoteLock(DefaultRemoteLocker locker, String key, String ownerId, Optional<Duration> fixedLease) {
         this.locker = locker;
         this.key = key;
         this.ownerId = ownerId;
+        this.leaseTime = fixedLease.orElse(locker.leaseTime());
+        this.fixed = fixedLease.isPresent();
         this.lossListeners = new LossListeners<>(this, locker.listenerExecutor());
     }
 
-    /** Records the grant. Returns false if the backend reported the lease lost before it was even granted. */
+    /**
+     * Records the grant. Returns false if the backend reported the lease lost before it was even granted. A fixed lease
+     * ends {@link #leaseTime} from now at the latest, whatever the store's lease says (a session lease moves on).
+     */
     synchronized boolean granted(Lease lease) {
         this.lease = Objects.requireNonNull(lease, "lease");
         if (state == State.LOST) {
             return false;
         }
         state = State.HELD;
+        if (fixed) {
+            fixedUntilNanos = locker.ticker().read() + leaseTime.toNanos();
+        }
         return true;
+    }
+
+    /** The lease to ask the store for. */
+    Duration leaseTime() {
+        return leaseTime;
+    }
+
+    /** Whether this lock is held for a fixed lease, which nothing renews. */
+    synchronized boolean fixed() {
+        return fixed;
+    }
+
+    /** Makes this a fixed lease that ends at {@code untilNanos} (a ticker reading), earlier or later than before. */
+    synchronized void fixUntil(long untilNanos) {
+        fixed = true;
+        fixedUntilNanos = untilNanos;
     }
 
     /** Reports this lock's renewals, loss and release to {@code hold} from now on. */
@@ -97,10 +133,11 @@ final class DefaultRemoteLock implements RemoteLock {
         }
     }
 
-    /** Until when the store guarantees this lock, as of the grant or the last renewal. */
+    /** Until when the store guarantees this lock, as of the grant or the last renewal; a fixed lease's end at most. */
     synchronized long validUntilNanos() {
         long granted = lease.validUntilNanos();
-        return renewedOnce && renewedUntilNanos - granted > 0 ? renewedUntilNanos : granted;
+        long valid = renewedOnce && renewedUntilNanos - granted > 0 ? renewedUntilNanos : granted;
+        return fixed && fixedUntilNanos - valid < 0 ? fixedUntilNanos : valid;
     }
 
     @Override
@@ -121,6 +158,7 @@ final class DefaultRemoteLock implements RemoteLock {
 
     @Override
     public boolean isHeld() {
+        boolean fixedLease;
         synchronized (this) {
             if (state != State.HELD) {
                 return false;
@@ -128,8 +166,9 @@ final class DefaultRemoteLock implements RemoteLock {
             if (locker.ticker().read() - validUntilNanos() < 0) {
                 return true;
             }
+            fixedLease = fixed;
         }
-        markLost("its lease ran out before it was renewed");
+        markLost(fixedLease ? "its fixed lease ended" : "its lease ran out before it was renewed");
         return false;
     }
 
@@ -182,20 +221,9 @@ final class DefaultRemoteLock implements RemoteLock {
 
     @Override
     public ReleaseResult release() {
-        isHeld(); // a lease that ran out is reported as lost, not released
-        synchronized (this) {
-            switch (state) {
-                case RELEASED:
-                    return ReleaseResult.ALREADY_RELEASED;
-                case LOST:
-                    log.info("Lock '{}' of owner {} was already lost ({}) when released", key, ownerId, lossReason);
-                    return ReleaseResult.ALREADY_LOST;
-                case PENDING:
-                    throw new IllegalStateException("Lock '" + key + "' was never granted");
-                default:
-                    state = State.RELEASED;
-                    lossListeners.clear();
-            }
+        Optional<ReleaseResult> unheld = giveUp();
+        if (unheld.isPresent()) {
+            return unheld.get();
         }
         locker.forget(this, false);
         boolean freed;
@@ -216,6 +244,50 @@ final class DefaultRemoteLock implements RemoteLock {
         }
         hold.released(ReleaseResult.RELEASED);
         return ReleaseResult.RELEASED;
+    }
+
+    @Override
+    public boolean extend(Duration leaseTime) {
+        Checks.positive(leaseTime, "leaseTime");
+        return isHeld() && locker.extend(this, leaseTime);
+    }
+
+    @Override
+    public ReleaseResult releaseAfter(Duration delay) {
+        Objects.requireNonNull(delay, "delay");
+        if (delay.isZero() || delay.isNegative()) {
+            return release();
+        }
+        Optional<ReleaseResult> unheld = giveUp();
+        if (unheld.isPresent()) {
+            return unheld.get();
+        }
+        ReleaseResult result = locker.releaseAfter(this, delay);
+        hold.released(result);
+        return result;
+    }
+
+    /**
+     * Moves a held lock to {@code RELEASED}; what to answer instead if it was not held. A lease that ran out is reported
+     * as lost, not released.
+     */
+    private Optional<ReleaseResult> giveUp() {
+        isHeld();
+        synchronized (this) {
+            switch (state) {
+                case RELEASED:
+                    return Optional.of(ReleaseResult.ALREADY_RELEASED);
+                case LOST:
+                    log.info("Lock '{}' of owner {} was already lost ({}) when released", key, ownerId, lossReason);
+                    return Optional.of(ReleaseResult.ALREADY_LOST);
+                case PENDING:
+                    throw new IllegalStateException("Lock '" + key + "' was never granted");
+                default:
+                    state = State.RELEASED;
+                    lossListeners.clear();
+                    return Optional.empty();
+            }
+        }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
 import io.distlock.LockObserver;
@@ -52,6 +53,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private static final long NO_THREAD = -1;
     /** How long close() waits for interrupted waiters to leave the backend before disconnecting it. */
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** A lock renewed for as long as it is held (not a fixed lease). */
+    private static final Optional<Duration> RENEWED = Optional.empty();
 
     private final String backendName;
     private final LockBackend backend;
@@ -72,6 +75,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private final Observing observing;
     private final ReentrancyGuard guard = new ReentrancyGuard();
     private final ConcurrentHashMap<DefaultRemoteLock, Held> held = new ConcurrentHashMap<>();
+    /** Leases given up by {@link RemoteLock#releaseAfter} whose entries are still to be deleted. */
+    private final Set<Lease> delayedReleases = ConcurrentHashMap.newKeySet();
     /** Guards {@link #closed} against adoption and the registration of waiters. */
     private final Object lifecycle = new Object();
 
@@ -130,6 +135,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
         return ticker;
     }
 
+    Duration leaseTime() {
+        return leaseTime;
+    }
+
     Clock clock() {
         return clock;
     }
@@ -144,42 +153,61 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     @Override
     public RemoteLock lock(String key) throws InterruptedException {
-        return lockUntil(Checks.key(key), Deadline.unbounded(ticker));
+        return lockUntil(Checks.key(key), Deadline.unbounded(ticker), RENEWED);
     }
 
     @Override
     public RemoteLock lock(String key, Duration maxWait) throws InterruptedException {
         Checks.key(key);
         Checks.positive(maxWait, "maxWait");
-        return lockUntil(key, Deadline.after(maxWait, ticker));
+        return lockUntil(key, Deadline.after(maxWait, ticker), RENEWED);
     }
 
-    private RemoteLock lockUntil(String key, Deadline deadline) throws InterruptedException {
+    @Override
+    public RemoteLock lockFor(String key, Duration leaseTime, Duration maxWait) throws InterruptedException {
+        Checks.key(key);
+        Checks.positive(leaseTime, "leaseTime");
+        Checks.positive(maxWait, "maxWait");
+        return lockUntil(key, Deadline.after(maxWait, ticker), Optional.of(leaseTime));
+    }
+
+    private RemoteLock lockUntil(String key, Deadline deadline, Optional<Duration> fixedLease)
+            throws InterruptedException {
         ensureOpen();
         long thread = Thread.currentThread().getId();
         guard.check(key, thread);
-        return acquire(key, deadline, thread)
+        return acquire(key, deadline, thread, fixedLease)
                 .orElseThrow(
                         () -> new LockTimeoutException(key, deadline.maxWait().orElseThrow()));
     }
 
     @Override
     public Optional<RemoteLock> tryLock(String key) {
+        return tryLock(key, RENEWED);
+    }
+
+    @Override
+    public Optional<RemoteLock> tryLockFor(String key, Duration leaseTime) {
+        Checks.positive(leaseTime, "leaseTime");
+        return tryLock(key, Optional.of(leaseTime));
+    }
+
+    private Optional<RemoteLock> tryLock(String key, Optional<Duration> fixedLease) {
         Checks.key(key);
         ensureOpen();
         long thread = Thread.currentThread().getId();
         guard.check(key, thread);
-        return attempt(key, thread);
+        return attempt(key, thread, fixedLease);
     }
 
     /**
      * One attempt; a stale grant (or one lost before it was handed over) is released and counts as not granted. The
      * attempt counts as a waiter until adopted, so that {@link #close()} interrupts it and waits for it to leave.
      */
-    private Optional<RemoteLock> attempt(String key, long thread) {
+    private Optional<RemoteLock> attempt(String key, long thread, Optional<Duration> fixedLease) {
         Observing.Acquisition observed = observing.started(key, LockObserver.Kind.TRY_LOCK);
         try {
-            Optional<RemoteLock> lock = attemptObserved(key, thread, observed);
+            Optional<RemoteLock> lock = attemptObserved(key, thread, fixedLease, observed);
             if (lock.isEmpty()) {
                 observed.ended(LockObserver.Outcome.BUSY, null);
             }
@@ -190,8 +218,9 @@ final class DefaultRemoteLocker implements RemoteLocker {
         }
     }
 
-    private Optional<RemoteLock> attemptObserved(String key, long thread, Observing.Acquisition observed) {
-        DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
+    private Optional<RemoteLock> attemptObserved(
+            String key, long thread, Optional<Duration> fixedLease, Observing.Acquisition observed) {
+        DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next(), fixedLease);
         BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
         try {
             Optional<Lease> lease;
@@ -227,14 +256,15 @@ final class DefaultRemoteLocker implements RemoteLocker {
      * Acquires through the backend on the calling thread and adopts the lease; a stale grant is released and the
      * wait goes on. Empty when the deadline passed.
      */
-    private Optional<RemoteLock> acquire(String key, Deadline deadline, long thread) throws InterruptedException {
+    private Optional<RemoteLock> acquire(String key, Deadline deadline, long thread, Optional<Duration> fixedLease)
+            throws InterruptedException {
         Observing.Acquisition observed = observing.started(key, LockObserver.Kind.LOCK);
         try {
             if (Thread.interrupted()) {
                 // java.util.concurrent's convention: an interrupted caller is not served, even when the key is free
                 throw interruptedBefore(key);
             }
-            Optional<RemoteLock> lock = acquireObserved(key, deadline, thread, observed);
+            Optional<RemoteLock> lock = acquireObserved(key, deadline, thread, fixedLease, observed);
             if (lock.isEmpty()) {
                 // empty only when the deadline passed, so it has a wait: what the caller is given next
                 observed.ended(
@@ -249,9 +279,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
     }
 
     private Optional<RemoteLock> acquireObserved(
-            String key, Deadline deadline, long thread, Observing.Acquisition observed) throws InterruptedException {
+            String key, Deadline deadline, long thread, Optional<Duration> fixedLease, Observing.Acquisition observed)
+            throws InterruptedException {
         while (true) {
-            DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next());
+            DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next(), fixedLease);
             BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
             Optional<RemoteLock> adopted;
             try {
@@ -289,7 +320,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
     }
 
     private LockRequest request(DefaultRemoteLock lock) {
-        return new LockRequest(lock.key(), lock.ownerId(), leaseTime, lock::markLost);
+        return new LockRequest(lock.key(), lock.ownerId(), lock.leaseTime(), lock::markLost);
     }
 
     /**
@@ -344,6 +375,59 @@ final class DefaultRemoteLocker implements RemoteLocker {
         }
     }
 
+    /** {@link RemoteLock#extend}: false if the lock is no longer held through this locker. */
+    boolean extend(DefaultRemoteLock lock, Duration leaseTime) {
+        Held h = held.get(lock);
+        try {
+            return h != null && h.tracking().fix(leaseTime);
+        } catch (RuntimeException e) {
+            throw backendFailure(lock.key(), "extend", e);
+        }
+    }
+
+    /**
+     * {@link RemoteLock#releaseAfter} of a lock just given up by its handle: stops keeping it, sets the store's lease to
+     * end after {@code delay} (TTL backends), and deletes the entry then.
+     */
+    ReleaseResult releaseAfter(DefaultRemoteLock lock, Duration delay) {
+        Held h = held.remove(lock);
+        if (h == null) {
+            return ReleaseResult.ALREADY_RELEASED; // given up by close() meanwhile
+        }
+        if (h.threadId() != NO_THREAD) {
+            guard.unregister(lock.key(), h.threadId(), lock);
+        }
+        Lease lease = lock.lease();
+        boolean ours;
+        try {
+            ours = h.tracking().endAfter(delay);
+        } catch (RuntimeException e) {
+            deleteAfter(lease, delay); // the store keeps its previous lease, which may end later
+            throw backendFailure(lock.key(), "releaseAfter", e);
+        }
+        if (!ours) {
+            log.warn("Lock '{}' of owner {} was no longer held by the store when released", lock.key(), lock.ownerId());
+            return ReleaseResult.ALREADY_LOST;
+        }
+        deleteAfter(lease, delay);
+        return ReleaseResult.RELEASED;
+    }
+
+    /** Deletes the lease's entry {@code delay} from now, or when the locker closes (see {@link #close()}). */
+    private void deleteAfter(Lease lease, Duration delay) {
+        Runnable release = () -> {
+            if (delayedReleases.remove(lease)) {
+                releaseQuietly(lease);
+            }
+        };
+        delayedReleases.add(lease);
+        try {
+            scheduler.schedule(() -> workers.execute(release), delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+            release.run();
+        }
+    }
+
     private void releaseQuietly(Lease lease) {
         try {
             backend.release(lease);
@@ -367,7 +451,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
         try {
             for (String key : sorted) {
                 // Seeds 001 and 003: one global order, so overlapping sets cannot wait on each other in a cycle.
-                Optional<RemoteLock> lock = acquire(key, deadline, thread);
+                Optional<RemoteLock> lock = acquire(key, deadline, thread, RENEWED);
                 if (lock.isEmpty()) {
                     throw new LockTimeoutException(key, maxWait);
                 }
@@ -524,7 +608,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
         }
 
         private void start() {
-            DefaultRemoteLock lock = new DefaultRemoteLock(DefaultRemoteLocker.this, key, OwnerIds.next());
+            DefaultRemoteLock lock = new DefaultRemoteLock(DefaultRemoteLocker.this, key, OwnerIds.next(), RENEWED);
             CompletableFuture<Optional<Lease>> attempt;
             try {
                 attempt = backend.acquireAsync(request(lock), deadline, workers);
@@ -594,7 +678,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
                     return;
                 }
                 try {
-                    Optional<RemoteLock> lock = attempt(key, NO_THREAD);
+                    Optional<RemoteLock> lock = attempt(key, NO_THREAD, RENEWED);
                     if (!result.complete(lock)) {
                         lock.ifPresent(RemoteLock::release); // cancelled or closed meanwhile
                     }
@@ -696,6 +780,11 @@ final class DefaultRemoteLocker implements RemoteLocker {
             }
         }
         awaitWaitersGone();
+        if (capabilities.leaseModel() == LeaseModel.SESSION) {
+            // The session's end frees them anyway; delete them while the backend can still say so.
+            new ArrayList<>(delayedReleases)
+                    .stream().filter(delayedReleases::remove).forEach(this::releaseQuietly);
+        }
         scheduler.shutdownNow();
         workers.shutdownNow();
         ownListenerExecutor.ifPresent(ExecutorService::shutdown);

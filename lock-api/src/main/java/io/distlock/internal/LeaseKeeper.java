@@ -58,7 +58,7 @@ final class LeaseKeeper {
     Tracking track(DefaultRemoteLock lock) {
         Tracking tracking = new Tracking(lock);
         tracking.scheduleWatchdog();
-        if (model == LeaseModel.RENEWED_TTL) {
+        if (model == LeaseModel.RENEWED_TTL && !lock.fixed()) {
             tracking.scheduleRenewal(false);
         }
         return tracking;
@@ -81,10 +81,7 @@ final class LeaseKeeper {
 
         void stop() {
             stopped = true;
-            ScheduledFuture<?> r = renewal;
-            if (r != null) {
-                r.cancel(false);
-            }
+            cancelRenewal();
             ScheduledFuture<?> w = watchdog;
             if (w != null) {
                 w.cancel(false);
@@ -114,14 +111,59 @@ final class LeaseKeeper {
             }
         }
 
-        private void renew() {
+        /**
+         * Makes the lock a fixed lease that ends {@code newLease} from now: asks a TTL store to set it (after any
+         * renewal in flight), and moves the validity watchdog. False if the lock is no longer kept or the store no
+         * longer holds it.
+         */
+        synchronized boolean fix(Duration newLease) {
+            if (stopped) {
+                return false;
+            }
+            long start = ticker.read();
+            lock.fixUntil(lock.validUntilNanos()); // renews no more, also if the store cannot be told
+            cancelRenewal();
+            if (model == LeaseModel.RENEWED_TTL) {
+                OptionalLong validUntil = backend.renew(lock.lease(), newLease);
+                if (validUntil.isEmpty()) {
+                    lock.markLost("the store no longer holds it for this owner (extension refused)");
+                    return false;
+                }
+                lock.renewed(validUntil.getAsLong());
+                lock.fixUntil(validUntil.getAsLong());
+            } else {
+                lock.fixUntil(start + newLease.toNanos());
+            }
+            scheduleWatchdog();
+            return lock.isHeld();
+        }
+
+        /**
+         * Stops keeping the lock, given up by {@link io.distlock.RemoteLock#releaseAfter}, and asks a TTL store to end
+         * its entry {@code delay} from now (after any renewal in flight). False if the store no longer held it.
+         */
+        synchronized boolean endAfter(Duration delay) {
+            stop();
+            return model != LeaseModel.RENEWED_TTL
+                    || backend.renew(lock.lease(), delay).isPresent();
+        }
+
+        private void cancelRenewal() {
+            ScheduledFuture<?> r = renewal;
+            if (r != null) {
+                r.cancel(false);
+            }
+        }
+
+        /** One renewal; synchronized so that {@link #fix} and {@link #endAfter} never race with one in flight. */
+        private synchronized void renew() {
             boolean failed = false;
             long start = ticker.read();
             try {
-                if (stopped || !lock.isHeld()) {
+                if (stopped || lock.fixed() || !lock.isHeld()) {
                     return; // isHeld() marked it lost if its validity ran out
                 }
-                OptionalLong validUntil = backend.renew(lock.lease());
+                OptionalLong validUntil = backend.renew(lock.lease(), lock.leaseTime());
                 if (validUntil.isEmpty()) {
                     lock.markLost("the store no longer holds it for this owner (renewal refused)");
                     return;
@@ -134,7 +176,9 @@ final class LeaseKeeper {
                 lock.hold().renewalFailed(Duration.ofNanos(ticker.read() - start), e);
                 log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
             } finally {
-                scheduleRenewal(failed);
+                if (!lock.fixed()) {
+                    scheduleRenewal(failed);
+                }
             }
         }
 

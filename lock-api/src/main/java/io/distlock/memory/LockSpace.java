@@ -129,7 +129,8 @@ final class LockSpace {
         }
     }
 
-    boolean renew(MemoryLease lease, Ticker ticker) {
+    /** Sets the lease to end {@code leaseNanos} from now if it still holds its key; a waiter's expiry check follows. */
+    boolean renew(MemoryLease lease, Ticker ticker, long leaseNanos) {
         List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
@@ -141,7 +142,12 @@ final class LockSpace {
             if (state.holder != lease) {
                 return false;
             }
-            lease.renewFrom(ticker.read());
+            lease.renewFrom(ticker.read(), leaseNanos);
+            if (state.expiryCheck != null) {
+                state.expiryCheck.cancel(false); // the lease may now end sooner than the check was armed for
+                state.expiryCheck = null;
+            }
+            armExpiry(lease.key(), state);
             return true;
         } finally {
             mutex.unlock();

@@ -11,7 +11,6 @@ final class MemoryLease implements Lease {
     private final String ownerId;
     private final long token;
     private final Ticker ticker;
-    private final long leaseNanos;
     private volatile long validUntilNanos;
 
     MemoryLease(String key, String ownerId, long token, Ticker ticker, long leaseNanos, long grantedAtNanos) {
@@ -19,7 +18,6 @@ final class MemoryLease implements Lease {
         this.ownerId = ownerId;
         this.token = token;
         this.ticker = ticker;
-        this.leaseNanos = leaseNanos;
         this.validUntilNanos = grantedAtNanos + leaseNanos;
     }
 
@@ -43,7 +41,7 @@ final class MemoryLease implements Lease {
         return validUntilNanos;
     }
 
-    void renewFrom(long nowNanos) {
+    void renewFrom(long nowNanos, long leaseNanos) {
         validUntilNanos = nowNanos + leaseNanos;
     }
 

@@ -7,6 +7,7 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -55,9 +56,11 @@ final class MemoryLockBackend implements LockBackend {
     }
 
     @Override
-    public OptionalLong renew(Lease lease) {
+    public OptionalLong renew(Lease lease, Duration leaseTime) {
         MemoryLease ours = (MemoryLease) lease;
-        return space.renew(ours, ticker) ? OptionalLong.of(ours.validUntilNanos()) : OptionalLong.empty();
+        return space.renew(ours, ticker, leaseTime.toNanos())
+                ? OptionalLong.of(ours.validUntilNanos())
+                : OptionalLong.empty();
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.distlock.spi;
 
 import io.distlock.Capabilities;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -63,16 +64,22 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
-     * Extends the lease by {@link LockRequest#leaseTime()} if it is still ours. Called by the locker every third of
-     * the lease time for {@link io.distlock.LeaseModel#RENEWED_TTL} backends (never for {@code SESSION} ones).
+     * Sets the lease to end {@code leaseTime} from now if it is still ours. The locker calls it every third of the
+     * lease time with {@link LockRequest#leaseTime()} to keep a lock alive, and with other lengths to shorten or
+     * lengthen a fixed lease ({@link io.distlock.RemoteLock#extend}, {@link io.distlock.RemoteLock#releaseAfter}): a
+     * shorter {@code leaseTime} must shorten the entry's time to live in the store. Called only for {@link
+     * io.distlock.LeaseModel#RENEWED_TTL} backends (never for {@code SESSION} ones, whose leases the locker ends by
+     * itself).
      *
+     * @param leaseTime the new lease length, measured from before the request is sent; positive
      * @return the new validity, a {@link io.distlock.Ticker} reading measured from before the renewing request was
-     *     sent (as {@link Lease#validUntilNanos()} is for the grant); empty if the store no longer holds the lease
-     *     for this owner (it expired, was deleted, or another owner holds the key) — the lock is then lost
+     *     sent (as {@link Lease#validUntilNanos()} is for the grant), already past if {@code leaseTime} is shorter
+     *     than the backend's clock-drift allowance; empty if the store no longer holds the lease for this owner (it
+     *     expired, was deleted, or another owner holds the key) — the lock is then lost
      * @throws io.distlock.LockBackendException if the store could not be asked; the locker retries until the lease's
      *     validity runs out
      */
-    OptionalLong renew(Lease lease);
+    OptionalLong renew(Lease lease, Duration leaseTime);
 
     /**
      * Frees the lock if, and only if, the store still holds it for this lease's owner (compare-and-delete). A lease

@@ -8,6 +8,7 @@ import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -74,10 +75,10 @@ final class HookedProvider implements LockBackendProvider {
             }
 
             @Override
-            public OptionalLong renew(Lease lease) {
+            public OptionalLong renew(Lease lease, Duration leaseTime) {
                 renewals.computeIfAbsent(lease.key(), k -> new AtomicInteger()).incrementAndGet();
                 Optional<OptionalLong> instead = beforeRenew.apply(lease);
-                return instead.isPresent() ? instead.get() : memory.renew(lease);
+                return instead.isPresent() ? instead.get() : memory.renew(lease, leaseTime);
             }
 
             @Override

@@ -6,6 +6,7 @@ import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,8 +37,8 @@ public final class LosingProvider implements LockBackendProvider {
     public LockBackend open(BackendConfig config) {
         return new ForwardingBackend(new MemoryLockBackendProvider().open(config)) {
             @Override
-            public OptionalLong renew(Lease lease) {
-                return LOSE.get() ? OptionalLong.empty() : backend.renew(lease);
+            public OptionalLong renew(Lease lease, Duration leaseTime) {
+                return LOSE.get() ? OptionalLong.empty() : backend.renew(lease, leaseTime);
             }
         };
     }

@@ -9,6 +9,7 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.distlock.spi.LockRequest;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -101,8 +102,8 @@ abstract class BrokenProvider implements LockBackendProvider {
         }
 
         @Override
-        public OptionalLong renew(Lease lease) {
-            return backend.renew(((WrappedLease) lease).inner);
+        public OptionalLong renew(Lease lease, Duration leaseTime) {
+            return backend.renew(((WrappedLease) lease).inner, leaseTime);
         }
 
         @Override

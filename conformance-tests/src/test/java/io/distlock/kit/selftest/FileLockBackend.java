@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -57,14 +58,12 @@ final class FileLockBackend implements LockBackend {
         private final String key;
         private final String owner;
         private final long token;
-        private final long leaseNanos;
         private volatile long validUntil;
 
-        FileLease(String key, String owner, long token, long leaseNanos, long validUntil) {
+        FileLease(String key, String owner, long token, long validUntil) {
             this.key = key;
             this.owner = owner;
             this.token = token;
-            this.leaseNanos = leaseNanos;
             this.validUntil = validUntil;
         }
 
@@ -152,8 +151,7 @@ final class FileLockBackend implements LockBackend {
             }
             long token = nextToken();
             write(file, new Entry(request.ownerId(), now + stored(leaseNanos), token));
-            return Optional.of(
-                    new FileLease(request.key(), request.ownerId(), token, leaseNanos, validUntil(now, leaseNanos)));
+            return Optional.of(new FileLease(request.key(), request.ownerId(), token, validUntil(now, leaseNanos)));
         });
     }
 
@@ -209,9 +207,10 @@ final class FileLockBackend implements LockBackend {
     }
 
     @Override
-    public OptionalLong renew(Lease lease) {
+    public OptionalLong renew(Lease lease, Duration leaseTime) {
         FileLease ours = (FileLease) lease;
         long now = ticker.read();
+        long leaseNanos = leaseTime.toNanos();
         boolean renewed = atomically(() -> {
             Path file = fileOf(ours.key);
             Optional<Entry> current = read(file);
@@ -220,8 +219,8 @@ final class FileLockBackend implements LockBackend {
                     || current.get().expiresNanos() - now <= 0) {
                 return false;
             }
-            write(file, new Entry(ours.owner, now + stored(ours.leaseNanos), ours.token));
-            ours.validUntil = validUntil(now, ours.leaseNanos);
+            write(file, new Entry(ours.owner, now + stored(leaseNanos), ours.token));
+            ours.validUntil = validUntil(now, leaseNanos);
             return true;
         });
         return renewed ? OptionalLong.of(ours.validUntil) : OptionalLong.empty();

@@ -3,6 +3,7 @@ package io.distlock.kit.selftest;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
+import java.time.Duration;
 import java.util.OptionalLong;
 
 /**
@@ -28,8 +29,8 @@ public final class GenerousValidityProvider extends BrokenProvider {
             }
         }) {
             @Override
-            public OptionalLong renew(Lease lease) {
-                OptionalLong renewed = super.renew(lease);
+            public OptionalLong renew(Lease lease, Duration leaseTime) {
+                OptionalLong renewed = super.renew(lease, leaseTime);
                 return renewed.isPresent() ? OptionalLong.of(renewed.getAsLong() + extra) : renewed;
             }
         };

@@ -6,6 +6,7 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -38,8 +39,8 @@ public final class RenewsAnyoneProvider extends BrokenProvider {
             }
 
             @Override
-            public OptionalLong renew(Lease lease) {
-                return correct.renew(CURRENT.getOrDefault(lease.key(), lease));
+            public OptionalLong renew(Lease lease, Duration leaseTime) {
+                return correct.renew(CURRENT.getOrDefault(lease.key(), lease), leaseTime);
             }
         };
     }

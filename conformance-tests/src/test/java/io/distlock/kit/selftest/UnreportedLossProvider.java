@@ -3,6 +3,7 @@ package io.distlock.kit.selftest;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
+import java.time.Duration;
 import java.util.OptionalLong;
 
 /**
@@ -21,9 +22,9 @@ public final class UnreportedLossProvider extends BrokenProvider {
         long leaseNanos = config.leaseTime().toNanos();
         return new Rewrapping(correct, Optimistic::new) {
             @Override
-            public OptionalLong renew(Lease lease) {
+            public OptionalLong renew(Lease lease, Duration leaseTime) {
                 Optimistic o = (Optimistic) lease;
-                correct.renew(o.inner); // the answer is ignored: the defect
+                correct.renew(o.inner, leaseTime); // the answer is ignored: the defect
                 o.validUntil = config.ticker().read() + leaseNanos;
                 return OptionalLong.of(o.validUntil);
             }
