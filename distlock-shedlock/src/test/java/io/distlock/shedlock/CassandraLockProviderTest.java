@@ -23,10 +23,17 @@ class CassandraLockProviderTest extends LockProviderScenarios {
                 + CASSANDRA.localDatacenter() + "&createSchema=true";
     }
 
-    /** Cassandra's TTLs count whole seconds, rounded up. */
+    /** Cassandra's TTLs count whole seconds: a lease is written with its whole seconds plus one, so a crashed holder's entry may stay up to 2 s longer. */
     @Override
     Duration storeRounding() {
-        return Duration.ofSeconds(1);
+        return Duration.ofSeconds(2);
+    }
+
+    /** The backend's default clock-drift allowance: 100 ms, at most a tenth of the lease. */
+    @Override
+    Duration driftAllowance(Duration lockAtMostFor) {
+        Duration tenth = lockAtMostFor.dividedBy(10);
+        return tenth.compareTo(Duration.ofMillis(100)) < 0 ? tenth : Duration.ofMillis(100);
     }
 
     /**
