@@ -28,9 +28,11 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  *   <li>{@link #lock(LockConfiguration)} is one attempt, {@link RemoteLocker#tryLockFor} on the lock's name (the name
  *       is the key, as is: a plain {@code locker.tryLock(name)} elsewhere excludes the job and the other way round),
  *       for a lease of {@code lockAtMostFor} that is not renewed. A holder that never unlocks, or whose process dies,
- *       holds the lock at most that long; on {@link LeaseModel#SESSION} backends (ZooKeeper, etcd) a dead process's
- *       lock ends when the store expires its session instead, which may be sooner or later than {@code
- *       lockAtMostFor}.
+ *       holds the lock at most that long. A live holder's locker ends it when its validity runs out, which on Redis and
+ *       Cassandra is the backend's clock-drift allowance earlier; a dead process's lock ends when a {@link
+ *       LeaseModel#RENEWED_TTL} store drops it (Cassandra: up to 2 s later, its TTLs count whole seconds), or on
+ *       {@link LeaseModel#SESSION} backends (ZooKeeper, etcd) when the store expires its session, which may be
+ *       sooner or later than {@code lockAtMostFor}.
  *   <li>{@link SimpleLock#unlock()} keeps the lock until {@code lockAtLeastUntil} (read on ShedLock's {@code
  *       ClockProvider}) with {@link RemoteLock#releaseAfter}, so a job that ran on one node is not run again on another
  *       before {@code lockAtLeastFor} has passed. On {@link LeaseModel#SESSION} backends that delay is kept while the
