@@ -95,11 +95,6 @@ abstract class LockProviderScenarios {
         return Duration.ZERO;
     }
 
-    /** How many locked increments each thread of the fuzz scenario makes (ShedLock's {@code FuzzTester}: 100). */
-    int fuzzIterations() {
-        return CounterFuzz.iterationsFromProperty();
-    }
-
     /** Readies the store before the nodes open (e.g. creates a schema); nothing by default. */
     void prepareStore() {}
 
@@ -264,7 +259,7 @@ abstract class LockProviderScenarios {
     /** ShedLock's {@code fuzzTestShouldPass} ({@code FuzzTester}), its threads spread over two nodes. */
     @Test
     void lock_guardsACounter_underContention() throws Exception {
-        new CounterFuzz(provider, otherNode, name, fuzzIterations()).run();
+        new CounterFuzz(provider, otherNode, name, CounterFuzz.iterationsFromProperty()).run();
     }
 
     /**
