@@ -32,11 +32,7 @@ record RedisLocation(String scheme, List<Address> masters) {
             throw new LockConfigurationException("Redis URI '" + uri + "' has a path '" + path
                     + "'; choose the database with the option 'database' (e.g. ?database=2)");
         }
-        String authority = uri.getRawAuthority();
-        if (authority != null && authority.contains("@")) {
-            throw new LockConfigurationException(
-                    "Redis URI '" + uri + "' carries credentials; give the password as the option 'password' instead");
-        }
+        String authority = uri.getRawAuthority(); // credentials before '@' were refused by the locker
         // Distinct masters are checked below, resolved names included, with Redlock's reason.
         List<Address> masters = HostList.parseAllowingDuplicates(uri, "Redis", DEFAULT_PORT, expected(scheme))
                 .addresses();

@@ -73,6 +73,7 @@ public final class LockerFactory {
             Optional<Executor> listenerExecutor,
             LockObserver observer) {
         URI uri = parse(rawUri);
+        refuseCredentials(uri, rawUri);
         Map<String, String> options = queryOptions(uri, rawUri);
         for (Map.Entry<String, String> e : builderOptions.entrySet()) {
             if (options.containsKey(e.getKey())) {
@@ -112,6 +113,20 @@ public final class LockerFactory {
                 new Observing(observer, uri.getScheme()));
     }
 
+    /**
+     * Credentials in a URI's user-info part are refused on every backend, with the reason: a URI is logged, shown and
+     * kept in configuration repositories, so it must carry no secret.
+     */
+    private static void refuseCredentials(URI uri, String rawUri) {
+        String authority = uri.getRawAuthority();
+        if (authority != null && authority.contains("@")) {
+            throw new LockConfigurationException("Lock URI '" + Redaction.uri(rawUri) + "' carries credentials before"
+                    + " '@'; distlock takes none in a URI, which ends up in logs and configuration repositories: give"
+                    + " them as options 'user' and 'password' (or 'passwordFile' / 'passwordEnv'), e.g. through"
+                    + " RemoteLockerBuilder.option");
+        }
+    }
+
     static URI parse(String rawUri) {
         String trimmed = rawUri.trim();
         if (trimmed.isEmpty()) {
@@ -127,12 +142,12 @@ public final class LockerFactory {
             uri = new URI(text);
         } catch (URISyntaxException e) {
             throw new LockConfigurationException(
-                    "Malformed lock URI '" + rawUri + "': " + e.getReason() + " at index " + e.getIndex()
+                    "Malformed lock URI '" + Redaction.uri(rawUri) + "': " + e.getReason() + " at index " + e.getIndex()
                             + "; expected e.g. memory: or zk://host:2181/locks?ttl=30s",
                     e);
         }
         if (uri.getScheme() == null) {
-            throw new LockConfigurationException("Lock URI '" + rawUri
+            throw new LockConfigurationException("Lock URI '" + Redaction.uri(rawUri)
                     + "' has no scheme; expected scheme://hosts/path, e.g. zk://host:2181/locks or memory:");
         }
         return uri;
@@ -150,14 +165,14 @@ public final class LockerFactory {
             }
             int eq = pair.indexOf('=');
             if (eq <= 0) {
-                throw new LockConfigurationException(
-                        "Malformed option '" + pair + "' in lock URI '" + rawUri + "'; expected name=value");
+                throw new LockConfigurationException("Malformed option '" + Redaction.option(pair) + "' in lock URI '"
+                        + Redaction.uri(rawUri) + "'; expected name=value");
             }
             String name = URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8);
             String value = URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
             if (options.put(name, value) != null) {
                 throw new LockConfigurationException(
-                        "Option '" + name + "' appears twice in lock URI '" + rawUri + "'");
+                        "Option '" + name + "' appears twice in lock URI '" + Redaction.uri(rawUri) + "'");
             }
         }
         return options;
@@ -167,8 +182,8 @@ public final class LockerFactory {
             Map<String, String> options, String name, Optional<Duration> typed, Duration fallback, String rawUri) {
         String raw = options.remove(name);
         if (raw != null && typed.isPresent()) {
-            throw new LockConfigurationException(
-                    "Option '" + name + "' is given both in the URI '" + rawUri + "' and in the builder; give it once");
+            throw new LockConfigurationException("Option '" + name + "' is given both in the URI '"
+                    + Redaction.uri(rawUri) + "' and in the builder; give it once");
         }
         if (raw != null) {
             return Durations.parseOption(name, raw);

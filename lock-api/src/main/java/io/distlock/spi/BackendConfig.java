@@ -3,7 +3,11 @@ package io.distlock.spi;
 import io.distlock.LockConfigurationException;
 import io.distlock.Ticker;
 import io.distlock.internal.Durations;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collections;
@@ -140,6 +144,79 @@ public final class BackendConfig {
                 throw new LockConfigurationException(
                         "Option '" + name + "' must be true or false, got '" + raw.get() + "'");
         };
+    }
+
+    /**
+     * A secret (a password, a token) given in one of three ways, so that a URI kept in a configuration repository can
+     * carry none: option {@code name} itself (best through {@link io.distlock.RemoteLockerBuilder#option}), option
+     * {@code nameFile} (the first line of that file), or option {@code nameEnv} (that environment variable). At most one
+     * of them. The value never appears in a message, log line or {@code toString}.
+     *
+     * @throws LockConfigurationException if more than one form is given, the file cannot be read or is empty, or the
+     *     environment variable is not set; the message names the option, file or variable, never the value
+     */
+    public Optional<Secret> secretOption(String name) {
+        Optional<String> literal = option(name);
+        Optional<Path> file = fileOption(name + "File");
+        Optional<String> variable = option(name + "Env");
+        int forms = (literal.isPresent() ? 1 : 0) + (file.isPresent() ? 1 : 0) + (variable.isPresent() ? 1 : 0);
+        if (forms > 1) {
+            throw new LockConfigurationException("Give the secret '" + name + "' once: as option '" + name + "', '"
+                    + name + "File' or '" + name + "Env', not several of them");
+        }
+        if (literal.isPresent()) {
+            return Optional.of(new Secret(literal.get(), "option '" + name + "'"));
+        }
+        if (file.isPresent()) {
+            String firstLine;
+            try (java.io.BufferedReader reader = Files.newBufferedReader(file.get(), StandardCharsets.UTF_8)) {
+                firstLine = reader.readLine();
+            } catch (IOException e) {
+                throw new LockConfigurationException(
+                        "Option '" + name + "File': cannot read '" + file.get() + "': "
+                                + e.getClass().getSimpleName(),
+                        e);
+            }
+            if (firstLine == null || firstLine.isEmpty()) {
+                throw new LockConfigurationException(
+                        "Option '" + name + "File': '" + file.get() + "' is empty; its first line is the secret");
+            }
+            return Optional.of(new Secret(firstLine, "file '" + file.get() + "'"));
+        }
+        if (variable.isPresent()) {
+            String value = System.getenv(variable.get());
+            if (value == null || value.isEmpty()) {
+                throw new LockConfigurationException(
+                        "Option '" + name + "Env': environment variable '" + variable.get() + "' is not set");
+            }
+            return Optional.of(new Secret(value, "environment variable '" + variable.get() + "'"));
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * A file named by option {@code name}, checked to exist and be readable.
+     *
+     * @throws LockConfigurationException naming the option and the file if it is not a readable file
+     */
+    public Optional<Path> fileOption(String name) {
+        Optional<String> raw = option(name);
+        if (raw.isEmpty()) {
+            return Optional.empty();
+        }
+        Path path;
+        try {
+            path = Path.of(raw.get().trim());
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new LockConfigurationException("Option '" + name + "': '" + raw.get() + "' is not a file path", e);
+        }
+        if (!Files.isRegularFile(path)) {
+            throw new LockConfigurationException("Option '" + name + "': no file '" + path + "'");
+        }
+        if (!Files.isReadable(path)) {
+            throw new LockConfigurationException("Option '" + name + "': file '" + path + "' is not readable");
+        }
+        return Optional.of(path);
     }
 
     /**

@@ -25,7 +25,9 @@ public interface LockBackend extends AutoCloseable {
     /**
      * One non-blocking attempt (seed 000 Listing 7): takes the lock if it is free, never waits for its holder.
      *
-     * @return the lease if the lock was taken, empty if another owner holds it or won the race
+     * @return the lease if the lock was taken; empty if another owner holds it or won the race, or if the store
+     *     granted it only after the backend's operation timeout (the late grant is deleted again before this returns,
+     *     so nothing is left in the store)
      */
     Optional<Lease> tryAcquire(LockRequest request);
 

@@ -1,0 +1,111 @@
+package io.distlock.spring.boot;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code distlock.*} properties: which store the auto-configured {@link io.distlock.RemoteLocker} connects to and
+ * how. Only {@code distlock.uri} is required.
+ */
+@ConfigurationProperties(prefix = DistlockProperties.PREFIX)
+public class DistlockProperties {
+
+    /** The prefix of these properties. */
+    public static final String PREFIX = "distlock";
+
+    /**
+     * The lock store's URI, e.g. zk://zk1:2181,zk2:2181/locks, etcd://etcd1:2379/locks, redis://redis:6379,
+     * redlock://r1:6379,r2:6379,r3:6379 or cassandra://c1:9042/locks; query options are allowed.
+     */
+    private String uri;
+
+    /**
+     * The lease time of each lock (the URI's ttl option, default 30s): how long a crashed holder keeps a lock before
+     * the store frees it.
+     */
+    private Duration leaseTime;
+
+    /** How long startup may block connecting to the store (the URI's connectTimeout option, default 10s). */
+    private Duration connectTimeout;
+
+    /**
+     * Backend options, as if given in the URI's query (see the backend's documentation), e.g. a password kept out of
+     * the URI. Values are never logged nor shown in health details.
+     */
+    private Map<String, String> options = new LinkedHashMap<>();
+
+    private final Health health = new Health();
+
+    /** The store's URI, or null if not set. */
+    public String getUri() {
+        return uri;
+    }
+
+    /** Sets the store's URI. */
+    public void setUri(String uri) {
+        this.uri = uri;
+    }
+
+    /** The lease time, or null for the backend's default. */
+    public Duration getLeaseTime() {
+        return leaseTime;
+    }
+
+    /** Sets the lease time. */
+    public void setLeaseTime(Duration leaseTime) {
+        this.leaseTime = leaseTime;
+    }
+
+    /** The connect timeout, or null for the default. */
+    public Duration getConnectTimeout() {
+        return connectTimeout;
+    }
+
+    /** Sets the connect timeout. */
+    public void setConnectTimeout(Duration connectTimeout) {
+        this.connectTimeout = connectTimeout;
+    }
+
+    /** The backend options by name. */
+    public Map<String, String> getOptions() {
+        return options;
+    }
+
+    /** Sets the backend options. */
+    public void setOptions(Map<String, String> options) {
+        this.options = options;
+    }
+
+    /** The health indicator's settings. */
+    public Health getHealth() {
+        return health;
+    }
+
+    /** The {@code distlock.health.*} properties. */
+    public static class Health {
+
+        /**
+         * The key the health indicator tries to lock (and releases at once) to see that the store answers. Another
+         * holder of it does not make the store unhealthy.
+         */
+        private String probeKey = "distlock-health-probe";
+
+        /** The probe key. */
+        public String getProbeKey() {
+            return probeKey;
+        }
+
+        /** Sets the probe key. */
+        public void setProbeKey(String probeKey) {
+            this.probeKey = probeKey;
+        }
+    }
+
+    @Override
+    public String toString() {
+        // the URI and the options may carry a password
+        return "DistlockProperties[options=" + options.keySet() + "]";
+    }
+}
