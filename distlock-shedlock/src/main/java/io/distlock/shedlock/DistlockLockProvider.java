@@ -7,6 +7,7 @@ import io.distlock.RemoteLocker;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -60,11 +61,13 @@ public final class DistlockLockProvider implements ExtensibleLockProvider {
     }
 
     /**
-     * Makes one attempt to take the lock named {@code configuration.getName()} for {@code lockAtMostFor}; never waits
-     * for its holder. Blocks only for the store's round trips.
+     * Makes one attempt to take the lock named {@code configuration.getName()} until its {@code lockAtMostUntil}
+     * ({@code createdAt + lockAtMostFor}, on ShedLock's clock); never waits for its holder. Blocks only for the
+     * store's round trips.
      *
      * @return the held lock, or empty if another node or thread holds it (the calling thread too: a second attempt
-     *     of the thread that holds the name is answered empty, as ShedLock expects, not refused)
+     *     of the thread that holds the name is answered empty, as ShedLock expects, not refused), or if {@code
+     *     lockAtMostUntil} has passed
      * @throws IllegalArgumentException if {@code lockAtMostFor} is zero (a lock that ends as it is taken), or the name
      *     is not a valid distlock key (blank, or longer than {@value RemoteLocker#MAX_KEY_BYTES} bytes in UTF-8)
      * @throws LockerClosedException if the locker is closed
@@ -74,10 +77,15 @@ public final class DistlockLockProvider implements ExtensibleLockProvider {
     public Optional<SimpleLock> lock(LockConfiguration configuration) {
         Objects.requireNonNull(configuration, "configuration");
         String name = configuration.getName();
-        Duration lockAtMostFor = requirePositive(configuration.getLockAtMostFor(), name);
+        requirePositive(configuration.getLockAtMostFor(), name);
+        // ShedLock's lock ends at createdAt + lockAtMostFor, as its own providers store it
+        Duration lease = Duration.between(ClockProvider.now(), configuration.getLockAtMostUntil());
+        if (lease.isNegative() || lease.isZero()) {
+            return Optional.empty();
+        }
         Optional<RemoteLock> lock;
         try {
-            lock = locker.tryLockFor(name, lockAtMostFor);
+            lock = locker.tryLockFor(name, lease);
         } catch (LockerClosedException e) {
             throw e;
         } catch (IllegalStateException heldByThisThread) {
@@ -85,7 +93,24 @@ public final class DistlockLockProvider implements ExtensibleLockProvider {
             // not re-entrant). For ShedLock that is a lock held, so the answer is "not acquired".
             return Optional.empty();
         }
-        return lock.map(held -> new DistlockSimpleLock(configuration, held));
+        return lock.flatMap(held -> endingAtLockAtMostUntil(held, configuration));
+    }
+
+    /**
+     * The lock, set to end at ShedLock's {@code lockAtMostUntil}; empty, and released, if that has passed. A {@link
+     * LeaseModel#RENEWED_TTL} lease counts from before the request already; a {@link LeaseModel#SESSION} backend's
+     * fixed lease is ended by the locker's timer, started at the grant, after the store's round trips, so it is moved
+     * back (a local timer: no request).
+     */
+    private Optional<SimpleLock> endingAtLockAtMostUntil(RemoteLock lock, LockConfiguration configuration) {
+        if (locker.capabilities().leaseModel() == LeaseModel.SESSION) {
+            Duration left = Duration.between(ClockProvider.now(), configuration.getLockAtMostUntil());
+            if (left.isNegative() || left.isZero() || !lock.extend(left)) {
+                lock.release();
+                return Optional.empty();
+            }
+        }
+        return Optional.of(new DistlockSimpleLock(configuration, lock));
     }
 
     /** {@code lockAtMostFor}, if positive. */

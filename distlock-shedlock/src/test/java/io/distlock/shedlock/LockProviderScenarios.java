@@ -203,6 +203,22 @@ abstract class LockProviderScenarios {
     }
 
     /**
+     * A lock taken a while after its configuration was made (a busy scheduler thread) ends at {@code createdAt +
+     * lockAtMostFor}, as ShedLock's own providers store it, not {@code lockAtMostFor} after the grant: its holder can
+     * no longer extend it then, and another node gets it.
+     */
+    @Test
+    void lock_takenLate_endsAtLockAtMostUntil() throws InterruptedException {
+        LockConfiguration config = config(TestTimeouts.scaled(Duration.ofMillis(1500)), Duration.ZERO);
+        Thread.sleep(200);
+        SimpleLock lock = lock(config);
+        sleepUntil(config.getLockAtMostUntil().plusMillis(20));
+
+        assertThat(lock.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+        awaitFreeOnOtherNode(config.getLockAtMostUntil());
+    }
+
+    /**
      * ShedLock's {@code shouldLockAtLeastFor}: unlocked at once, the lock stays held for {@code lockAtLeastFor}, for
      * its own node as for the others, then ends by itself.
      */
