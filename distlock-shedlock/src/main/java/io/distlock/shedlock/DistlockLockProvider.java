@@ -28,7 +28,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * <ul>
  *   <li>{@link #lock(LockConfiguration)} is one attempt, {@link RemoteLocker#tryLockFor} on the lock's name (the name
  *       is the key, as is: a plain {@code locker.tryLock(name)} elsewhere excludes the job and the other way round),
- *       for a lease of {@code lockAtMostFor} that is not renewed. A holder that never unlocks, or whose process dies,
+ *       for a fixed lease, not renewed, that ends at ShedLock's {@code lockAtMostUntil} ({@code createdAt +
+ *       lockAtMostFor}, as ShedLock's own providers store it). A holder that never unlocks, or whose process dies,
  *       holds the lock at most that long. A live holder's locker ends it when its validity runs out, which on Redis and
  *       Cassandra is the backend's clock-drift allowance earlier; a dead process's lock ends when a {@link
  *       LeaseModel#RENEWED_TTL} store drops it (Cassandra: up to 2 s later, its TTLs count whole seconds), or on
