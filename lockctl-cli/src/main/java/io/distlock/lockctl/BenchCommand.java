@@ -220,6 +220,7 @@ final class BenchCommand implements Callable<Integer> {
             BenchReport report =
                     new BenchReport(commandLine(), environment, targets, comparisons, uncontended, heldSummaries, runs);
             new ObjectMapper()
+                    .registerModule(Reports.hidingSecrets())
                     .enable(SerializationFeature.INDENT_OUTPUT)
                     .writeValue(dir.resolve("bench.json").toFile(), report);
             if (!noCharts) {

@@ -3,6 +3,7 @@ package io.distlock.lockctl;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import io.distlock.RemoteLockers;
+import io.distlock.internal.Redaction;
 import io.distlock.lockctl.conformance.ConformanceReport;
 import io.distlock.lockctl.conformance.UriConformanceTests;
 import java.io.PrintWriter;
@@ -61,7 +62,7 @@ final class ConformanceCommand implements Callable<Integer> {
                             "junit.jupiter.extensions.autodetection.enabled", "false")
                     .build();
             ConformanceReport report = new ConformanceReport(out);
-            out.println("Conformance kit against " + store + ":");
+            out.println("Conformance kit against " + Redaction.uri(store) + ":");
             out.flush();
             Launcher launcher = LauncherFactory.create();
             launcher.execute(discovery, report);

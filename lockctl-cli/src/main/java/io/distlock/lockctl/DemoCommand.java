@@ -3,6 +3,7 @@ package io.distlock.lockctl;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.internal.Redaction;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,7 +95,11 @@ final class DemoCommand implements Callable<Integer> {
         balance = openingBalance;
         out.printf(
                 "Account opens with %d; %d ATMs try %d withdrawals of %d each, %s.%n",
-                openingBalance, atms, withdrawals, amount, noLock ? "WITHOUT a lock" : "each under the lock on " + uri);
+                openingBalance,
+                atms,
+                withdrawals,
+                amount,
+                noLock ? "WITHOUT a lock" : "each under the lock on " + Redaction.uri(uri));
         int succeeded;
         try (RemoteLocker locker = RemoteLockers.open(uri)) {
             succeeded = runAtms(locker);

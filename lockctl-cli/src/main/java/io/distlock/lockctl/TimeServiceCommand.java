@@ -1,6 +1,7 @@
 package io.distlock.lockctl;
 
 import io.distlock.cassandra.TimeService;
+import io.distlock.internal.Redaction;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.concurrent.Callable;
@@ -37,7 +38,7 @@ final class TimeServiceCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stopped = new CountDownLatch(1);
         try (TimeService service = TimeService.start(store)) {
-            out.println("GlobalTime replica running on " + store + "; GlobalTime = "
+            out.println("GlobalTime replica running on " + Redaction.uri(store) + "; GlobalTime = "
                     + Instant.EPOCH.plusNanos(service.globalTimeMicros() * 1000L) + ". Ctrl-C to stop.");
             out.flush();
             Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "lockctl-time-service-stop"));

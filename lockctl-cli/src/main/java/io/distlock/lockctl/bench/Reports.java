@@ -1,5 +1,6 @@
 package io.distlock.lockctl.bench;
 
+import io.distlock.internal.Redaction;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,7 +28,7 @@ public final class Reports {
         StringBuilder s = new StringBuilder();
         if (!report.comparisons().isEmpty()) {
             s.append("\nContended (median over rounds; ratios: median of paired ratios against ")
-                    .append(report.stores().get(0))
+                    .append(Redaction.uri(report.stores().get(0)))
                     .append(")\n");
             s.append(String.format(
                     Locale.ROOT,
@@ -96,7 +97,7 @@ public final class Reports {
         }
         if (!report.uncontended().isEmpty()) {
             s.append("\nUncontended acquire+release (ratio: median over rounds of mean / ")
-                    .append(report.stores().get(0))
+                    .append(Redaction.uri(report.stores().get(0)))
                     .append("'s mean)\n");
             s.append(String.format(
                     Locale.ROOT,
@@ -131,7 +132,7 @@ public final class Reports {
                     shorten(h.store()),
                     h.bytesPerLock()));
         }
-        s.append("\nReproduce: ").append(report.command()).append('\n');
+        s.append("\nReproduce: ").append(Redaction.uri(report.command())).append('\n');
         return s.toString();
     }
 
@@ -256,10 +257,10 @@ public final class Reports {
                 .append("td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>")
                 .append("</head><body>\n<h1>lockctl bench</h1>\n");
         h.append("<p>").append(escape(report.environment())).append("</p>\n");
-        h.append("<p>Reproduce: <code>").append(escape(report.command())).append("</code></p>\n");
+        h.append("<p>Reproduce: <code>").append(escape(Redaction.uri(report.command()))).append("</code></p>\n");
         if (!report.comparisons().isEmpty()) {
             h.append("<h2>Contended</h2>\n<p>Median over rounds; ratios are medians of paired ratios against ")
-                    .append(escape(report.stores().get(0)))
+                    .append(escape(Redaction.uri(report.stores().get(0))))
                     .append(" (rate x &gt; 1: more acquisitions per second).</p>\n");
             table(
                     h,
@@ -280,7 +281,7 @@ public final class Reports {
                     report.comparisons().stream()
                             .map(c -> List.of(
                                     Integer.toString(c.processes()),
-                                    c.store(),
+                                    Redaction.uri(c.store()),
                                     fmt("%.1f", c.acquisitionsPerSecond()),
                                     fmt("%.2f", c.rateRatio()),
                                     fmt("%.2f-%.2f", c.rateRatioMin(), c.rateRatioMax()),
@@ -303,7 +304,7 @@ public final class Reports {
                     List.of("store", "mean ms", "p50 ms", "p99 ms", "max ms", "ratio", "requests/acq"),
                     report.uncontended().stream()
                             .map(u -> List.of(
-                                    u.store(),
+                                    Redaction.uri(u.store()),
                                     fmt("%.3f", u.meanMs()),
                                     fmt("%.3f", u.p50Ms()),
                                     fmt("%.3f", u.p99Ms()),
@@ -320,7 +321,10 @@ public final class Reports {
                     h,
                     List.of("store", "locks held", "bytes per lock"),
                     report.heapPerHeldLockBytes().stream()
-                            .map(x -> List.of(x.store(), Integer.toString(x.held()), fmt("%.0f", x.bytesPerLock())))
+                            .map(x -> List.of(
+                                    Redaction.uri(x.store()),
+                                    Integer.toString(x.held()),
+                                    fmt("%.0f", x.bytesPerLock())))
                             .toList());
         }
         for (Path chart : charts) {
@@ -355,7 +359,27 @@ public final class Reports {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }
 
+    /**
+     * For {@code bench.json}: every string written (store URIs, the command line) with the values of secret options and
+     * any user-info hidden, as in every message of the library.
+     */
+    public static com.fasterxml.jackson.databind.Module hidingSecrets() {
+        return new com.fasterxml.jackson.databind.module.SimpleModule("distlock-hide-secrets")
+                .addSerializer(String.class, new com.fasterxml.jackson.databind.ser.std.StdSerializer<>(String.class) {
+                    @Override
+                    public void serialize(
+                            String value,
+                            com.fasterxml.jackson.core.JsonGenerator out,
+                            com.fasterxml.jackson.databind.SerializerProvider provider)
+                            throws java.io.IOException {
+                        out.writeString(Redaction.uri(value));
+                    }
+                });
+    }
+
+    /** A store as shown: its secrets hidden, at most 40 characters. */
     private static String shorten(String store) {
-        return store.length() <= 40 ? store : store.substring(0, 37) + "...";
+        String shown = Redaction.uri(store);
+        return shown.length() <= 40 ? shown : shown.substring(0, 37) + "...";
     }
 }
