@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -219,8 +220,22 @@ final class LockAttempt {
         return ZKPaths.getNodeFromPath(node.path());
     }
 
+    /**
+     * The queue, sorted. Another node of this attempt's (same protection id, not the one we hold) is deleted first: an
+     * application's client with a retry policy of its own repeats a create whose reply was lost, leaving the first
+     * node behind in our session, ahead of ours, where it would block the key until the session ends.
+     */
     private List<String> queue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         List<String> children = new ArrayList<>(calls.children(lockPath, deadline));
+        String ours = ourName();
+        String prefix = ZkCalls.nodePrefix(protectionId);
+        for (Iterator<String> it = children.iterator(); it.hasNext(); ) {
+            String child = it.next();
+            if (child.startsWith(prefix) && !child.equals(ours)) {
+                calls.delete(ZKPaths.makePath(lockPath, child), deadline);
+                it.remove();
+            }
+        }
         children.sort(BY_SEQUENCE);
         return children;
     }

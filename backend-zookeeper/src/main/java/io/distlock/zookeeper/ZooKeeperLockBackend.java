@@ -9,6 +9,7 @@ import io.distlock.spi.DurationText;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import java.io.Closeable;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -30,7 +31,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Locks as ephemeral sequential nodes under {@code <basePath>/<encoded key>}, in the layout of Curator's {@code
- * InterProcessMutex}; the ZooKeeper session is the lease (see {@link ZkSession}). One Curator client per backend.
+ * InterProcessMutex}; the ZooKeeper session is the lease (see {@link ZkSession}). One Curator client per backend: its
+ * own, closed with it, or an application's, which closing leaves open (only this backend's listener, heartbeat and
+ * threads go).
  */
 final class ZooKeeperLockBackend implements LockBackend {
 
@@ -43,6 +46,8 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final ZkLocation location;
     private final Ticker ticker;
     private final Duration operationTimeout;
+    /** What this backend opened and closes with it: the client it created; nothing for an application's client. */
+    private final Closeable owned;
     /** Runs the short steps of asynchronous acquisitions, in call order. */
     private final ScheduledThreadPoolExecutor steps;
 
@@ -51,8 +56,10 @@ final class ZooKeeperLockBackend implements LockBackend {
             ZkLocation location,
             Duration requestedSessionTimeout,
             Duration operationTimeout,
-            Ticker ticker) {
+            Ticker ticker,
+            Closeable owned) {
         this.client = client;
+        this.owned = owned;
         this.location = location;
         this.ticker = ticker;
         this.operationTimeout = operationTimeout;
@@ -221,7 +228,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     public void close() {
         steps.shutdownNow();
         sessions.close();
-        CloseableUtils.closeQuietly(client);
+        CloseableUtils.closeQuietly(owned);
     }
 
     @Override

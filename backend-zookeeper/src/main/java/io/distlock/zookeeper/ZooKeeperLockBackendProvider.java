@@ -3,10 +3,15 @@ package io.distlock.zookeeper;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
 import io.distlock.spi.DurationText;
+import io.distlock.spi.HostList;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.spi.TlsSettings;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -30,7 +35,20 @@ import org.apache.curator.utils.CloseableUtils;
  *       stay held.
  *   <li>{@code connectTimeout} (common to all backends, default 10s): how long opening waits for a connection, and
  *       the longest a single store operation (tryLock, release) waits for an answer.
+ *   <li>{@code user} and {@code password} (or {@code passwordFile}: the first line of a file; {@code passwordEnv}: an
+ *       environment variable): ZooKeeper digest authentication. The nodes distlock creates (the base path when
+ *       missing, each key's node, the lock nodes) then get an ACL granting everything to that identity ({@code
+ *       digest:user:base64(sha1(user:password))}) and to the {@code adminAcl} ids, and READ to anyone else: no other
+ *       client can delete a held lock's node. Without them, nodes are open to everyone, as before.
+ *   <li>{@value ZkCredentials#ADMIN_ACL}: further ids granted everything on those nodes, {@code
+ *       scheme:id[,scheme:id...]}, e.g. {@code digest:admin:<base64 sha1>} or {@code sasl:admin}.
+ *   <li>{@code tls=true}, {@code caFile}, {@code certFile} + {@code keyFile}, {@code verifyHost} (see {@link
+ *       TlsSettings}): TLS to the servers' {@code secureClientPort}, through the ZooKeeper client's own TLS settings
+ *       (Netty socket, PEM files), set for this client only.
  * </ul>
+ *
+ * <p>Opening checks that the client may lock under the base path (it creates and deletes one node there), so a wrong
+ * password or a missing permission fails at once, naming the cause, rather than at the first lock.
  *
  * <h2>Guarantees</h2>
  * FIFO-fair, waiters woken by the server (each watches only its predecessor), fencing tokens (the lock node's {@code
@@ -39,7 +57,9 @@ import org.apache.curator.utils.CloseableUtils;
  * Curator mutex on {@code <basePath>/<encoded key>} and distlock exclude each other.
  *
  * <p>Opening blocks until connected, at most {@code connectTimeout}, and throws a {@link LockBackendException} naming
- * the connect string if that fails; a malformed URI or option throws {@link LockConfigurationException}.
+ * the connect string if that fails; a malformed URI or option throws {@link LockConfigurationException}. An
+ * application that already has a started {@code CuratorFramework} passes it to {@link ZooKeeperLockers#using}
+ * instead.
  */
 public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
 
@@ -62,51 +82,82 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
     }
 
     /**
-     * Connects to the ensemble; blocks until connected, at most for the connect timeout.
+     * Connects to the ensemble; blocks until connected and the base path checked, at most for the connect timeout.
      *
-     * @throws LockConfigurationException if the URI or an option is malformed
-     * @throws LockBackendException if no server answered within the connect timeout
+     * @throws LockConfigurationException if the URI or an option is malformed, or a file option names no readable file
+     * @throws LockBackendException if no server answered within the connect timeout, a TLS handshake failed (naming
+     *     why), or the client may not lock under the base path (authentication failed, permission denied)
      */
     @Override
     public LockBackend open(BackendConfig config) {
         ZkLocation location = ZkLocation.parse(config.uri());
+        HostList hosts = ZkLocation.hosts(config.uri());
         Duration sessionTimeout = config.durationOption(SESSION_TIMEOUT, config.leaseTime());
         Duration connectTimeout = config.connectTimeout();
         int sessionMs = millis(SESSION_TIMEOUT, sessionTimeout);
         int connectMs = millis("connectTimeout", connectTimeout);
+        Optional<ZkCredentials> credentials = ZkCredentials.read(config);
+        Optional<TlsSettings> tlsSettings = TlsSettings.read(config, false);
         config.rejectUnknownOptions(name());
 
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(location.connectString())
-                .sessionTimeoutMs(sessionMs)
-                // Curator warns when the session timeout is below its connection timeout; a connection attempt longer
-                // than the session is pointless anyway (opening still waits up to connectTimeout, over retries).
-                .connectionTimeoutMs(Math.min(connectMs, sessionMs))
-                .retryPolicy(new RetryNTimes(0, 0)) // calls are repeated after reconnections by the backend itself
-                .ensembleTracker(false)
-                .build();
+        Deadline deadline = Deadline.after(connectTimeout, config.ticker());
+        Optional<ZkTls> tls = tlsSettings.map(ZkTls::create);
+        CuratorFramework client = null;
         try {
+            tls.ifPresent(t -> t.checkHandshake(hosts, deadline));
+            CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                    .connectString(location.connectString())
+                    .sessionTimeoutMs(sessionMs)
+                    // Curator warns when the session timeout is below its connection timeout; a connection attempt
+                    // longer than the session is pointless anyway (opening still waits up to connectTimeout).
+                    .connectionTimeoutMs(Math.min(connectMs, sessionMs))
+                    .retryPolicy(new RetryNTimes(0, 0)) // calls are repeated after reconnections by the backend itself
+                    .ensembleTracker(false);
+            credentials.ifPresent(
+                    c -> builder.authorization(List.of(c.authInfo())).aclProvider(c.aclProvider()));
+            tls.ifPresent(t -> builder.zkClientConfig(t.clientConfig()));
+            client = builder.build();
             client.start();
-            if (!client.blockUntilConnected(connectMs, TimeUnit.MILLISECONDS)) {
+            long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline.remainingNanos()));
+            if (!client.blockUntilConnected((int) Math.min(remainingMs, Integer.MAX_VALUE), TimeUnit.MILLISECONDS)) {
                 throw new LockBackendException("Could not connect to ZooKeeper at " + location.connectString()
                         + " within " + DurationText.of(connectTimeout)
-                        + " (option connectTimeout); is the ensemble running and"
-                        + " reachable from here?");
+                        + " (option connectTimeout); is the ensemble running and reachable from here"
+                        + (tls.isPresent()
+                                ? "?"
+                                : ", and does this port take plaintext (a secure port needs tls=true)?"));
             }
-            return new ZooKeeperLockBackend(client, location, sessionTimeout, connectTimeout, config.ticker());
+            ZkAccessCheck.run(
+                    client,
+                    location.connectString(),
+                    location.basePath(),
+                    credentials,
+                    "a client without credentials (options 'user' and 'password')");
+            CuratorFramework owned = client;
+            return new ZooKeeperLockBackend(client, location, sessionTimeout, connectTimeout, config.ticker(), () -> {
+                CloseableUtils.closeQuietly(owned);
+                tls.ifPresent(ZkTls::close);
+            });
         } catch (InterruptedException e) {
-            CloseableUtils.closeQuietly(client);
+            closeQuietly(client, tls);
             Thread.currentThread().interrupt();
             throw new LockBackendException(
                     "Interrupted while connecting to ZooKeeper at " + location.connectString(), e);
-        } catch (RuntimeException e) {
-            CloseableUtils.closeQuietly(client);
-            if (e instanceof LockBackendException) {
-                throw e;
-            }
+        } catch (LockBackendException | LockConfigurationException e) {
+            closeQuietly(client, tls);
+            throw e;
+        } catch (Exception e) {
+            closeQuietly(client, tls);
             throw new LockBackendException(
                     "Could not connect to ZooKeeper at " + location.connectString() + ": " + e, e);
         }
+    }
+
+    private static void closeQuietly(CuratorFramework client, Optional<ZkTls> tls) {
+        if (client != null) {
+            CloseableUtils.closeQuietly(client);
+        }
+        tls.ifPresent(ZkTls::close);
     }
 
     private static int millis(String option, Duration d) {

@@ -60,11 +60,14 @@ public final class ZooKeeperEnsemble extends StoreFixture {
 
     private final int count;
     private final ServerLocator locator;
+    private final TestPki tlsPki;
     private String connectString;
+    private String secureConnectString;
 
     private ZooKeeperEnsemble(Builder builder) {
         this.count = builder.count;
         this.locator = builder.locator;
+        this.tlsPki = builder.tlsPki;
     }
 
     /** A builder; one server by default. */
@@ -92,6 +95,19 @@ public final class ZooKeeperEnsemble extends StoreFixture {
     }
 
     /**
+     * The connect string of the servers' TLS-only {@code secureClientPort}s, e.g. {@code 127.0.0.1:2281}.
+     *
+     * @throws IllegalStateException if not started, or started without {@link Builder#tls}
+     */
+    public String secureConnectString() {
+        nodes(); // checks started
+        if (secureConnectString == null) {
+            throw new IllegalStateException("This ensemble has no secure client port: build it with tls(pki)");
+        }
+        return secureConnectString;
+    }
+
+    /**
      * The connect string of the servers' proxies, for clients a test partitions via {@link ServerNode#partition()}.
      *
      * @throws IllegalStateException if not started
@@ -102,13 +118,16 @@ public final class ZooKeeperEnsemble extends StoreFixture {
 
     @Override
     String describe() {
-        return "ZooKeeper ensemble of " + count + " server" + (count == 1 ? "" : "s");
+        return "ZooKeeper ensemble of " + count + " server" + (count == 1 ? "" : "s")
+                + (tlsPki == null ? "" : " with a TLS port");
     }
 
     @Override
     void startNodes() {
         Optional<String> external = locator.variable(CONNECT_VARIABLE);
-        if (external.isPresent()) {
+        if (tlsPki != null) {
+            startTlsServer();
+        } else if (external.isPresent()) {
             useExternal(external.get());
         } else if (count == 1) {
             startServer();
@@ -170,6 +189,25 @@ public final class ZooKeeperEnsemble extends StoreFixture {
         };
         addNode(new ZooKeeperNode("zk-1", spec, control, awaitServing, track(TcpProxy.start("zk-1", spec.getPort()))));
         connectString = endpoint;
+    }
+
+    private void startTlsServer() {
+        configureZooKeeper();
+        InstanceSpec spec = spec(1);
+        int securePort = FreePorts.next();
+        ZooKeeperTlsServer server = track(new ZooKeeperTlsServer(
+                spec.getDataDirectory().toPath(), spec.getPort(), securePort, tlsPki, TICK_MILLIS, MAX_SESSION_MILLIS));
+        String endpoint = Endpoints.loopback(spec.getPort());
+        Runnable awaitServing = () -> awaitServing("zk-1", endpoint);
+        try {
+            server.restart();
+        } catch (Exception e) {
+            throw new IllegalStateException("Cannot start an in-process ZooKeeper server with TLS: " + e, e);
+        }
+        awaitServing.run();
+        addNode(new ZooKeeperNode("zk-1", spec, server, awaitServing, track(TcpProxy.start("zk-1", spec.getPort()))));
+        connectString = endpoint;
+        secureConnectString = Endpoints.loopback(securePort);
     }
 
     private void startCluster() {
@@ -281,8 +319,21 @@ public final class ZooKeeperEnsemble extends StoreFixture {
     public static final class Builder {
         private int count = 1;
         private ServerLocator locator = ServerLocator.system();
+        private TestPki tlsPki;
 
         private Builder() {}
+
+        /**
+         * One server that also listens on a TLS-only {@code secureClientPort} ({@link #secureConnectString()}), with a
+         * certificate for {@code localhost} and 127.0.0.1 from {@code pki}, asking clients for a certificate of {@code
+         * pki} (mutual TLS; ZooKeeper 3.9.3's {@code ssl.clientAuth=none} closed certificate-less connections after
+         * the handshake); always in-process (an external ensemble named by {@value #CONNECT_VARIABLE} is not used).
+         * Clients log in with digest credentials as they like: the server takes any.
+         */
+        public Builder tls(TestPki pki) {
+            this.tlsPki = Objects.requireNonNull(pki, "pki");
+            return this;
+        }
 
         /**
          * How many servers: 1 ({@code TestingServer}) or more ({@code TestingCluster}, usually 3); default 1.
@@ -305,6 +356,9 @@ public final class ZooKeeperEnsemble extends StoreFixture {
 
         /** The fixture, not started. */
         public ZooKeeperEnsemble build() {
+            if (tlsPki != null && count != 1) {
+                throw new IllegalStateException("tls(...) starts one server; got servers(" + count + ")");
+            }
             return new ZooKeeperEnsemble(this);
         }
     }
