@@ -257,7 +257,9 @@ public final class Reports {
                 .append("td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>")
                 .append("</head><body>\n<h1>lockctl bench</h1>\n");
         h.append("<p>").append(escape(report.environment())).append("</p>\n");
-        h.append("<p>Reproduce: <code>").append(escape(Redaction.uri(report.command()))).append("</code></p>\n");
+        h.append("<p>Reproduce: <code>")
+                .append(escape(Redaction.uri(report.command())))
+                .append("</code></p>\n");
         if (!report.comparisons().isEmpty()) {
             h.append("<h2>Contended</h2>\n<p>Median over rounds; ratios are medians of paired ratios against ")
                     .append(escape(Redaction.uri(report.stores().get(0))))
