@@ -11,6 +11,10 @@ import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.grpc.Status;
@@ -18,8 +22,10 @@ import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -49,6 +55,8 @@ final class EtcdCalls {
     private final Ticker ticker;
     private final ScheduledExecutorService timer;
     private final LongAdder requests = new LongAdder();
+    /** The watches opened and not yet seen closed: closed with the backend, as the client may be the application's. */
+    private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
     /** When etcd last answered a request (a ticker reading): how long it has been silent, for {@link OutageWatch}. */
     private volatile long lastAnswerNanos;
 
@@ -148,6 +156,19 @@ final class EtcdCalls {
         }
     }
 
+    /**
+     * A transaction that changes nothing but needs permission to read and write {@code key}: etcd checks a
+     * transaction's permissions on both branches, and this one's compare ({@code version < 0}) never holds, so its put
+     * never runs. Fails with {@code PERMISSION_DENIED} if the locker's user may not write there.
+     */
+    CompletableFuture<TxnResponse> checkWritable(String key, Deadline deadline) {
+        return txn(
+                "checking permission on " + key,
+                txn -> txn.If(new Cmp(bytes(key), Cmp.Op.LESS, CmpTarget.version(0)))
+                        .Then(Op.put(bytes(key), bytes(""), PutOption.DEFAULT)),
+                deadline);
+    }
+
     /** Grants a lease of {@code ttlSeconds}. */
     CompletableFuture<LeaseGrantResponse> grant(long ttlSeconds, Deadline deadline) {
         return retrying("granting a lease", () -> client.getLeaseClient().grant(ttlSeconds), deadline);
@@ -180,7 +201,7 @@ final class EtcdCalls {
         requests.increment();
         WatchOption option =
                 WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-        return client.getWatchClient().watch(bytes(key), option, Watch.listener(onEvents, onError));
+        return track(client.getWatchClient().watch(bytes(key), option, Watch.listener(onEvents, onError)));
     }
 
     /**
@@ -192,7 +213,21 @@ final class EtcdCalls {
         requests.increment();
         WatchOption option =
                 WatchOption.builder().withNoPut(true).withCreateNotify(true).build();
-        return client.getWatchClient().watch(bytes(key), option, Watch.listener(onResponse, onError));
+        return track(client.getWatchClient().watch(bytes(key), option, Watch.listener(onResponse, onError)));
+    }
+
+    private Watch.Watcher track(Watch.Watcher watcher) {
+        watchers.removeIf(Watch.Watcher::isClosed);
+        watchers.add(watcher);
+        return watcher;
+    }
+
+    /** Closes every watch still open (held locks' own-key watches, parked waits). */
+    void closeWatches() {
+        for (Watch.Watcher w : watchers) {
+            w.close();
+        }
+        watchers.clear();
     }
 
     private <T> CompletableFuture<T> retrying(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
@@ -242,6 +277,9 @@ final class EtcdCalls {
 
     /** Whether the failure says nothing about whether the request was applied, so sending it again is the way on. */
     static boolean mayHaveLostReply(Throwable e) {
+        if (EtcdFailures.isRefusal(e)) {
+            return false; // a handshake or a credential refused: a repeat gets the same answer
+        }
         Status.Code code = statusCode(e);
         return code == Status.Code.UNAVAILABLE || code == Status.Code.UNKNOWN && isConnectionClosed(e);
     }
@@ -262,7 +300,8 @@ final class EtcdCalls {
         return false;
     }
 
-    private static Status.Code statusCode(Throwable e) {
+    /** The gRPC status code in {@code e}'s causes, or {@code null}. */
+    static Status.Code statusCode(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof StatusRuntimeException s) {
                 return s.getStatus().getCode();

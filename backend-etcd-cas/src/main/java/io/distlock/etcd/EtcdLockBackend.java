@@ -32,13 +32,15 @@ import org.slf4j.LoggerFactory;
 /**
  * Locks on etcd in one of two layouts ({@link EtcdLockMode}), every lock key attached to the lease of one of the
  * backend's sessions ({@link Sessions}). Release and renewal compare the lock key's create revision, so a stale or
- * repeated call never touches a newer holder's key. One jetcd client per backend.
+ * repeated call never touches a newer holder's key. One jetcd client per backend: its own, or the application's, which
+ * it does not close.
  */
 final class EtcdLockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
 
     private final Client client;
+    private final boolean ownsClient;
     private final EtcdLocation location;
     private final EtcdLockMode mode;
     private final Duration operationTimeout;
@@ -51,6 +53,7 @@ final class EtcdLockBackend implements LockBackend {
 
     EtcdLockBackend(
             Client client,
+            boolean ownsClient,
             EtcdLocation location,
             EtcdLockMode mode,
             Duration operationTimeout,
@@ -59,6 +62,7 @@ final class EtcdLockBackend implements LockBackend {
             Sessions sessions,
             ScheduledExecutorService timer) {
         this.client = client;
+        this.ownsClient = ownsClient;
         this.location = location;
         this.mode = mode;
         this.operationTimeout = operationTimeout;
@@ -311,14 +315,23 @@ final class EtcdLockBackend implements LockBackend {
         return OptionalLong.of(calls.requests());
     }
 
-    /** Revokes the sessions (any key still attached goes with them) and disconnects. */
+    /**
+     * Revokes the sessions (any key still attached goes with them) and disconnects; the application's own client
+     * ({@link EtcdLockers#using}) stays open.
+     */
     @Override
     public void close() {
         try {
+            calls.closeWatches();
             sessions.close();
         } finally {
-            client.close();
-            timer.shutdownNow();
+            try {
+                if (ownsClient) {
+                    client.close();
+                }
+            } finally {
+                timer.shutdownNow();
+            }
         }
     }
 

@@ -9,6 +9,7 @@ import io.distlock.spi.LockBackendProvider;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -16,12 +17,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 
 /**
- * The etcd backend: {@code etcd://host:port[,host:port...][/prefix]}, built on jetcd.
+ * The etcd backend: {@code etcd://host:port[,host:port...][/prefix]} (plaintext) or {@code
+ * etcd+https://host:port[,host:port...][/prefix]} (TLS), built on jetcd. An application that already has a jetcd
+ * {@code Client} passes it to {@link EtcdLockers#using} instead.
  *
  * <h2>URI and options</h2>
- * The hosts are the cluster's client endpoints (port 2379 when omitted; plain HTTP); the path is the key prefix of
- * every lock, default {@code /distlock}. Options, as query parameters, {@link io.distlock.RemoteLockerBuilder#option}
- * or typed through {@link EtcdLockOptions}:
+ * The hosts are the cluster's client endpoints (port 2379 when omitted); the path is the key prefix of every lock,
+ * default {@code /distlock}. Options, as query parameters, {@link io.distlock.RemoteLockerBuilder#option} or typed
+ * through {@link EtcdLockOptions}:
  *
  * <ul>
  *   <li>{@value #MODE}: {@code fair} (default) or {@code cas}, see {@link EtcdLockMode}.
@@ -31,6 +34,14 @@ import java.util.function.UnaryOperator;
  *       counts seconds, and raises a TTL below its minimum, about 1.5 election timeouts). A crashed or cut-off
  *       holder's locks are freed one TTL after its last keep-alive.
  *   <li>{@code connectTimeout} (common, default 10s): how long opening waits for etcd to grant the first lease.
+ *   <li>{@code tls}, {@code caFile}, {@code certFile}, {@code keyFile} (common TLS options, see {@link
+ *       io.distlock.spi.TlsSettings}): {@code etcd+https} (or {@code tls=true}) connects over TLS, trusting the PEM
+ *       authorities of {@code caFile} (default the JVM's trust store) and presenting the PEM client certificate and
+ *       key for etcd's {@code --client-cert-auth}. The member's certificate must name the host in the URI: gRPC
+ *       always checks it, so {@code verifyHost=false} is refused.
+ *   <li>{@code user} and {@code password} (or {@code passwordFile}, {@code passwordEnv}): etcd's own authentication;
+ *       the user's roles need {@code readwrite} on the prefix ({@code --prefix=true}). Without a user, an etcd with
+ *       authentication and client certificates on takes the certificate's common name as the user.
  * </ul>
  *
  * <h2>Guarantees</h2>
@@ -39,8 +50,9 @@ import java.util.function.UnaryOperator;
  * FIFO order and mutual exclusion with {@code etcdctl lock <prefix>/<name>}.
  *
  * <p>Opening blocks until etcd has granted the locker's lease, at most {@code connectTimeout}, and throws a {@link
- * LockBackendException} naming the endpoints if that fails; a malformed URI or option throws {@link
- * LockConfigurationException}. TLS ({@code etcd+https}) is not offered: see the module's documentation.
+ * LockBackendException} naming the endpoints and the cause if that fails (certificate not trusted, authentication
+ * failed, permission denied on the prefix, no TLS where TLS was asked for); a malformed URI or option, or a missing
+ * TLS file, throws {@link LockConfigurationException}. A password never appears in a message.
  */
 public final class EtcdLockBackendProvider implements LockBackendProvider {
 
@@ -55,6 +67,9 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
     /** Adjusts each backend's jetcd client builder: identity, except for tests that intercept requests. */
     private final UnaryOperator<ClientBuilder> adjustClient;
 
+    /** The application's own client, which every backend of this provider uses and none closes; empty: make one. */
+    private final Optional<Client> boundClient;
+
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public EtcdLockBackendProvider() {
         this(UnaryOperator.identity());
@@ -63,6 +78,13 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
     /** A provider whose backends' jetcd client builders go through {@code adjustClient} (e.g. adding an interceptor). */
     EtcdLockBackendProvider(UnaryOperator<ClientBuilder> adjustClient) {
         this.adjustClient = adjustClient;
+        this.boundClient = Optional.empty();
+    }
+
+    /** A provider whose backends use the application's {@code client}, for {@link EtcdLockers#using}. */
+    EtcdLockBackendProvider(Client client) {
+        this.adjustClient = UnaryOperator.identity();
+        this.boundClient = Optional.of(client);
     }
 
     /** {@code etcd}. */
@@ -71,35 +93,40 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         return "etcd";
     }
 
-    /** {@code etcd}. */
+    /** {@code etcd} and {@code etcd+https}. */
     @Override
     public Set<String> uriSchemes() {
-        return Set.of("etcd");
+        return Set.of(EtcdLocation.SCHEME, EtcdLocation.TLS_SCHEME);
     }
 
     /**
-     * Connects to the cluster and grants the locker's lease; blocks at most for the connect timeout.
+     * Connects to the cluster, checks that the locker may write under its prefix, and grants the locker's lease; blocks
+     * at most for the connect timeout.
      *
      * @throws LockConfigurationException if the URI or an option is malformed
-     * @throws LockBackendException if etcd did not grant a lease within the connect timeout
+     * @throws LockBackendException if etcd did not grant a lease within the connect timeout, or refused the locker
+     *     (TLS handshake, authentication, permission on the prefix), naming the cause
      */
     @Override
     public LockBackend open(BackendConfig config) {
-        EtcdLocation location = EtcdLocation.parse(config.uri());
+        Optional<EtcdConnection> connection;
+        EtcdLocation location;
+        if (boundClient.isPresent()) {
+            EtcdConnection.refuseOptions(config);
+            connection = Optional.empty();
+            location = EtcdLocation.ofPrefix(config.uri());
+        } else {
+            connection = Optional.of(EtcdConnection.read(config));
+            location = connection.get().location();
+        }
         EtcdLockMode mode = config.option(MODE).map(EtcdLockMode::parse).orElse(EtcdLockMode.FAIR);
         Duration connectTimeout = config.connectTimeout();
         Duration operationTimeout = config.durationOption(OPERATION_TIMEOUT, connectTimeout);
         long ttlSeconds = ttlSeconds(config.leaseTime());
         config.rejectUnknownOptions(name());
 
-        Client client = adjustClient
-                .apply(Client.builder()
-                        .endpoints(location.endpoints().toArray(String[]::new))
-                        .connectTimeout(connectTimeout)
-                        // EtcdCalls repeats what may be repeated, within operationTimeout; jetcd's own retry would
-                        // repeat it again past that (and refuses an operationTimeout below its 500 ms retry delay).
-                        .retryMaxAttempts(0))
-                .build();
+        Client client = boundClient.orElseGet(() -> connection.get().build(connectTimeout, adjustClient));
+        boolean ownsClient = boundClient.isEmpty();
         int n = BACKENDS.incrementAndGet();
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "distlock-etcd-" + n);
@@ -107,30 +134,35 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
             return t;
         });
         timer.setRemoveOnCancelPolicy(true);
-        EtcdCalls calls = new EtcdCalls(client, String.join(",", location.endpoints()), config.ticker(), timer);
+        EtcdCalls calls = new EtcdCalls(client, location.describeEndpoints(), config.ticker(), timer);
         Sessions sessions = new Sessions(calls, ttlSeconds, operationTimeout);
         try {
-            sessions.grant(Deadline.after(connectTimeout, config.ticker())).get();
+            Deadline deadline = Deadline.after(connectTimeout, config.ticker());
+            // Before the lease: a locker that may not write its keys leaves nothing in etcd.
+            calls.checkWritable(location.prefix() + "/", deadline).get();
+            sessions.grant(deadline).get();
             return new EtcdLockBackend(
-                    client, location, mode, operationTimeout, connectTimeout, calls, sessions, timer);
+                    client, ownsClient, location, mode, operationTimeout, connectTimeout, calls, sessions, timer);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            close(client, timer);
+            close(client, ownsClient, timer);
             throw new LockBackendException("Interrupted while connecting to etcd at " + location.describe(), e);
         } catch (ExecutionException | RuntimeException e) {
-            close(client, timer);
+            close(client, ownsClient, timer);
             Throwable cause = EtcdCalls.unwrap(e);
             throw new LockBackendException(
-                    "Could not open a session with etcd at " + String.join(",", location.endpoints()) + " within "
-                            + connectTimeout + " (option connectTimeout): " + cause.getMessage()
-                            + "; is the cluster running and reachable from here?",
+                    "Could not open a session with etcd at " + location.describeEndpoints() + " within "
+                            + connectTimeout + " (option connectTimeout): "
+                            + EtcdFailures.describe(cause, location, connection.flatMap(EtcdConnection::user)),
                     cause);
         }
     }
 
-    private static void close(Client client, ScheduledThreadPoolExecutor timer) {
+    private static void close(Client client, boolean ownsClient, ScheduledThreadPoolExecutor timer) {
         try {
-            client.close();
+            if (ownsClient) {
+                client.close();
+            }
         } finally {
             timer.shutdownNow();
         }

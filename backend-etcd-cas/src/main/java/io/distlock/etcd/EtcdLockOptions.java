@@ -1,6 +1,8 @@
 package io.distlock.etcd;
 
 import io.distlock.RemoteLockerBuilder;
+import io.distlock.spi.TlsSettings;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -56,6 +58,56 @@ public final class EtcdLockOptions {
     }
 
     /**
+     * Option {@code user}: the etcd user the locker authenticates as, with one of {@link #password}, {@link
+     * #passwordFile} or {@link #passwordEnv}.
+     */
+    public EtcdLockOptions user(String user) {
+        options.put(EtcdConnection.USER, Objects.requireNonNull(user, "user"));
+        return this;
+    }
+
+    /** Option {@code password}: the etcd user's password; never shown by {@link #toString()}. */
+    public EtcdLockOptions password(String password) {
+        options.put(EtcdConnection.PASSWORD, Objects.requireNonNull(password, "password"));
+        return this;
+    }
+
+    /** Option {@code passwordFile}: a file whose first line is the etcd user's password. */
+    public EtcdLockOptions passwordFile(Path file) {
+        options.put(
+                EtcdConnection.PASSWORD + "File",
+                Objects.requireNonNull(file, "file").toString());
+        return this;
+    }
+
+    /** Option {@code passwordEnv}: the environment variable that holds the etcd user's password. */
+    public EtcdLockOptions passwordEnv(String variable) {
+        options.put(EtcdConnection.PASSWORD + "Env", Objects.requireNonNull(variable, "variable"));
+        return this;
+    }
+
+    /** Option {@code caFile}: the PEM authorities that signed the members' certificates; turns TLS on. */
+    public EtcdLockOptions caFile(Path file) {
+        options.put(TlsSettings.TLS, "true");
+        options.put(TlsSettings.CA_FILE, Objects.requireNonNull(file, "file").toString());
+        return this;
+    }
+
+    /**
+     * Options {@code certFile} and {@code keyFile}: the PEM client certificate and its unencrypted PKCS#8 PEM key, for
+     * a cluster run with {@code --client-cert-auth}; turns TLS on.
+     */
+    public EtcdLockOptions clientCertificate(Path certFile, Path keyFile) {
+        options.put(TlsSettings.TLS, "true");
+        options.put(
+                TlsSettings.CERT_FILE,
+                Objects.requireNonNull(certFile, "certFile").toString());
+        options.put(
+                TlsSettings.KEY_FILE, Objects.requireNonNull(keyFile, "keyFile").toString());
+        return this;
+    }
+
+    /**
      * Sets these options on {@code builder}, as {@link RemoteLockerBuilder#option} would.
      *
      * @return {@code builder}
@@ -66,8 +118,11 @@ public final class EtcdLockOptions {
         return builder;
     }
 
+    /** The options set, the password shown as {@code ****}. */
     @Override
     public String toString() {
-        return "EtcdLockOptions" + options;
+        Map<String, String> shown = new LinkedHashMap<>(options);
+        shown.computeIfPresent(EtcdConnection.PASSWORD, (name, value) -> "****");
+        return "EtcdLockOptions" + shown;
     }
 }

@@ -5,15 +5,10 @@ import io.distlock.kit.MultiProcessSupport;
 import io.distlock.kit.StoreFaults;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.options.GetOption;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 
 /** What the four etcd kit classes (fair and cas, one member and three) share: the URI and the kit's hooks. */
@@ -67,23 +62,7 @@ abstract class EtcdKit extends LockerConformanceTests {
     /** Fair mode: the queue keys {@code /kit/<name>/<lease>}; cas mode: the one key {@code /kit/<name>} if present. */
     @Override
     public Optional<List<String>> storeEntries(String key) {
-        String name = PREFIX + "/" + KeyCodec.encode(key);
-        GetOption option =
-                mode() == EtcdLockMode.FAIR ? GetOption.builder().isPrefix(true).build() : GetOption.DEFAULT;
-        try {
-            return Optional.of(inspector()
-                    .getKVClient()
-                    .get(
-                            ByteSequence.from(mode() == EtcdLockMode.FAIR ? name + "/" : name, StandardCharsets.UTF_8),
-                            option)
-                    .get(10, TimeUnit.SECONDS)
-                    .getKvs()
-                    .stream()
-                    .map(kv -> kv.getKey().toString(StandardCharsets.UTF_8))
-                    .collect(Collectors.toList()));
-        } catch (Exception e) {
-            throw new IllegalStateException("Cannot list the etcd keys of '" + key + "'", e);
-        }
+        return Optional.of(EtcdTesting.lockKeys(inspector(), PREFIX, key, mode()));
     }
 
     private synchronized Client inspector() {

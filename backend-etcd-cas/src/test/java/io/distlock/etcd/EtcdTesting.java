@@ -3,7 +3,13 @@ package io.distlock.etcd;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.ServerNode;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /** What the etcd tests share: URIs for a fixture, and how long etcd takes to free a dead client's locks. */
@@ -25,6 +31,28 @@ final class EtcdTesting {
     static String proxiedUri(EtcdCluster etcd, String prefix) {
         return "etcd://"
                 + etcd.nodes().stream().map(ServerNode::proxiedEndpoint).collect(Collectors.joining(",")) + prefix;
+    }
+
+    /**
+     * The etcd keys of lock {@code key} under {@code prefix}: in fair mode its queue keys {@code <prefix>/<name>/<lease>},
+     * in cas mode its one key {@code <prefix>/<name>} if present.
+     */
+    static List<String> lockKeys(Client client, String prefix, String key, EtcdLockMode mode) {
+        String name = prefix + "/" + KeyCodec.encode(key);
+        boolean fair = mode == EtcdLockMode.FAIR;
+        GetOption option = fair ? GetOption.builder().isPrefix(true).build() : GetOption.DEFAULT;
+        try {
+            return client
+                    .getKVClient()
+                    .get(ByteSequence.from(fair ? name + "/" : name, StandardCharsets.UTF_8), option)
+                    .get(10, TimeUnit.SECONDS)
+                    .getKvs()
+                    .stream()
+                    .map(kv -> kv.getKey().toString(StandardCharsets.UTF_8))
+                    .collect(Collectors.toList());
+        } catch (Exception e) {
+            throw new IllegalStateException("Cannot list the etcd keys of '" + key + "'", e);
+        }
     }
 
     /**

@@ -9,6 +9,8 @@ import io.distlock.RemoteLockers;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.FreePorts;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -28,6 +30,69 @@ class EtcdUriTest {
                 .isEqualTo(new EtcdLocation(List.of("http://a:1", "http://b:2", "http://c:3"), "/x/y"));
         assertThat(parse("etcd://e1")).isEqualTo(new EtcdLocation(List.of("http://e1:2379"), "/distlock"));
         assertThat(parse("etcd://[::1]:2380/l")).isEqualTo(new EtcdLocation(List.of("http://[::1]:2380"), "/l"));
+        assertThat(parse("etcd+https://a:1,b/x"))
+                .isEqualTo(new EtcdLocation(List.of("https://a:1", "https://b:2379"), "/x"));
+    }
+
+    @Test
+    void open_withTlsOptionsOnPlainSchemeWithoutTls_failsNamingThem() throws Exception {
+        Path ca = Files.createTempFile("ca", ".pem");
+        try {
+            assertThatThrownBy(() -> RemoteLockers.open("etcd://127.0.0.1:1/x?caFile=" + ca))
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("TLS is off");
+            assertThatThrownBy(() -> RemoteLockers.open("etcd+https://127.0.0.1:1/x?tls=false"))
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("contradicts");
+            assertThatThrownBy(() -> RemoteLockers.open("etcd+https://127.0.0.1:1/x?verifyHost=false"))
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("verifyHost=false");
+            assertThatThrownBy(() -> RemoteLockers.open("etcd+https://127.0.0.1:1/x?caFile=" + ca + ".missing"))
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("caFile");
+            // Not a certificate: named by its option, before any connection.
+            assertThatThrownBy(() -> RemoteLockers.open("etcd+https://127.0.0.1:1/x?caFile=" + ca))
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("Cannot use the TLS files")
+                    .hasMessageContaining(ca.toString());
+        } finally {
+            Files.delete(ca);
+        }
+    }
+
+    @Test
+    void open_withUserButNoPassword_failsBeforeConnecting() {
+        String secret = "s3cr3t-" + System.nanoTime();
+        assertThatThrownBy(() -> RemoteLockers.open("etcd://127.0.0.1:1/x?user=locker"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("'user' and 'password'");
+        assertThatThrownBy(() -> RemoteLockers.builder()
+                        .uri("etcd://127.0.0.1:1/x")
+                        .option("password", secret)
+                        .build())
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("'user' and 'password'")
+                .hasMessageNotContaining(secret);
+    }
+
+    @Test
+    void options_typedSecrets_neverShown() {
+        String secret = "s3cr3t-" + System.nanoTime();
+        EtcdLockOptions options = EtcdLockOptions.create()
+                .user("locker")
+                .password(secret)
+                .caFile(Path.of("/etc/ca.pem"))
+                .clientCertificate(Path.of("/etc/c.pem"), Path.of("/etc/k.pem"));
+        assertThat(options.toString())
+                .doesNotContain(secret)
+                .contains("user=locker")
+                .contains("password=****");
+        io.distlock.RemoteLockerBuilder builder = RemoteLockers.builder().uri("etcd://127.0.0.1:1/x");
+        assertThat(options.applyTo(builder)).isSameAs(builder);
+        assertThat(EtcdLockOptions.create()
+                        .passwordFile(Path.of("/run/secrets/etcd"))
+                        .toString())
+                .contains("passwordFile=/run/secrets/etcd");
     }
 
     @Test
@@ -53,7 +118,8 @@ class EtcdUriTest {
                 .hasMessageContaining("empty host");
         assertThatThrownBy(() -> RemoteLockers.open("etcd://me@a:1/locks"))
                 .isInstanceOf(LockConfigurationException.class)
-                .hasMessageContaining("user information");
+                .hasMessageContaining("carries credentials")
+                .hasMessageContaining("'user' and 'password'");
         assertThatThrownBy(() -> RemoteLockers.open("etcd://a:1/x//y"))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("empty segment");

@@ -6,11 +6,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -38,6 +41,11 @@ import java.util.stream.Collectors;
  * tmpfs); one member runs with heartbeat 10 ms / election 100 ms, more with 50 / 500 ms. A member counts as ready when
  * its {@code GET /health} says healthy (it has a leader), not when its port opens.
  *
+ * <p>With {@link Builder#security} the client port serves TLS only ({@link EtcdSecurity}: certificates of a {@link
+ * TestPki}, client certificates required if asked, etcd's authentication enabled through {@link #etcdctl} if asked);
+ * {@link #clientEndpoints()} are then {@code https} URLs, and readiness is probed on a plaintext metrics URL. A secured
+ * cluster needs the local binary.
+ *
  * <p>Partitions via the proxies cut clients off from a member; traffic between members is not proxied. To isolate a
  * member from its peers, {@link ServerNode#pause() pause} or {@link ServerNode#kill9() kill} it.
  */
@@ -62,10 +70,15 @@ public final class EtcdCluster extends StoreFixture {
 
     private final int members;
     private final ServerLocator locator;
+    private final Optional<EtcdSecurity> security;
+    private Path etcdctl;
+    private final List<String> memberUrls = new ArrayList<>();
+    private volatile boolean authEnabled;
 
     private EtcdCluster(Builder builder) {
         this.members = builder.members;
         this.locator = builder.locator;
+        this.security = builder.security;
     }
 
     /** A builder; one member by default. */
@@ -88,7 +101,16 @@ public final class EtcdCluster extends StoreFixture {
      * @throws IllegalStateException if not started
      */
     public List<String> clientEndpoints() {
-        return nodes().stream().map(n -> "http://" + n.endpoint()).collect(Collectors.toUnmodifiableList());
+        return nodes().stream().map(n -> scheme() + n.endpoint()).collect(Collectors.toUnmodifiableList());
+    }
+
+    /** The security of the client port, if the cluster was built with one. */
+    public Optional<EtcdSecurity> security() {
+        return security;
+    }
+
+    private String scheme() {
+        return security.isPresent() ? "https://" : "http://";
     }
 
     /**
@@ -97,18 +119,23 @@ public final class EtcdCluster extends StoreFixture {
      * @throws IllegalStateException if not started
      */
     public List<String> proxiedClientEndpoints() {
-        return nodes().stream().map(n -> "http://" + n.proxiedEndpoint()).collect(Collectors.toUnmodifiableList());
+        return nodes().stream().map(n -> scheme() + n.proxiedEndpoint()).collect(Collectors.toUnmodifiableList());
     }
 
     @Override
     String describe() {
-        return "etcd cluster of " + members + " member" + (members == 1 ? "" : "s");
+        return "etcd cluster of " + members + " member" + (members == 1 ? "" : "s")
+                + security.map(s -> " with " + s).orElse("");
     }
 
     @Override
     void startNodes() {
         ServerLocator.Choice choice = locator.locate(
                 new ServerLocator.Wanted("etcd", ENDPOINTS_VARIABLE, BINARY_VARIABLE, "etcd", INSTALL_COMMAND));
+        if (security.isPresent() && choice.source != ServerSource.LOCAL_BINARY) {
+            throw new IllegalStateException("A secured etcd cluster needs the local etcd binary (found " + choice.source
+                    + "). Install it with: " + INSTALL_COMMAND);
+        }
         switch (choice.source) {
             case ENVIRONMENT:
                 useExternal(choice.addresses);
@@ -127,6 +154,7 @@ public final class EtcdCluster extends StoreFixture {
     /** Whether the member at {@code host:port} answers {@code GET /health} with healthy (so it has a leader). */
     static boolean healthy(String endpoint) {
         try {
+            // A secured member serves /health on its plaintext metrics URL, which is what endpoint then names.
             HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + endpoint + "/health"))
                     .timeout(PROBE_TIMEOUT)
                     .GET()
@@ -179,12 +207,13 @@ public final class EtcdCluster extends StoreFixture {
         List<ProcessNode> launched = new ArrayList<>();
         for (int i = 0; i < members; i++) {
             String name = names.get(i);
-            String clientUrl = "http://" + Endpoints.loopback(clientPorts.get(i));
+            String clientUrl = scheme() + Endpoints.loopback(clientPorts.get(i));
+            memberUrls.add(clientUrl);
             String peerUrl = "http://" + Endpoints.loopback(peerPorts.get(i));
             Path dir = FixtureDirs.create(name);
             // Closed after the process (resources close in reverse): the data goes, the log stays.
             track(FixtureDirs.deleteOnClose(dir.resolve("data")));
-            List<String> command = List.of(
+            List<String> command = new ArrayList<>(List.of(
                     binary.toString(),
                     "--name",
                     name,
@@ -207,20 +236,86 @@ public final class EtcdCluster extends StoreFixture {
                     "--heartbeat-interval",
                     heartbeat,
                     "--election-timeout",
-                    election);
+                    election));
+            String healthEndpoint = Endpoints.loopback(clientPorts.get(i));
+            if (security.isPresent()) {
+                command.addAll(security.get().serverFlags());
+                healthEndpoint = Endpoints.loopback(FreePorts.next());
+                command.addAll(List.of("--listen-metrics-urls", "http://" + healthEndpoint));
+            }
             ServerProcess process = track(ServerProcess.builder(name, command)
                     .logFile(dir.resolve(name + ".log"))
                     .stopGrace(STOP_GRACE)
                     .build());
             String endpoint = Endpoints.loopback(clientPorts.get(i));
             TcpProxy proxy = track(TcpProxy.start(name, clientPorts.get(i)));
-            ProcessNode node = new ProcessNode(endpoint, process, () -> healthy(endpoint), READY_TIMEOUT, proxy);
+            String health = healthEndpoint;
+            ProcessNode node = new ProcessNode(endpoint, process, () -> healthy(health), READY_TIMEOUT, proxy);
             node.launch();
             launched.add(node);
             addNode(node);
         }
         // Members of a cluster become healthy together, once a leader is elected: launch all, then wait.
         launched.forEach(ProcessNode::awaitReady);
+        Path sibling = binary.resolveSibling("etcdctl");
+        etcdctl = java.nio.file.Files.isExecutable(sibling) ? sibling : Path.of("etcdctl");
+        if (security.flatMap(EtcdSecurity::rootPassword).isPresent()) {
+            enableAuth(security.get().rootPassword().get());
+        }
+    }
+
+    private void enableAuth(String rootPassword) {
+        etcdctl("user", "add", EtcdSecurity.ROOT + ":" + rootPassword);
+        etcdctl("user", "grant-role", EtcdSecurity.ROOT, "root");
+        etcdctl("auth", "enable");
+        authEnabled = true;
+    }
+
+    /**
+     * Runs {@code etcdctl} (beside the {@code etcd} binary) against every member, with the cluster's TLS flags and, once
+     * authentication is on, as {@code root}; e.g. {@code etcdctl("role", "add", "locker")}.
+     *
+     * @return what it printed
+     * @throws IllegalStateException if it fails, with its output
+     */
+    public String etcdctl(String... args) {
+        if (etcdctl == null) {
+            throw new IllegalStateException(
+                    "etcdctl runs only beside a local etcd binary; install it with " + INSTALL_COMMAND);
+        }
+        List<String> command = new ArrayList<>(
+                List.of(etcdctl.toString(), "--endpoints=" + String.join(",", memberUrls), "--command-timeout=10s"));
+        security.ifPresent(s -> command.addAll(s.etcdctlFlags(authEnabled)));
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("ETCDCTL_API", "3");
+        try {
+            Process process = builder.start();
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!process.waitFor(30, TimeUnit.SECONDS) || process.exitValue() != 0) {
+                process.destroyForcibly();
+                throw new IllegalStateException("etcdctl " + String.join(" ", args) + " failed: " + output);
+            }
+            return output;
+        } catch (IOException e) {
+            throw new IllegalStateException("Cannot run " + etcdctl + "; install it with " + INSTALL_COMMAND, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted running etcdctl", e);
+        }
+    }
+
+    /**
+     * Adds an etcd user with a role of the same name that may read and write every key under each of {@code
+     * prefixes} ({@code readwrite <prefix> --prefix=true}); none: a user with no permission.
+     */
+    public void addUser(String user, String password, String... prefixes) {
+        etcdctl("user", "add", user + ":" + password);
+        etcdctl("role", "add", user);
+        for (String prefix : prefixes) {
+            etcdctl("role", "grant-permission", user, "readwrite", prefix, "--prefix=true");
+        }
+        etcdctl("user", "grant-role", user, user);
     }
 
     private void startContainer() {
@@ -258,6 +353,7 @@ public final class EtcdCluster extends StoreFixture {
     public static final class Builder {
         private int members = 1;
         private ServerLocator locator = ServerLocator.system();
+        private Optional<EtcdSecurity> security = Optional.empty();
 
         private Builder() {}
 
@@ -271,6 +367,12 @@ public final class EtcdCluster extends StoreFixture {
                 throw new IllegalArgumentException("members must be at least 1, got " + members);
             }
             this.members = members;
+            return this;
+        }
+
+        /** Secures the client port (TLS, client certificates, authentication); plaintext by default. */
+        public Builder security(EtcdSecurity security) {
+            this.security = Optional.of(Objects.requireNonNull(security, "security"));
             return this;
         }
 

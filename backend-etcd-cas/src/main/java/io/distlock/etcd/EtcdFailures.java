@@ -1,0 +1,103 @@
+package io.distlock.etcd;
+
+import io.grpc.Status;
+import java.util.Locale;
+import java.util.Optional;
+import javax.net.ssl.SSLException;
+
+/**
+ * Says in a user's words why etcd refused a connection: the TLS handshake (certificate not trusted, no TLS on the
+ * member's port), authentication, or permission on the prefix. Messages never hold a password: etcd's answers do
+ * not echo one, and the options are not quoted.
+ */
+final class EtcdFailures {
+
+    private EtcdFailures() {}
+
+    /**
+     * The cause of a failed open, for the exception's message.
+     *
+     * @param cause what jetcd or etcd answered
+     * @param location the endpoints and prefix connected to
+     * @param user the etcd user given, if any
+     */
+    static String describe(Throwable cause, EtcdLocation location, Optional<String> user) {
+        Optional<SSLException> tls = find(cause, SSLException.class);
+        if (tls.isPresent()) {
+            return tlsFailure(tls.get(), location);
+        }
+        String text = messages(cause).toLowerCase(Locale.ROOT);
+        Status.Code code = EtcdCalls.statusCode(cause);
+        if (code == Status.Code.PERMISSION_DENIED || text.contains("permission denied")) {
+            return "permission denied on " + location.prefix() + "/ for "
+                    + user.map(u -> "etcd user '" + u + "'").orElse("this client's etcd user")
+                    + ": grant one of its roles readwrite on the prefix (etcdctl role grant-permission <role> readwrite "
+                    + location.prefix() + "/ --prefix=true)";
+        }
+        if (text.contains("authentication failed")) {
+            return "authentication failed for etcd user '" + user.orElse("?")
+                    + "': etcd knows no such user, or the password is wrong (options user and password)";
+        }
+        if (text.contains("user name is empty") || text.contains("invalid auth token")) {
+            return "etcd requires authentication: give options user and password (or passwordFile / passwordEnv), or"
+                    + " a client certificate (certFile, keyFile) whose common name is an etcd user";
+        }
+        if (text.contains("http/1") || text.contains("first received frame was not settings")) {
+            return "the member did not answer as gRPC over plaintext: if it serves TLS, use etcd+https:// (with"
+                    + " caFile) (" + cause + ")";
+        }
+        boolean plaintext = location.endpoints().stream().anyMatch(e -> e.startsWith("http://"));
+        return cause.getMessage() + "; is the cluster running and reachable from here?"
+                + (plaintext
+                                && find(cause, java.util.concurrent.TimeoutException.class)
+                                        .isPresent()
+                        ? " If its members serve TLS only, use etcd+https:// (a plaintext client gets no answer there)"
+                        : "");
+    }
+
+    private static String tlsFailure(SSLException e, EtcdLocation location) {
+        String text = messages(e).toLowerCase(Locale.ROOT);
+        if (text.contains("not an ssl/tls record") || text.contains("unrecognized ssl message")) {
+            return "TLS handshake failed: the member at " + location.describeEndpoints()
+                    + " does not speak TLS on that port; use etcd:// for a plaintext member (" + e + ")";
+        }
+        if (text.contains("pkix") || text.contains("certification path") || text.contains("unable to find valid")) {
+            return "TLS handshake failed: certificate not trusted: the member's certificate is not signed by an"
+                    + " authority in caFile (or, without caFile, the JVM's trust store) (" + e + ")";
+        }
+        if (text.contains("no subject alternative") || text.contains("no name matching")) {
+            return "TLS handshake failed: the member's certificate does not name the host in the URI (" + e + ")";
+        }
+        if (text.contains("bad_certificate")
+                || text.contains("certificate_required")
+                || text.contains("certificate_unknown")) {
+            return "TLS handshake failed: the member refused this client's certificate, or wants one (options certFile"
+                    + " and keyFile, signed by an authority the member trusts) (" + e + ")";
+        }
+        return "TLS handshake failed: " + e;
+    }
+
+    /** Whether the failure is one a repeat cannot mend: a TLS handshake, authentication or permission refused. */
+    static boolean isRefusal(Throwable cause) {
+        return find(cause, SSLException.class).isPresent()
+                || EtcdCalls.statusCode(cause) == Status.Code.PERMISSION_DENIED
+                || EtcdCalls.statusCode(cause) == Status.Code.UNAUTHENTICATED;
+    }
+
+    private static <T extends Throwable> Optional<T> find(Throwable e, Class<T> type) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return Optional.of(type.cast(t));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static String messages(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t).append(' ');
+        }
+        return all.toString();
+    }
+}
