@@ -83,8 +83,8 @@ record ConnectionSettings(Optional<String> user, Optional<Secret> password, int 
      * The client options of distlock's own clients: commands for a master that is down fail at once (a "no") instead
      * of queueing until it returns, long after the attempt that sent them gave up; so do the commands still unanswered
      * when a connection drops: re-sent on reconnection, a {@code SET NX} whose clean-up was rejected meanwhile would
-     * hold the key for a whole ttl. TLS trust and client certificates go to Lettuce's {@link SslOptions}, whose
-     * handshake is bounded by the connect timeout.
+     * hold the key for a whole ttl (RedlockReconnectTest). TLS trust and client certificates go to Lettuce's {@link
+     * SslOptions}, whose handshake is bounded by the connect timeout.
      */
     ClientOptions clientOptions(Duration connectTimeout) {
         ClientOptions.Builder options = ClientOptions.builder()
