@@ -1,21 +1,15 @@
 package io.distlock.redis;
 
-import io.distlock.spi.HostList.Address;
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
-import io.lettuce.core.SocketOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -37,10 +31,10 @@ final class Master implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Master.class);
 
-    private final Address endpoint;
-    private final RedisClient client;
-    private final RedisURI redisUri;
+    private final String name;
+    private final Connector connector;
     private final Duration instanceTimeout;
+    private final String keyPrefix;
     private final LongAdder requests;
     private final Object connectLock = new Object();
     private volatile StatefulRedisConnection<String, String> connection;
@@ -48,40 +42,32 @@ final class Master implements AutoCloseable {
     private CompletableFuture<Void> subscription;
     private StatefulRedisPubSubConnection<String, String> pubSub;
     private volatile String lastError = "not yet contacted";
+    private volatile Optional<String> refusal = Optional.empty();
     private volatile boolean closed;
 
-    Master(Address endpoint, RedlockSettings settings, ClientResources resources, LongAdder requests) {
-        this.endpoint = endpoint;
+    /**
+     * @param name how messages name the master ({@code host:port})
+     * @param connector makes its connections, closed with it
+     */
+    Master(String name, Connector connector, RedlockSettings settings, LongAdder requests) {
+        this.name = name;
+        this.connector = connector;
         this.instanceTimeout = settings.instanceTimeout();
+        this.keyPrefix = settings.keyPrefix();
         this.requests = requests;
-        RedisURI.Builder uri = RedisURI.builder()
-                .withHost(endpoint.host())
-                .withPort(endpoint.port())
-                .withDatabase(settings.database())
-                .withTimeout(settings.connectTimeout());
-        settings.password().ifPresent(p -> uri.withPassword(p.toCharArray()));
-        this.redisUri = uri.build();
-        this.client = RedisClient.create(resources, redisUri);
-        client.setOptions(ClientOptions.builder()
-                .autoReconnect(true)
-                // A command for a master that is down fails at once (and counts as a "no") instead of queueing
-                // until the master returns, long after the attempt that sent it gave up; so do the commands still
-                // unanswered when a connection drops: re-sent on reconnection, a SET NX whose clean-up was rejected
-                // meanwhile would hold the key for a whole ttl (RedlockReconnectTest).
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .socketOptions(SocketOptions.builder()
-                        .connectTimeout(settings.connectTimeout())
-                        .build())
-                .build());
-    }
-
-    Address endpoint() {
-        return endpoint;
     }
 
     /** The last failure seen on this master, for messages. */
     String lastError() {
         return lastError;
+    }
+
+    /**
+     * Why this master refused us, if it did: authentication, permission on the key prefix, TLS (see {@link
+     * Refusals}). Such a refusal does not pass by waiting.
+     */
+    Optional<String> refusal() {
+        return refusal;
     }
 
     /** Connects, or joins the connection under way; completes when connected (exceptionally if that failed). */
@@ -93,8 +79,7 @@ final class Master implements AutoCloseable {
             if (connecting != null) {
                 return connecting;
             }
-            CompletableFuture<StatefulRedisConnection<String, String>> started =
-                    client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture();
+            CompletableFuture<StatefulRedisConnection<String, String>> started = connector.connect();
             connecting = started.whenComplete((c, e) -> {
                 synchronized (connectLock) {
                     connecting = null;
@@ -105,7 +90,7 @@ final class Master implements AutoCloseable {
                             connection = c;
                         }
                     } else {
-                        lastError = "cannot connect: " + rootMessage(e);
+                        failed("cannot connect: ", e, true);
                     }
                 }
             });
@@ -136,12 +121,49 @@ final class Master implements AutoCloseable {
                             if (!(unwrap(error) instanceof RedisNoScriptException)) {
                                 return CompletableFuture.<Long>failedFuture(error);
                             }
-                            log.debug("Script {} not loaded on {} (restarted?); sending it by EVAL", script, endpoint);
+                            log.debug("Script {} not loaded on {} (restarted?); sending it by EVAL", script, name);
                             return command(c.<Long>eval(script.body(), ScriptOutputType.INTEGER, keys, args), timeout);
                         })
                         .thenCompose(f -> f),
                 reply -> reply != null && reply == 1L,
                 timeout);
+    }
+
+    /**
+     * Connects and checks that we may lock here: the release script on key {@code probeKey} with a value nobody
+     * holds, which changes nothing but needs what an ACL user needs for the keys of the prefix and for scripts. Not
+     * counted as a request. Completes exceptionally when either fails, with the reason in {@link #lastError()} and,
+     * for a refusal, {@link #refusal()}.
+     */
+    CompletableFuture<Void> connectAndCheck(Duration timeout, String probeKey, String probeValue) {
+        String[] keys = {probeKey};
+        return connect()
+                .thenCompose(c -> bounded(
+                                c.async()
+                                        .<Long>evalsha(
+                                                LuaScript.RELEASE.sha(),
+                                                ScriptOutputType.INTEGER,
+                                                keys,
+                                                probeValue,
+                                                ""),
+                                timeout)
+                        .exceptionallyCompose(error -> unwrap(error) instanceof RedisNoScriptException
+                                ? bounded(
+                                        c.async()
+                                                .<Long>eval(
+                                                        LuaScript.RELEASE.body(),
+                                                        ScriptOutputType.INTEGER,
+                                                        keys,
+                                                        probeValue,
+                                                        ""),
+                                        timeout)
+                                : CompletableFuture.failedFuture(error)))
+                .whenComplete((reply, error) -> {
+                    if (error != null && connection != null) {
+                        failed("", error, false);
+                    }
+                })
+                .thenApply(reply -> null);
     }
 
     /**
@@ -179,9 +201,11 @@ final class Master implements AutoCloseable {
             return yes.test(reply) ? Vote.YES : Vote.NO;
         }
         Throwable cause = unwrap(error);
-        lastError = cause instanceof TimeoutException
-                ? "no answer within " + timeout.toMillis() + "ms"
-                : rootMessage(cause);
+        if (cause instanceof TimeoutException) {
+            lastError = "no answer within " + timeout.toMillis() + "ms";
+        } else {
+            failed("", cause, false);
+        }
         return Vote.FAILED;
     }
 
@@ -207,8 +231,8 @@ final class Master implements AutoCloseable {
             if (subscription != null && !subscription.isCompletedExceptionally()) {
                 return subscription;
             }
-            subscription = client.connectPubSubAsync(StringCodec.UTF8, redisUri)
-                    .toCompletableFuture()
+            subscription = connector
+                    .connectPubSub()
                     .thenCompose(c -> {
                         synchronized (connectLock) {
                             if (closed) {
@@ -230,8 +254,15 @@ final class Master implements AutoCloseable {
                     })
                     .whenComplete((v, e) -> {
                         if (e != null) {
-                            lastError = "cannot subscribe: " + rootMessage(e);
-                            log.debug("Subscribing to {} on {} failed: {}", channel, endpoint, e.toString());
+                            failed("cannot subscribe: ", e, true);
+                            if (refusal.isPresent()) {
+                                log.warn(
+                                        "Release messages from {} are not heard, waiters there poll instead: {}",
+                                        name,
+                                        refusal.get());
+                            } else {
+                                log.debug("Subscribing to {} on {} failed: {}", channel, name, e.toString());
+                            }
                         }
                     });
             return subscription;
@@ -262,7 +293,16 @@ final class Master implements AutoCloseable {
         if (c != null) {
             c.close();
         }
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        connector.close();
+    }
+
+    /** Remembers a failure for messages, named as a refusal when it is one. */
+    private void failed(String context, Throwable e, boolean connecting) {
+        Optional<String> refused = Refusals.describe(e, keyPrefix, connecting);
+        if (refused.isPresent()) {
+            refusal = refused;
+        }
+        lastError = context + refused.orElseGet(() -> rootMessage(e));
     }
 
     static Throwable unwrap(Throwable e) {
@@ -283,6 +323,6 @@ final class Master implements AutoCloseable {
 
     @Override
     public String toString() {
-        return endpoint.toString();
+        return name;
     }
 }

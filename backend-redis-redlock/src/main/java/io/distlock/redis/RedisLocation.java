@@ -13,12 +13,18 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The masters named by a {@code redis://host:port} or {@code redlock://h1:p1,h2:p2,...} URI, checked for what
+ * The masters named by a {@code redis://host:port}, {@code rediss://host:port} or {@code redlock://h1:p1,h2:p2,...}
+ * URI, checked for what
  * Redlock needs: an odd number of distinct masters.
  */
 record RedisLocation(String scheme, List<Address> masters) {
 
     static final int DEFAULT_PORT = 6379;
+
+    /** Whether the scheme asks for TLS: {@code rediss}. */
+    boolean tls() {
+        return scheme.equals("rediss");
+    }
 
     /** The number of masters that must agree: N/2+1. */
     int majority() {
@@ -36,9 +42,11 @@ record RedisLocation(String scheme, List<Address> masters) {
         // Distinct masters are checked below, resolved names included, with Redlock's reason.
         List<Address> masters = HostList.parseAllowingDuplicates(uri, "Redis", DEFAULT_PORT, expected(scheme))
                 .addresses();
-        if (scheme.equals("redis") && masters.size() != 1) {
-            throw new LockConfigurationException("redis:// takes one instance, '" + uri + "' names " + masters.size()
-                    + "; for Redlock over independent masters use redlock://" + authority);
+        if (!scheme.equals("redlock") && masters.size() != 1) {
+            throw new LockConfigurationException(
+                    scheme + ":// takes one instance, '" + uri + "' names " + masters.size()
+                            + "; for Redlock over independent masters use redlock://" + authority
+                            + (scheme.equals("rediss") ? "?tls=true" : ""));
         }
         checkOdd(uri, masters.size());
         checkDistinct(uri, masters);
@@ -83,7 +91,7 @@ record RedisLocation(String scheme, List<Address> masters) {
     private static String expected(String scheme) {
         return scheme.equals("redlock")
                 ? "expected redlock://host[:port][,host[:port]...], e.g. redlock://h1:6379,h2:6379,h3:6379"
-                : "expected redis://host[:port], e.g. redis://h:6379";
+                : "expected " + scheme + "://host[:port], e.g. " + scheme + "://h:6379";
     }
 
     @Override

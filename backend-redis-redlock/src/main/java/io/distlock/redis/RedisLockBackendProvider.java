@@ -6,6 +6,8 @@ import io.distlock.spi.BackendConfig;
 import io.distlock.spi.HostList;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.spi.TlsSettings;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -13,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -20,9 +23,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The Redis backend: Redlock (seed 002) with Lettuce, over {@code redis://host:port} (one instance, the seed's
- * "correct implementation with a single instance") or {@code redlock://h1:p1,h2:p2,...} (N independent masters,
- * typically 5; N must be odd). Port 6379 when omitted.
+ * The Redis backend: Redlock (seed 002) with Lettuce, over {@code redis://host:port} or {@code rediss://host:port}
+ * (one instance, plaintext or TLS: the seed's "correct implementation with a single instance") or {@code
+ * redlock://h1:p1,h2:p2,...} (N independent masters, typically 5; N must be odd; TLS with {@code tls=true}). Port
+ * 6379 when omitted.
  *
  * <h2>Options</h2>
  * Query parameters, {@link io.distlock.RemoteLockerBuilder#option}, or typed through {@link RedisLockOptions}:
@@ -44,8 +48,17 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@value #CLOCK_DRIFT_FACTOR} (default 0.01): the drift allowance is ttl x factor + 2 ms.
  *   <li>{@value #KEY_PREFIX} (default {@code distlock:}): prepended to every key; the release channel is {@code
  *       <prefix>released}.
- *   <li>{@value #PASSWORD} and {@value #DATABASE} (default 0): {@code AUTH} and {@code SELECT} on every master.
+ *   <li>{@value #USER} and {@value #PASSWORD} (or {@code passwordFile}, {@code passwordEnv}): {@code AUTH user
+ *       password} (an ACL user, Redis 6+) or, without a user, {@code AUTH password}, on every connection, pub/sub
+ *       included. A password never shows in a message, a log line or a {@code toString}.
+ *   <li>{@value #DATABASE} (default 0): {@code SELECT} on every master.
+ *   <li>TLS ({@link TlsSettings}): {@code rediss://host:port} for one instance, {@code tls=true} for either scheme
+ *       (the only form for {@code redlock://}); {@code caFile} (PEM authorities to trust, default the JVM's trust
+ *       store), {@code certFile} + {@code keyFile} (PEM client certificate and PKCS#8 key, for servers started with
+ *       {@code tls-auth-clients}), {@code verifyHost} (default true). Handed to Lettuce's {@code SslOptions}.
  * </ul>
+ *
+ * <p>A locker on clients the application already configured is made by {@link RedisLockers}.
  *
  * <h2>Guarantees</h2>
  * Mutual exclusion for as long as a holder's validity lasts, under seed 002's assumptions: clocks that run at about
@@ -58,8 +71,11 @@ import java.util.concurrent.atomic.LongAdder;
  * number of extensions (seed 002 has one): the lock is kept while its holder renews.
  *
  * <p>Opening connects to every master in parallel and needs a majority within {@code connectTimeout}; the others
- * are reconnected in the background. Bad URIs or options throw {@link LockConfigurationException}: an even number of
- * masters, the same master twice, a ttl shorter than 10 per-instance timeouts.
+ * are reconnected in the background. Each connected master is asked to run the release script on a key of the prefix
+ * that nobody holds (which changes nothing), so that a wrong password, an ACL user without permission on the prefix
+ * or a certificate the client does not trust fails opening, with that reason, rather than the first lock. Bad URIs or
+ * options throw {@link LockConfigurationException}: an even number of masters, the same master twice, a ttl shorter
+ * than 10 per-instance timeouts, a missing key file.
  */
 public final class RedisLockBackendProvider implements LockBackendProvider {
 
@@ -75,10 +91,18 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
     public static final String CLOCK_DRIFT_FACTOR = "clockDriftFactor";
     /** Option: the prefix of every key in Redis; default {@code distlock:}. */
     public static final String KEY_PREFIX = "keyPrefix";
-    /** Option: the password of every master (sensitive: prefer the builder to a URI in a log). */
+    /** Option: the ACL user of every master (Redis 6+); default, the default user. */
+    public static final String USER = "user";
+    /**
+     * Option: the password of every master, for the ACL user or the default user; also {@code passwordFile} (the
+     * first line of a file) or {@code passwordEnv} (an environment variable), so that a URI carries none.
+     */
     public static final String PASSWORD = "password";
     /** Option: the database number on every master; default 0. */
     public static final String DATABASE = "database";
+
+    /** The key, under the prefix, on which opening checks that we may run the scripts; nobody holds it. */
+    static final String ACCESS_CHECK_KEY = "distlock-access-check";
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public RedisLockBackendProvider() {}
@@ -89,22 +113,24 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
         return "redis";
     }
 
-    /** {@code redis} (one instance) and {@code redlock} (N masters). */
+    /** {@code redis} and {@code rediss} (one instance, plaintext and TLS) and {@code redlock} (N masters). */
     @Override
     public Set<String> uriSchemes() {
-        return Set.of("redis", "redlock");
+        return Set.of("redis", "rediss", "redlock");
     }
 
     /**
      * Connects to every master at once; blocks until a majority is connected, at most for the connect timeout.
      *
      * @throws LockConfigurationException if the URI or an option is malformed (before connecting)
-     * @throws LockBackendException if fewer than a majority of the masters could be reached in time
+     * @throws LockBackendException if fewer than a majority of the masters could be reached in time, or they refused
+     *     us (authentication failed, permission denied on the key prefix, certificate not trusted)
      */
     @Override
     public LockBackend open(BackendConfig config) {
         RedisLocation location = RedisLocation.parse(config.uri());
         RedlockSettings settings = RedlockSettings.read(config);
+        ConnectionSettings connection = ConnectionSettings.read(config, location.tls());
         config.rejectUnknownOptions(name());
 
         ClientResources resources = DefaultClientResources.builder()
@@ -114,25 +140,58 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
                 .reconnectDelay(
                         Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
                 .build();
-        LongAdder requests = new LongAdder();
+        ClientOptions options = connection.clientOptions(settings.connectTimeout());
         List<Master> masters = new ArrayList<>();
+        LongAdder requests = new LongAdder();
         try {
             for (HostList.Address e : location.masters()) {
-                masters.add(new Master(e, settings, resources, requests));
+                Connector connector =
+                        new OwnClient(connection.redisUri(e, settings.connectTimeout()), options, resources);
+                masters.add(new Master(e.toString(), connector, settings, requests));
             }
-            connectMajority(location, settings, masters);
-            return new RedlockBackend(location, settings, config.ticker(), resources, masters, requests);
         } catch (RuntimeException e) {
             masters.forEach(Master::close);
             resources.shutdown(0, 1, TimeUnit.SECONDS);
             throw e;
         }
+        return open(
+                location.toString(),
+                location.majority(),
+                settings,
+                config,
+                masters,
+                requests,
+                () -> resources.shutdown(0, 1, TimeUnit.SECONDS));
     }
 
-    private static void connectMajority(RedisLocation location, RedlockSettings settings, List<Master> masters) {
+    /**
+     * Connects to {@code masters} and checks each, needing a majority within the connect timeout; closes them and
+     * {@code closeResources} if that fails.
+     */
+    static LockBackend open(
+            String target,
+            int majority,
+            RedlockSettings settings,
+            BackendConfig config,
+            List<Master> masters,
+            LongAdder requests,
+            Runnable closeResources) {
+        try {
+            connectMajority(target, majority, settings, masters);
+            return new RedlockBackend(target, majority, settings, config.ticker(), masters, requests, closeResources);
+        } catch (RuntimeException e) {
+            masters.forEach(Master::close);
+            closeResources.run();
+            throw e;
+        }
+    }
+
+    private static void connectMajority(String target, int majority, RedlockSettings settings, List<Master> masters) {
+        String probeKey = settings.redisKey(ACCESS_CHECK_KEY);
+        String probeValue = "access-check-" + UUID.randomUUID();
         List<CompletableFuture<?>> connects = new ArrayList<>();
         for (Master m : masters) {
-            connects.add(m.connect());
+            connects.add(m.connectAndCheck(settings.connectTimeout(), probeKey, probeValue));
         }
         long end = System.nanoTime() + settings.connectTimeout().toNanos();
         int connected = 0;
@@ -142,20 +201,27 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
                 connected++;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new LockBackendException("Interrupted while connecting to " + location, e);
+                throw new LockBackendException("Interrupted while connecting to " + target, e);
             } catch (ExecutionException | TimeoutException e) {
                 // counted below; a master down at open is reconnected in the background
             }
         }
-        if (connected < location.majority()) {
-            List<String> down = new ArrayList<>();
-            for (Master m : masters) {
-                down.add(m + " (" + m.lastError() + ")");
-            }
-            throw new LockBackendException("Could not connect to a majority of the Redis masters of " + location
-                    + " within " + settings.connectTimeout() + " (option connectTimeout): " + connected + " of "
-                    + masters.size() + " connected, " + location.majority() + " needed; " + String.join(", ", down)
-                    + ". Are the servers running and reachable from here?");
+        if (connected >= majority) {
+            return;
         }
+        List<String> down = new ArrayList<>();
+        List<String> refusals = new ArrayList<>();
+        for (Master m : masters) {
+            down.add(m + " (" + m.lastError() + ")");
+            m.refusal().ifPresent(r -> refusals.add(m + ": " + r));
+        }
+        String counts = connected + " of " + masters.size() + " connected, " + majority + " needed";
+        if (!refusals.isEmpty()) {
+            throw new LockBackendException("Could not open " + target + ": the Redis server refused us; "
+                    + String.join("; ", refusals) + " (" + counts + ")");
+        }
+        throw new LockBackendException("Could not connect to a majority of the Redis masters of " + target + " within "
+                + settings.connectTimeout() + " (option connectTimeout): " + counts + "; " + String.join(", ", down)
+                + ". Are the servers running and reachable from here?");
     }
 }

@@ -1,6 +1,9 @@
 package io.distlock.redis;
 
 import io.distlock.RemoteLockerBuilder;
+import io.distlock.internal.Redaction;
+import io.distlock.spi.TlsSettings;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -60,9 +63,51 @@ public final class RedisLockOptions {
         return put(RedisLockBackendProvider.KEY_PREFIX, Objects.requireNonNull(prefix, "prefix"));
     }
 
-    /** See {@link RedisLockBackendProvider#PASSWORD}. */
+    /** See {@link RedisLockBackendProvider#USER}: the ACL user (Redis 6+); needs a password. */
+    public RedisLockOptions user(String user) {
+        return put(RedisLockBackendProvider.USER, Objects.requireNonNull(user, "user"));
+    }
+
+    /** See {@link RedisLockBackendProvider#PASSWORD}; never shown by {@link #toString()}. */
     public RedisLockOptions password(String password) {
         return put(RedisLockBackendProvider.PASSWORD, Objects.requireNonNull(password, "password"));
+    }
+
+    /** The password is the first line of {@code file} (option {@code passwordFile}). */
+    public RedisLockOptions passwordFile(Path file) {
+        return put(
+                RedisLockBackendProvider.PASSWORD + "File",
+                Objects.requireNonNull(file, "file").toString());
+    }
+
+    /** The password is the value of environment variable {@code variable} (option {@code passwordEnv}). */
+    public RedisLockOptions passwordEnv(String variable) {
+        return put(RedisLockBackendProvider.PASSWORD + "Env", Objects.requireNonNull(variable, "variable"));
+    }
+
+    /** Connects over TLS (option {@code tls}); implied by {@code rediss://}. */
+    public RedisLockOptions tls(boolean tls) {
+        return put(TlsSettings.TLS, Boolean.toString(tls));
+    }
+
+    /** The PEM certificate authorities to trust (option {@code caFile}); default, the JVM's trust store. */
+    public RedisLockOptions caFile(Path file) {
+        return put(TlsSettings.CA_FILE, Objects.requireNonNull(file, "file").toString());
+    }
+
+    /**
+     * The PEM client certificate and its unencrypted PKCS#8 PEM key, for mutual TLS (options {@code certFile} and
+     * {@code keyFile}).
+     */
+    public RedisLockOptions clientCertificate(Path certFile, Path keyFile) {
+        put(TlsSettings.CERT_FILE, Objects.requireNonNull(certFile, "certFile").toString());
+        return put(
+                TlsSettings.KEY_FILE, Objects.requireNonNull(keyFile, "keyFile").toString());
+    }
+
+    /** Whether the server's certificate must name the host connected to (option {@code verifyHost}, default true). */
+    public RedisLockOptions verifyHost(boolean verify) {
+        return put(TlsSettings.VERIFY_HOST, Boolean.toString(verify));
     }
 
     /** See {@link RedisLockBackendProvider#DATABASE}. */
@@ -79,6 +124,14 @@ public final class RedisLockOptions {
     /** The options by name, as query parameters would give them. */
     public Map<String, String> asMap() {
         return Map.copyOf(options);
+    }
+
+    /** The options by name, a password's value hidden. */
+    @Override
+    public String toString() {
+        Map<String, String> shown = new LinkedHashMap<>();
+        options.forEach((name, value) -> shown.put(name, Redaction.isSecret(name) ? Redaction.HIDDEN : value));
+        return "RedisLockOptions" + shown;
     }
 
     private RedisLockOptions put(String name, String value) {

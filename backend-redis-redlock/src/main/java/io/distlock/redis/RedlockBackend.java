@@ -10,7 +10,6 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import io.distlock.spi.PollingAcquisition;
 import io.distlock.spi.WakeUps;
-import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -23,7 +22,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Redlock (seed 002) over the masters of one {@code redis://} or {@code redlock://} URI. Acquisition is asynchronous
+ * Redlock (seed 002) over the masters of one {@code redis://}, {@code rediss://} or {@code redlock://} URI, or of
+ * the application's clients. Acquisition is asynchronous
  * throughout ({@link Acquisition}); the blocking calls wait on it.
  */
 final class RedlockBackend implements LockBackend {
@@ -37,10 +37,10 @@ final class RedlockBackend implements LockBackend {
 
     private static final int MAX_DOUBLINGS = 20;
 
-    private final RedisLocation location;
+    private final String target;
     private final RedlockSettings settings;
     private final Ticker ticker;
-    private final ClientResources resources;
+    private final Runnable closeResources;
     private final List<Master> masters;
     private final Redlock redlock;
     private final WakeUps wakeUps = new WakeUps();
@@ -49,19 +49,20 @@ final class RedlockBackend implements LockBackend {
     private final LongAdder requests;
 
     RedlockBackend(
-            RedisLocation location,
+            String target,
+            int majority,
             RedlockSettings settings,
             Ticker ticker,
-            ClientResources resources,
             List<Master> masters,
-            LongAdder requests) {
-        this.location = location;
+            LongAdder requests,
+            Runnable closeResources) {
+        this.target = target;
         this.settings = settings;
         this.ticker = ticker;
-        this.resources = resources;
+        this.closeResources = closeResources;
         this.masters = masters;
         this.requests = requests;
-        this.redlock = new Redlock(masters, location.majority(), settings, ticker);
+        this.redlock = new Redlock(masters, majority, settings, ticker);
         this.timers = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "distlock-redlock-timer");
             t.setDaemon(true);
@@ -69,7 +70,7 @@ final class RedlockBackend implements LockBackend {
         });
         timers.setRemoveOnCancelPolicy(true);
         this.messages = new ReleaseMessages(
-                masters, settings.releaseChannel(), location.majority(), wakeUps, timers, settings.retryDelay());
+                masters, settings.releaseChannel(), majority, wakeUps, timers, settings.retryDelay());
         // Subscribed before the first wait, in the background: a locker's first waiter would otherwise pay for the
         // pub/sub connections (and, in a fresh JVM, their classes) while its rivals are already woken by messages.
         messages.subscribed();
@@ -211,11 +212,11 @@ final class RedlockBackend implements LockBackend {
         for (Master m : masters) {
             m.close();
         }
-        resources.shutdown(0, 1, TimeUnit.SECONDS);
+        closeResources.run();
     }
 
     @Override
     public String toString() {
-        return "RedlockBackend[" + location + "]";
+        return "RedlockBackend[" + target + "]";
     }
 }

@@ -15,8 +15,6 @@ import java.util.Optional;
  * @param pollInterval the longest a waiter sleeps without a release message before it tries again
  * @param driftFactor the clock drift allowed per unit of lease time (seed 002: drift = ttl x factor + 2 ms)
  * @param keyPrefix prepended to every lock key in Redis; the release channel is {@code <keyPrefix>released}
- * @param password the {@code AUTH} password, if the masters need one
- * @param database the database number ({@code SELECT})
  * @param connectTimeout how long opening waits for a majority of the masters
  */
 record RedlockSettings(
@@ -27,8 +25,6 @@ record RedlockSettings(
         Duration pollInterval,
         double driftFactor,
         String keyPrefix,
-        Optional<String> password,
-        int database,
         Duration connectTimeout) {
 
     /** The per-instance timeout unless given: 100ms, or a tenth of a shorter ttl's. */
@@ -58,19 +54,8 @@ record RedlockSettings(
         Duration pollInterval = config.durationOption(RedisLockBackendProvider.POLL_INTERVAL, defaultPoll);
         double drift = driftFactor(config);
         String prefix = config.stringOption(RedisLockBackendProvider.KEY_PREFIX, DEFAULT_KEY_PREFIX);
-        Optional<String> password = config.option(RedisLockBackendProvider.PASSWORD);
-        int database = config.intOption(RedisLockBackendProvider.DATABASE, 0, 0, 1 << 16);
         RedlockSettings settings = new RedlockSettings(
-                ttl,
-                instanceTimeout,
-                retryCount,
-                retryDelay,
-                pollInterval,
-                drift,
-                prefix,
-                password,
-                database,
-                config.connectTimeout());
+                ttl, instanceTimeout, retryCount, retryDelay, pollInterval, drift, prefix, config.connectTimeout());
         settings.check();
         return settings;
     }

@@ -1,5 +1,6 @@
 package io.distlock.redis;
 
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 /** Looks into the masters directly, beside the backend under test: keys, values, subscribers. For tests only. */
 final class RedisProbe implements AutoCloseable {
@@ -19,14 +21,24 @@ final class RedisProbe implements AutoCloseable {
     private final List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
 
     RedisProbe(List<String> endpoints) {
+        this(endpoints, uri -> {}, ClientOptions.create());
+    }
+
+    /**
+     * A probe whose URIs get {@code settings} (credentials, TLS) and whose clients get {@code options} (TLS trust and
+     * certificates): for secured servers.
+     */
+    RedisProbe(List<String> endpoints, Consumer<RedisURI.Builder> settings, ClientOptions options) {
         this.endpoints = List.copyOf(endpoints);
         for (String e : endpoints) {
             int colon = e.lastIndexOf(':');
-            RedisClient c = RedisClient.create(RedisURI.builder()
+            RedisURI.Builder uri = RedisURI.builder()
                     .withHost(e.substring(0, colon))
                     .withPort(Integer.parseInt(e.substring(colon + 1)))
-                    .withTimeout(Duration.ofSeconds(5))
-                    .build());
+                    .withTimeout(Duration.ofSeconds(5));
+            settings.accept(uri);
+            RedisClient c = RedisClient.create(uri.build());
+            c.setOptions(options);
             clients.add(c);
             connections.add(null);
         }

@@ -59,7 +59,9 @@ class RedisUriTest {
         rejected("redis://127.0.0.1:99999", "must be 1..65535");
         rejected("redis://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003", "redis:// takes one instance", "redlock://");
         rejected("redis://127.0.0.1:7001/2", "option 'database'");
-        rejected("redis://user:secret@127.0.0.1:7001", "option 'password'");
+        rejected("redis://user:secret@127.0.0.1:7001", "options 'user' and 'password'");
+        assertThatThrownBy(() -> RemoteLockers.open("redis://user:secret@127.0.0.1:7001"))
+                .hasMessageNotContaining("secret");
         rejected("redis://127.0.0.1:7001?clockDriftFactor=0.7", "clockDriftFactor", "[0, 0.5)");
         rejected("redis://127.0.0.1:7001?retryCount=-1", "retryCount");
         rejected("redis://127.0.0.1:7001?instanceTimout=20ms", "Unknown option", "instanceTimout", "instanceTimeout");

@@ -97,8 +97,6 @@ class RedlockReconnectTest {
                 Duration.ofMillis(500),
                 0.01,
                 "distlock:",
-                Optional.empty(),
-                0,
                 TestTimeouts.scaled(Duration.ofSeconds(20)));
         ClientResources resources = DefaultClientResources.builder()
                 .ioThreadPoolSize(1)
@@ -108,7 +106,12 @@ class RedlockReconnectTest {
         Address address = new Address(
                 proxied.substring(0, proxied.lastIndexOf(':')),
                 Integer.parseInt(proxied.substring(proxied.lastIndexOf(':') + 1)));
-        try (Master master = new Master(address, settings, resources, new LongAdder())) {
+        ConnectionSettings connection = new ConnectionSettings(Optional.empty(), Optional.empty(), 0, Optional.empty());
+        Connector connector = new OwnClient(
+                connection.redisUri(address, settings.connectTimeout()),
+                connection.clientOptions(settings.connectTimeout()),
+                resources);
+        try (Master master = new Master(address.toString(), connector, settings, new LongAdder())) {
             CompletableFuture<Vote> quick = master.setIfAbsent(key, "someone", 30_000);
             CompletableFuture<Vote> patient = master.run(
                     TestTimeouts.scaled(Duration.ofSeconds(20)), LuaScript.RELEASE, key, "ours", "distlock:released");

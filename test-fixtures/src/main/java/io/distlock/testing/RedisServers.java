@@ -1,12 +1,24 @@
 package io.distlock.testing;
 
 import io.distlock.kit.Deadlines;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.stream.Collectors;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * N independent Redis masters for tests (1 for the single-instance backend, 5 for Redlock), each behind a {@link
@@ -31,6 +43,18 @@ import java.util.stream.Collectors;
  * with the install command ({@value #INSTALL_COMMAND}). A local server runs as {@code redis-server --port P --bind
  * 127.0.0.1 --save "" --appendonly no --daemonize no} on a free port: no persistence, so a restarted or killed server
  * comes back empty.
+ *
+ * <p>Secured servers ({@link Builder#tls}, {@link Builder#aclUser}; local binary only) speak TLS only, with
+ * certificates of the test run's {@link TestPki}, and know only the ACL users given plus the fixture's admin user:
+ *
+ * <pre>{@code
+ * static final TestPki PKI = TestPki.create(Path.of("target", "pki"));
+ * @RegisterExtension
+ * static final RedisServers REDIS = RedisServers.builder()
+ *         .tls(PKI)
+ *         .aclUser("locker", "s3cret", "~distlock:*", "&distlock:released", "+set", "+eval", "+evalsha")
+ *         .build();
+ * }</pre>
  */
 public final class RedisServers extends StoreFixture {
 
@@ -48,12 +72,22 @@ public final class RedisServers extends StoreFixture {
     private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(20);
 
+    /** The ACL user the fixture adds for itself and for tests' probes when ACL users are configured. */
+    public static final String ADMIN_USER = "fixture-admin";
+
     private final int count;
     private final ServerLocator locator;
+    private final Optional<TestPki> pki;
+    private final boolean clientCertificates;
+    private final List<List<String>> users;
+    private final String adminPassword = "admin-" + UUID.randomUUID();
 
     private RedisServers(Builder builder) {
         this.count = builder.count;
         this.locator = builder.locator;
+        this.pki = builder.pki;
+        this.clientCertificates = builder.clientCertificates;
+        this.users = List.copyOf(builder.users);
     }
 
     /** A builder; one server by default. */
@@ -79,6 +113,24 @@ public final class RedisServers extends StoreFixture {
         return nodes().stream().map(ServerNode::proxiedEndpoint).collect(Collectors.toUnmodifiableList());
     }
 
+    /**
+     * The password of {@value #ADMIN_USER} (all commands, all keys), when ACL users are configured: for tests that
+     * look into the store beside the locker under test.
+     *
+     * @throws IllegalStateException if no ACL user is configured (the default user then needs no password)
+     */
+    public String adminPassword() {
+        if (users.isEmpty()) {
+            throw new IllegalStateException("No ACL users configured: the default user needs no password");
+        }
+        return adminPassword;
+    }
+
+    /** Whether the servers speak TLS only (started with {@link Builder#tls}). */
+    public boolean tls() {
+        return pki.isPresent();
+    }
+
     @Override
     String describe() {
         return count + " Redis server" + (count == 1 ? "" : "s");
@@ -88,6 +140,11 @@ public final class RedisServers extends StoreFixture {
     void startNodes() {
         ServerLocator.Choice choice = locator.locate(new ServerLocator.Wanted(
                 "Redis", ADDRESSES_VARIABLE, BINARY_VARIABLE, "redis-server", INSTALL_COMMAND));
+        if ((pki.isPresent() || !users.isEmpty()) && choice.source != ServerSource.LOCAL_BINARY) {
+            throw new IllegalStateException("Redis servers with TLS or ACL users are started only from a local"
+                    + " redis-server binary (Debian's is built with TLS), not from " + choice.source + "; install it"
+                    + " with " + INSTALL_COMMAND);
+        }
         switch (choice.source) {
             case ENVIRONMENT:
                 useExternal(choice.addresses);
@@ -117,38 +174,100 @@ public final class RedisServers extends StoreFixture {
     }
 
     private void startProcesses(Path binary) {
+        Optional<SSLSocketFactory> tlsProbe = pki.map(RedisServers::probeSockets);
+        // One certificate for all: issuing rewrites the same files, which a server starting meanwhile would read.
+        Optional<TestPki.Identity> certificate = pki.map(p -> p.server("redis"));
         List<ProcessNode> started = new ArrayList<>();
         for (int i = 1; i <= count; i++) {
             String name = "redis-" + i;
             int port = FreePorts.next();
             String endpoint = Endpoints.loopback(port);
             Path dir = FixtureDirs.create(name);
-            ServerProcess process = track(ServerProcess.builder(
-                            name,
-                            List.of(
-                                    binary.toString(),
-                                    "--port",
-                                    Integer.toString(port),
-                                    "--bind",
-                                    "127.0.0.1",
-                                    "--save",
-                                    "",
-                                    "--appendonly",
-                                    "no",
-                                    "--daemonize",
-                                    "no",
-                                    "--dir",
-                                    dir.toString()))
+            ServerProcess process = track(ServerProcess.builder(name, command(binary, port, dir, certificate))
                     .logFile(dir.resolve(name + ".log"))
                     .build());
             TcpProxy proxy = track(TcpProxy.start(name, port));
-            ProcessNode node =
-                    new ProcessNode(endpoint, process, () -> Resp.ping(endpoint, PROBE_TIMEOUT), READY_TIMEOUT, proxy);
+            ServerProcess.ReadinessProbe ready = tlsProbe.<ServerProcess.ReadinessProbe>map(
+                            f -> () -> Resp.answersOverTls(endpoint, PROBE_TIMEOUT, f))
+                    .orElse(() -> Resp.ping(endpoint, PROBE_TIMEOUT));
+            ProcessNode node = new ProcessNode(endpoint, process, ready, READY_TIMEOUT, proxy);
             node.launch();
             started.add(node);
             addNode(node);
         }
         started.forEach(ProcessNode::awaitReady);
+    }
+
+    /**
+     * {@code redis-server} on {@code port}: plaintext, or TLS only ({@code --port 0 --tls-port}) with the PKI's
+     * server certificate; with ACL users, the default user off and the fixture's admin user on.
+     */
+    private List<String> command(Path binary, int port, Path dir, Optional<TestPki.Identity> certificate) {
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (certificate.isPresent()) {
+            TestPki.Identity server = certificate.get();
+            command.addAll(List.of(
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    Integer.toString(port),
+                    "--tls-cert-file",
+                    server.certFile().toAbsolutePath().toString(),
+                    "--tls-key-file",
+                    server.keyFile().toAbsolutePath().toString(),
+                    "--tls-ca-cert-file",
+                    pki.get().caFile().toAbsolutePath().toString(),
+                    "--tls-auth-clients",
+                    clientCertificates ? "yes" : "optional"));
+        } else {
+            command.addAll(List.of("--port", Integer.toString(port)));
+        }
+        command.addAll(List.of(
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--dir",
+                dir.toString()));
+        if (!users.isEmpty()) {
+            command.addAll(List.of("--user", "default", "off"));
+            command.addAll(List.of("--user", ADMIN_USER, "on", ">" + adminPassword, "~*", "&*", "+@all"));
+            for (List<String> user : users) {
+                command.add("--user");
+                command.addAll(user);
+            }
+        }
+        return command;
+    }
+
+    /** TLS sockets for the readiness probe: trusting the PKI's authority, with a client certificate of its own. */
+    private static SSLSocketFactory probeSockets(TestPki pki) {
+        try {
+            TestPki.Identity probe = pki.client("fixture-probe");
+            KeyStore keys = KeyStore.getInstance("PKCS12");
+            try (InputStream in = Files.newInputStream(probe.keyStore())) {
+                keys.load(in, probe.keyStorePassword().toCharArray());
+            }
+            KeyManagerFactory keyManagers = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            keyManagers.init(keys, probe.keyStorePassword().toCharArray());
+            KeyStore trusted = KeyStore.getInstance("PKCS12");
+            try (InputStream in = Files.newInputStream(pki.trustStore())) {
+                trusted.load(in, "changeit".toCharArray());
+            }
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(trusted);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(keyManagers.getKeyManagers(), trust.getTrustManagers(), null);
+            return context.getSocketFactory();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("Cannot make the TLS readiness probe of the Redis fixture", e);
+        }
     }
 
     private void startContainers() {
@@ -180,8 +299,39 @@ public final class RedisServers extends StoreFixture {
     public static final class Builder {
         private int count = 1;
         private ServerLocator locator = ServerLocator.system();
+        private Optional<TestPki> pki = Optional.empty();
+        private boolean clientCertificates;
+        private final List<List<String>> users = new ArrayList<>();
 
         private Builder() {}
+
+        /**
+         * TLS only: {@code --port 0 --tls-port P} with a server certificate of {@code pki} (valid for localhost and
+         * 127.0.0.1), trusting {@code pki}'s authority for client certificates, which are optional unless {@link
+         * #requireClientCertificates()}.
+         */
+        public Builder tls(TestPki pki) {
+            this.pki = Optional.of(Objects.requireNonNull(pki, "pki"));
+            return this;
+        }
+
+        /** With {@link #tls}: {@code --tls-auth-clients yes}, a client without a certificate of the PKI is refused. */
+        public Builder requireClientCertificates() {
+            this.clientCertificates = true;
+            return this;
+        }
+
+        /**
+         * An ACL user, {@code user <name> on ><password> <rules...>} (e.g. {@code "~distlock:*", "&distlock:*",
+         * "+set"}). With any user configured the default user is off (a client without credentials gets {@code
+         * NOAUTH}) and the fixture adds {@value RedisServers#ADMIN_USER} (see {@link RedisServers#adminPassword()}).
+         */
+        public Builder aclUser(String name, String password, String... rules) {
+            List<String> user = new ArrayList<>(List.of(name, "on", ">" + password));
+            user.addAll(List.of(rules));
+            users.add(user);
+            return this;
+        }
 
         /**
          * How many independent servers (masters, no replication between them); default 1.

@@ -9,6 +9,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * A minimal Redis (RESP2) client over a plain socket: one command per connection, simple/error/integer/bulk replies.
@@ -43,6 +45,32 @@ final class Resp {
     static boolean ping(String endpoint, Duration timeout) {
         try {
             return "PONG".equals(command(endpoint, timeout, "PING"));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Whether the server at {@code endpoint} answers {@code PING} over TLS within {@code timeout}: {@code PONG}, or an
+     * error reply such as {@code NOAUTH} from a server that wants credentials first (it is up either way).
+     */
+    static boolean answersOverTls(String endpoint, Duration timeout, SSLSocketFactory tls) {
+        int colon = endpoint.lastIndexOf(':');
+        String host = endpoint.substring(0, colon);
+        int port = Integer.parseInt(endpoint.substring(colon + 1));
+        try (Socket plain = new Socket()) {
+            plain.connect(new InetSocketAddress(host, port), (int) timeout.toMillis());
+            plain.setSoTimeout((int) timeout.toMillis());
+            try (SSLSocket socket = (SSLSocket) tls.createSocket(plain, host, port, true)) {
+                socket.startHandshake();
+                OutputStream out = socket.getOutputStream();
+                out.write(encode("PING"));
+                out.flush();
+                readReply(new BufferedInputStream(socket.getInputStream()));
+                return true;
+            }
+        } catch (IllegalStateException errorReply) {
+            return true;
         } catch (IOException | RuntimeException e) {
             return false;
         }

@@ -1,0 +1,78 @@
+package io.distlock.redis;
+
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import javax.net.ssl.SSLException;
+
+/**
+ * Names why a master refused us, for messages: authentication failed, permission denied on the key prefix,
+ * certificate not trusted, TLS spoken to a plaintext port or the reverse. Such refusals do not pass by waiting, so
+ * opening reports them first. Messages carry the server's or TLS library's words, never a password.
+ */
+final class Refusals {
+
+    private Refusals() {}
+
+    /**
+     * Why {@code failure} happened, if it is a refusal: a sentence that names the cause and the options to check.
+     *
+     * @param keyPrefix the locker's key prefix, named when the ACL user may not touch its keys
+     * @param connecting whether the failure ended a connection attempt (a connection closed or reset then is a
+     *     server that does not speak our protocol on that port, not an outage)
+     */
+    static Optional<String> describe(Throwable failure, String keyPrefix, boolean connecting) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof CompletionException || t instanceof ExecutionException) {
+                continue;
+            }
+            String message = t.getMessage() == null ? "" : t.getMessage();
+            String upper = message.toUpperCase(Locale.ROOT);
+            if (upper.startsWith("WRONGPASS")) {
+                return Optional.of("authentication failed: unknown user or wrong password (" + message.trim()
+                        + "); check options 'user' and 'password'");
+            }
+            if (upper.startsWith("NOAUTH")) {
+                return Optional.of("authentication failed: the server asks for credentials (" + message.trim()
+                        + "); give options 'password' and, for an ACL user, 'user'");
+            }
+            if (upper.startsWith("NOPERM") || message.contains("can't run this command")) {
+                return Optional.of("permission denied on " + keyPrefix + "* (" + message.trim()
+                        + "): the ACL user needs keys ~" + keyPrefix + "*, channel &" + keyPrefix
+                        + "released and the commands SET, EVALSHA, EVAL, GET, DEL, PEXPIRE, PUBLISH, SUBSCRIBE");
+            }
+            if (t instanceof io.netty.handler.ssl.NotSslRecordException) {
+                return Optional.of("the server does not speak TLS on this port (" + message.trim()
+                        + "); connect without TLS or to its TLS port");
+            }
+            if (t instanceof SSLException) {
+                return Optional.of(tls(message));
+            }
+            if (connecting && (upper.contains("CONNECTION CLOSED PREMATURELY") || upper.contains("CONNECTION RESET"))) {
+                return Optional.of("the server closed the connection during the handshake (" + message.trim()
+                        + "); if this is a TLS port, connect with rediss:// or tls=true");
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static String tls(String message) {
+        String lower = message.toLowerCase(Locale.ROOT);
+        if (lower.contains("pkix") || lower.contains("unable to find valid certification path")) {
+            return "certificate not trusted: the server's certificate is not signed by an authority of option"
+                    + " 'caFile' (or of the JVM's trust store) (" + message + ")";
+        }
+        if (lower.contains("subject alternative") || lower.contains("hostname") || lower.contains("no name matching")) {
+            return "certificate not trusted: it does not name the host connected to (" + message
+                    + "); connect by a name it carries, or set verifyHost=false";
+        }
+        if (lower.contains("certificate_required")
+                || lower.contains("bad_certificate")
+                || lower.contains("unknown_ca")) {
+            return "the server refused our client certificate (" + message
+                    + "); give options 'certFile' and 'keyFile' signed by an authority it trusts";
+        }
+        return "TLS handshake failed (" + message + ")";
+    }
+}

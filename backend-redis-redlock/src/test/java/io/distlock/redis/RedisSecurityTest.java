@@ -1,0 +1,172 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockerBuilder;
+import io.distlock.RemoteLockers;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.testing.RedisServers;
+import io.distlock.testing.TestPki;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Opening a locker on a secured Redis (TLS only, client certificates required, ACL users) with good and bad
+ * credentials and certificates: each bad input fails opening with an exception that names the cause, within the
+ * connect timeout, with no secret in it and nothing left in the store.
+ */
+class RedisSecurityTest {
+
+    static final TestPki PKI = SecuredRedis.pki("redis-security");
+
+    @RegisterExtension
+    static final RedisServers REDIS = SecuredRedis.servers(PKI, 1);
+
+    private static final Duration CONNECT_TIMEOUT = TestTimeouts.scaled(Duration.ofSeconds(3));
+    /** What a refusal may take beyond the connect timeout: closing the clients. */
+    private static final Duration CLOSE_SLACK = TestTimeouts.scaled(Duration.ofSeconds(2));
+
+    private static RedisProbe probe;
+    private static TestPki.Identity client;
+
+    @BeforeAll
+    static void start() {
+        probe = SecuredRedis.probe(REDIS, PKI);
+        client = PKI.client(SecuredRedis.LOCKER);
+    }
+
+    @AfterAll
+    static void closeProbe() {
+        probe.close();
+    }
+
+    private static String endpoint() {
+        return REDIS.endpoints().get(0);
+    }
+
+    /** {@code rediss://} with the run's authority and a client certificate; credentials still to give. */
+    private static RedisLockOptions tls() {
+        return RedisLockOptions.create().caFile(PKI.caFile()).clientCertificate(client.certFile(), client.keyFile());
+    }
+
+    /** The locker's credentials, trusting {@code caFile}; no client certificate yet. */
+    private static RedisLockOptions locker(Path caFile) {
+        return RedisLockOptions.create()
+                .caFile(caFile)
+                .user(SecuredRedis.LOCKER)
+                .password(SecuredRedis.LOCKER_PASSWORD);
+    }
+
+    private static RemoteLockerBuilder builder(String uri, RedisLockOptions options) {
+        return options.applyTo(RemoteLockers.builder().uri(uri).connectTimeout(CONNECT_TIMEOUT));
+    }
+
+    /** Opening fails within the connect timeout, without a password in what is thrown, and leaves no key. */
+    private static Throwable refused(String uri, RedisLockOptions options) {
+        long start = System.nanoTime();
+        Throwable thrown = catchThrowable(() -> builder(uri, options).build().close());
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(thrown).as("opening " + uri + " with " + options).isNotNull();
+        assertThat(took).isLessThan(CONNECT_TIMEOUT.plus(CLOSE_SLACK));
+        for (String secret : new String[] {SecuredRedis.LOCKER_PASSWORD, SecuredRedis.STRANGER_PASSWORD}) {
+            assertThat(thrown.getMessage()).doesNotContain(secret);
+            assertThat(thrown.toString()).doesNotContain(secret);
+        }
+        assertThat(probe.keys("")).as("keys left in the store").isEmpty();
+        return thrown;
+    }
+
+    @Test
+    void open_aclUserOverTls_locksAndShowsNoSecret() {
+        RedisLockOptions options = tls().user(SecuredRedis.LOCKER).password(SecuredRedis.LOCKER_PASSWORD);
+        assertThat(options.toString())
+                .doesNotContain(SecuredRedis.LOCKER_PASSWORD)
+                .contains("password=****");
+        try (RemoteLocker locker = builder("rediss://" + endpoint(), options).build()) {
+            assertThat(locker.toString()).doesNotContain(SecuredRedis.LOCKER_PASSWORD);
+            Optional<RemoteLock> lock = locker.tryLock("secured");
+            assertThat(lock).isPresent();
+            assertThat(probe.keys("distlock:secured")).hasSize(1);
+            lock.get().close();
+        }
+        assertThat(probe.keys("")).isEmpty();
+    }
+
+    @Test
+    void open_wrongPassword_failsWithAuthenticationFailed() {
+        Throwable e = refused(
+                "rediss://" + endpoint(), tls().user(SecuredRedis.LOCKER).password(SecuredRedis.STRANGER_PASSWORD));
+        assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("authentication failed");
+    }
+
+    @Test
+    void open_unknownUser_failsWithAuthenticationFailed() {
+        Throwable e = refused("rediss://" + endpoint(), tls().user("nobody").password(SecuredRedis.LOCKER_PASSWORD));
+        assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("authentication failed");
+    }
+
+    @Test
+    void open_noCredentials_failsWithAuthenticationFailed() {
+        Throwable e = refused("rediss://" + endpoint(), tls());
+        assertThat(e)
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("authentication failed")
+                .hasMessageContaining("'password'");
+    }
+
+    @Test
+    void open_userWithoutPermissionOnPrefix_failsWithPermissionDenied() {
+        Throwable e = refused(
+                "rediss://" + endpoint(), tls().user(SecuredRedis.STRANGER).password(SecuredRedis.STRANGER_PASSWORD));
+        assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("permission denied on distlock:*");
+    }
+
+    @Test
+    void open_serverCertificateOfAnotherAuthority_failsWithCertificateNotTrusted() {
+        TestPki stranger = SecuredRedis.pki("stranger");
+        RedisLockOptions options = locker(stranger.caFile()).clientCertificate(client.certFile(), client.keyFile());
+        Throwable e = refused("rediss://" + endpoint(), options);
+        assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("certificate not trusted");
+    }
+
+    @Test
+    void open_withoutClientCertificate_isRefusedByTheServer() {
+        Throwable e = refused("rediss://" + endpoint(), locker(PKI.caFile()));
+        assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("client certificate");
+    }
+
+    @Test
+    void open_plaintextAgainstTlsPort_failsNamingTls() {
+        Throwable e = refused(
+                "redis://" + endpoint(),
+                RedisLockOptions.create().user(SecuredRedis.LOCKER).password(SecuredRedis.LOCKER_PASSWORD));
+        assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("rediss://");
+    }
+
+    @Test
+    void open_missingKeyFile_failsNamingTheOptionAndFile() {
+        Path missing = client.keyFile().resolveSibling("no-such-key.pem");
+        Throwable e =
+                refused("rediss://" + endpoint(), locker(PKI.caFile()).clientCertificate(client.certFile(), missing));
+        assertThat(e)
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("keyFile")
+                .hasMessageContaining(missing.toString());
+    }
+
+    @Test
+    void open_userWithoutPassword_isRejectedBeforeConnecting() {
+        Throwable e = refused("rediss://" + endpoint(), tls().user(SecuredRedis.LOCKER));
+        assertThat(e).isInstanceOf(LockConfigurationException.class).hasMessageContaining("needs a password");
+    }
+}
