@@ -1,18 +1,24 @@
 package io.distlock.zookeeper;
 
+import io.distlock.RemoteLockers;
+import io.distlock.kit.ClientPartition;
+import io.distlock.kit.NodeFaults;
 import io.distlock.kit.StoreFaults;
+import io.distlock.testing.KitFaults;
 import io.distlock.testing.ServerNode;
 import io.distlock.testing.ZooKeeperEnsemble;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.utils.ZKPaths;
 
 /**
- * The kit's store faults on a {@link ZooKeeperEnsemble}: every server stopped and started again, and a lock node
- * deleted with a client of its own, as {@code zkCli.sh delete} would.
+ * The kit's store faults on a {@link ZooKeeperEnsemble}: every server stopped and started again, a lock node deleted
+ * with a client of its own, as {@code zkCli.sh delete} would, single servers killed (a majority serves), and lockers
+ * cut off through the ensemble's proxies. The servers run in the test's JVM, so none can be paused alone.
  */
 final class ZkStoreFaults implements StoreFaults {
 
@@ -66,5 +72,19 @@ final class ZkStoreFaults implements StoreFaults {
     @Override
     public Duration deletionNoticedWithin() {
         return NOTICED_WITHIN;
+    }
+
+    @Override
+    public Optional<NodeFaults> nodeFaults() {
+        List<ServerNode> servers = ensemble.nodes();
+        return servers.size() < 3
+                ? Optional.empty()
+                : Optional.of(KitFaults.nodes(servers, KitFaults.majority(servers), ensemble::resetFaults));
+    }
+
+    @Override
+    public Optional<ClientPartition> clientPartition() {
+        return Optional.of(KitFaults.partition(ensemble.nodes(), () -> RemoteLockers.builder()
+                .uri("zk://" + ensemble.proxiedConnectString() + basePath)));
     }
 }

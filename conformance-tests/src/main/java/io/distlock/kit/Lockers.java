@@ -74,6 +74,26 @@ final class Lockers implements AutoCloseable {
                 + " its deadline has passed (a backend defect, not a slow store)";
     }
 
+    /**
+     * Asserts that the store holds nothing for {@code keys} within {@code bound} (leases of dead or cut-off lockers may
+     * still have to run out), where the fixture can list entries ({@link LockerFixture#storeEntries}); and that each
+     * key is free.
+     */
+    static void assertNothingLeft(LockerFixture fixture, RemoteLocker locker, Duration bound, String... keys)
+            throws InterruptedException {
+        for (String key : keys) {
+            boolean empty = Deadlines.within(
+                    bound, () -> fixture.storeEntries(key).map(List::isEmpty).orElse(true));
+            if (!empty) {
+                throw new AssertionError("the store still holds entries for '" + key + "' " + bound.toMillis()
+                        + " ms on: " + fixture.storeEntries(key).orElseThrow());
+            }
+            if (!Deadlines.within(bound, () -> isFree(locker, key))) {
+                throw new AssertionError("'" + key + "' is still taken " + bound.toMillis() + " ms on");
+            }
+        }
+    }
+
     /** The locker number {@code index}, modulo the number opened: threads share lockers round-robin. */
     RemoteLocker get(int index) {
         return lockers.get(index % lockers.size());

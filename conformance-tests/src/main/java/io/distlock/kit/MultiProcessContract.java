@@ -222,6 +222,50 @@ public interface MultiProcessContract extends LockerFixture {
     }
 
     /**
+     * A waiter killed with {@code SIGKILL} while it waits in the queue must not hold up those behind it for longer than
+     * a dead holder would: once the holder releases, another locker gets the key within the lease time plus slack
+     * ({@code RENEWED_TTL}) or the session timeout plus slack ({@code SESSION}), and nothing of the dead waiter is
+     * left in the store once its lease has run out.
+     */
+    @Test
+    @Requires(Need.OTHER_PROCESSES)
+    default void killedWaiter_doesNotHoldUpTheQueue_beyondItsLease() throws Exception {
+        String key = TestKeys.unique("killed-waiter");
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        try (Workers workers = Workers.create(workerUri(), shortLeaseTime(), maxWait());
+                Lockers kit = Lockers.open(this, 2, leaseTime())) {
+            RemoteLock held = kit.get(0).lock(key, maxWait());
+            int entriesHeld = storeEntries(key).map(List::size).orElse(0);
+            Worker waiter =
+                    workers.start("hold", key, 1, 1, Duration.ofMinutes(10).toMillis());
+            awaitLine(waiter, "TAKING", startup());
+            // Give its request the time to reach the store: until its queue entry shows, where the fixture lists them.
+            if (storeEntries(key).isPresent()) {
+                assertTrue(
+                        Deadlines.within(
+                                maxWait(), () -> storeEntries(key).orElseThrow().size() > entriesHeld),
+                        () -> "the waiter's queue entry for '" + key + "' never showed: " + storeEntries(key));
+            } else {
+                Thread.sleep(TestTimeouts.scaled(Duration.ofSeconds(1)).toMillis());
+            }
+            waiter.kill();
+            held.release();
+            Duration bound = freedWithin(model);
+            long released = System.nanoTime();
+            try (RemoteLock next = kit.get(1).lock(key, bound)) {
+                assertTrue(next.isHeld());
+            } catch (LockTimeoutException e) {
+                throw new AssertionError(
+                        "a waiter killed in the queue held up '" + key + "' for more than " + bound
+                                + " after its holder released (" + model + ")",
+                        e);
+            }
+            assertTrue(System.nanoTime() - released <= bound.toNanos());
+            Lockers.assertNothingLeft(this, kit.get(1), bound, key);
+        }
+    }
+
+    /**
      * A holder frozen with {@code SIGSTOP} past its lease loses the lock: another process takes it, and when the
      * frozen one is thawed it sees {@code isHeld()} false, {@code onLost} fired exactly once, and its release reports
      * the loss. The merged history (with the frozen hold ended by its loss) stays consistent.

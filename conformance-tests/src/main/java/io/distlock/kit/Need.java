@@ -70,6 +70,35 @@ public enum Need {
                     : Optional.of("no store faults given: override LockerFixture.storeFaults() to run the tests of a"
                             + " store that stops or whose lock entry is deleted out of band");
         }
+    },
+
+    /** Faults of single nodes of a store of several ({@link StoreFaults#nodeFaults()}), one of which may die. */
+    NODE_FAULTS {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            Optional<NodeFaults> nodes = fixture.storeFaults().flatMap(StoreFaults::nodeFaults);
+            if (nodes.isEmpty()) {
+                return Optional.of(
+                        "no node faults given: override StoreFaults.nodeFaults() with the nodes of a store of"
+                                + " several to run the tests of a minority or a majority of nodes killed");
+            }
+            NodeFaults given = nodes.get();
+            return given.nodeCount() - given.quorum() >= 1
+                    ? Optional.empty()
+                    : Optional.of("the store's " + given.nodeCount() + " node(s) need all " + given.quorum()
+                            + " to serve: no node may die, so there is no minority to kill");
+        }
+    },
+
+    /** Lockers reaching the store through proxies that can be cut ({@link StoreFaults#clientPartition()}). */
+    CLIENT_PARTITION {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return fixture.storeFaults().flatMap(StoreFaults::clientPartition).isPresent()
+                    ? Optional.empty()
+                    : Optional.of("no client partition given: override StoreFaults.clientPartition() with lockers that"
+                            + " reach the store through the fixtures' TCP proxies to run the partition tests");
+        }
     };
 
     /** Why the test cannot run against this fixture and backend; empty if it can. */

@@ -3,7 +3,6 @@ package io.distlock.kit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.distlock.LockBackendException;
 import io.distlock.ReleaseResult;
@@ -13,12 +12,7 @@ import io.distlock.RemoteLocker;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -54,10 +48,20 @@ public interface StoreFaultContract extends LockerFixture {
             locker.lock(key, maxWait()).release(); // connected, and the key's place in the store exists
             faults.stopStore();
             try {
-                assertFailsWithBackendException("tryLock(k)", bound, () -> locker.tryLock(key));
-                assertFailsWithBackendException(
-                        "lock(k, " + connectTimeout + ")", bound, () -> locker.lock(key, connectTimeout));
-                assertFailsWithBackendException("lock(k)", bound, () -> locker.lock(key));
+                FailingCalls.assertFailsWithin(
+                        "tryLock(k)",
+                        "with the store down",
+                        bound,
+                        () -> locker.tryLock(key),
+                        LockBackendException.class);
+                FailingCalls.assertFailsWithin(
+                        "lock(k, " + connectTimeout + ")",
+                        "with the store down",
+                        bound,
+                        () -> locker.lock(key, connectTimeout),
+                        LockBackendException.class);
+                FailingCalls.assertFailsWithin(
+                        "lock(k)", "with the store down", bound, () -> locker.lock(key), LockBackendException.class);
             } finally {
                 faults.startStore();
             }
@@ -133,47 +137,5 @@ public interface StoreFaultContract extends LockerFixture {
         try (RemoteLocker other = openLocker(leaseTime())) {
             assertTrue(Lockers.isFree(other, first), "'" + first + "' is not free after the group was closed");
         }
-    }
-
-    /** A call that must fail with the store's failure within {@code bound}. */
-    @FunctionalInterface
-    interface StoreCall {
-        Object call() throws Exception;
-    }
-
-    private static void assertFailsWithBackendException(String what, Duration bound, StoreCall call) {
-        long start = System.nanoTime();
-        Object outcome;
-        ExecutorService caller = Executors.newSingleThreadExecutor();
-        Future<Object> running = caller.submit(call::call);
-        try {
-            outcome = running.get(bound.multipliedBy(2).toNanos(), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            outcome = e.getCause();
-        } catch (TimeoutException | InterruptedException e) {
-            outcome = "nothing: it still waits (a hang)";
-        } finally {
-            running.cancel(true);
-            caller.shutdownNow();
-        }
-        Duration took = Duration.ofNanos(System.nanoTime() - start);
-        Object result = outcome;
-        if (result instanceof AutoCloseable granted) {
-            try {
-                granted.close();
-            } catch (Exception ignored) {
-                // reported below
-            }
-        }
-        if (!(result instanceof LockBackendException)) {
-            fail(what + " with the store down must fail with LockBackendException, but it "
-                    + (result instanceof Throwable ? "threw " + result : "returned " + result) + " after " + took);
-        }
-        assertTrue(
-                took.compareTo(bound) <= 0,
-                what + " with the store down failed only after " + took + ", later than " + bound + ": " + result);
-        assertTrue(
-                ((LockBackendException) result).getMessage() != null,
-                what + ": a LockBackendException without a message");
     }
 }

@@ -1,6 +1,7 @@
 package io.distlock.kit;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Faults the kit injects into the store itself (not into the lock holders), given by a backend's test through {@link
@@ -31,4 +32,20 @@ public interface StoreFaults {
      * milliseconds; a backend that notices only when it renews gives a third of the lease plus a request.
      */
     Duration deletionNoticedWithin();
+
+    /**
+     * Faults of single nodes, for a store of several: kill, pause, restore. Empty (the default) for a single-node store
+     * or a fixture that cannot fault one node; the tests that need them are skipped with this hook named.
+     */
+    default Optional<NodeFaults> nodeFaults() {
+        return Optional.empty();
+    }
+
+    /**
+     * A partition between lockers and the store through the fixtures' TCP proxies. Empty (the default) when the
+     * fixture offers no proxied locker; the tests that need it are skipped with this hook named.
+     */
+    default Optional<ClientPartition> clientPartition() {
+        return Optional.empty();
+    }
 }

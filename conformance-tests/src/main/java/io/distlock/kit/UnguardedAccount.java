@@ -62,6 +62,11 @@ final class UnguardedAccount {
         }
     }
 
+    /** Asserts that no two holders were inside at once and the ATM was never overdrawn, however many sections ran. */
+    void assertNoOverlap() {
+        assertExclusive(sections.get());
+    }
+
     /** Asserts that {@code expectedSections} ran one at a time: no overlap, no lost update, no overdraft. */
     void assertExclusive(long expectedSections) {
         synchronized (overlaps) {

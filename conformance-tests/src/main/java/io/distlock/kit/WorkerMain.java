@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>It reports on stdout, one event a line: {@code READY pid}, {@code ACQUIRED owner token}, {@code WRITE owner
  * token}, {@code LOST owner}, {@code HELD owner held=b lost=n}, {@code RELEASED owner result},
- * {@code OVERLAP detail}, {@code OPEN}, {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
+ * {@code OVERLAP detail}, {@code OPEN}, {@code TAKING key} (a hold asks for the lock), {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
  * outlives the kit.
  */
 public final class WorkerMain {
@@ -254,6 +254,7 @@ public final class WorkerMain {
      * the end (also when the process was frozen meanwhile), then reports whether it still holds the lock.
      */
     private void hold(RemoteLocker locker) throws Exception {
+        say("TAKING " + key);
         RemoteLock lock = take(locker, false);
         long acquiredAt = System.nanoTime();
         AtomicInteger lost = new AtomicInteger();

@@ -1,0 +1,391 @@
+package io.distlock.kit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.LeaseModel;
+import io.distlock.LockBackendException;
+import io.distlock.LockException;
+import io.distlock.LockTimeoutException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockerBuilder;
+import io.distlock.kit.history.HistoryChecker;
+import io.distlock.kit.history.HistoryRecorder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The store-fault matrix: the same faults injected into the store under every backend, through the fixture's {@link
+ * StoreFaults}, {@link NodeFaults} and {@link ClientPartition}. Each test records a lock history (grants, releases,
+ * losses and every validity the backend reported) and ends with {@link HistoryChecker} over it (no overlapping holds,
+ * no validity that outlived the lock, fencing tokens that grow) and a scan of the store that finds nothing left once
+ * the leases of dead or cut-off lockers have run out.
+ *
+ * <p>The holder-side faults ({@code SIGKILL} and {@code SIGSTOP} of a holder, a waiter killed in the queue) are in
+ * {@link MultiProcessContract}; a store stopped whole and a lock entry deleted out of band are in {@link
+ * StoreFaultContract}.
+ */
+public interface FaultMatrixContract extends LockerFixture {
+
+    /** Threads (each with a locker of its own) of the contended runs. */
+    int FAULT_THREADS = 4;
+
+    /**
+     * A minority of the store's nodes ({@code nodeCount - quorum}) killed with {@code SIGKILL} a third of the way
+     * through a contended run: every thread still runs all its critical sections (a call that fails while the client
+     * moves to another node is retried and counted), no two at once, and the history is consistent.
+     */
+    @Test
+    @Requires(Need.NODE_FAULTS)
+    default void minorityOfNodesKilled_duringAContendedRun_exclusionHolds_andEveryThreadFinishes() throws Exception {
+        NodeFaults nodes = nodeFaults();
+        String key = TestKeys.unique("minority-killed");
+        int perThread = acquisitionsPerThread();
+        int total = FAULT_THREADS * perThread;
+        int minority = nodes.nodeCount() - nodes.quorum();
+        UnguardedAccount account = new UnguardedAccount();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        AtomicInteger sections = new AtomicInteger();
+        AtomicInteger storeErrors = new AtomicInteger();
+        CountDownLatch killed = new CountDownLatch(1);
+        List<RemoteLocker> lockers = new ArrayList<>();
+        try {
+            for (int i = 0; i < FAULT_THREADS; i++) {
+                lockers.add(recordingLocker(lockerBuilder(), history, leaseTime()));
+            }
+            Thread killer = new Thread(
+                    () -> {
+                        try {
+                            while (sections.get() < total / 3) {
+                                Thread.sleep(5);
+                            }
+                            for (int n = 0; n < minority; n++) {
+                                nodes.kill(n);
+                            }
+                            killed.countDown();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "kit-node-killer");
+            killer.setDaemon(true);
+            killer.start();
+            Concurrently.run("minority-killed", FAULT_THREADS, maxWait().multipliedBy(3), i -> {
+                for (int n = 0; n < perThread; n++) {
+                    RemoteLock lock = lockRetryingStoreErrors(lockers.get(i), key, storeErrors);
+                    history.acquired(lock);
+                    account.criticalSection(lock.ownerId());
+                    history.releasing(lock);
+                    sections.incrementAndGet();
+                    try {
+                        lock.release();
+                    } catch (LockBackendException e) {
+                        storeErrors.incrementAndGet(); // the store frees it at the lease's end
+                    }
+                }
+            });
+            killer.join(maxWait().toMillis());
+            assertTrue(killed.await(0, TimeUnit.SECONDS), "the run ended before a third of it had passed");
+            account.assertExclusive(total);
+            HistoryChecker.assertConsistent(history.events());
+            log().info(
+                            "{} critical sections with {} of {} nodes killed a third of the way; {} calls failed on"
+                                    + " the store and were retried",
+                            total,
+                            minority,
+                            nodes.nodeCount(),
+                            storeErrors.get());
+            Lockers.assertNothingLeft(this, lockers.get(0), leaseTime().plus(expirySlack()), key);
+        } finally {
+            nodes.restoreAll();
+            closeAll(lockers);
+        }
+    }
+
+    /**
+     * A majority of the store's nodes killed: {@code tryLock} fails with {@link LockBackendException} and {@code
+     * lock(k, wait)} with it or {@link LockTimeoutException}, each by its deadline plus the connect timeout (no hang);
+     * a held lock is reported lost ({@code onLost}, {@code isHeld()} false) once its lease or session can no longer be
+     * vouched for. After the nodes are back, the old holder's release answers {@link ReleaseResult#ALREADY_LOST} or
+     * fails with the store's error, and nothing is half held: both keys are free and the store holds nothing for them
+     * once the leases have run out.
+     */
+    @Test
+    @Requires(Need.NODE_FAULTS)
+    default void majorityOfNodesKilled_callsFailByTheirDeadline_heldLockIsReportedLost_nothingIsLeftAfterRecovery()
+            throws Exception {
+        NodeFaults nodes = nodeFaults();
+        String held = TestKeys.unique("majority-held");
+        String wanted = held.replace("-held", "-wanted");
+        Duration connectTimeout = TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT);
+        Duration wait = connectTimeout;
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (RemoteLocker holder =
+                        recordingLocker(lockerBuilder().connectTimeout(connectTimeout), history, shortLeaseTime());
+                RemoteLocker caller = lockerBuilder()
+                        .leaseTime(shortLeaseTime())
+                        .connectTimeout(connectTimeout)
+                        .build()) {
+            RemoteLock lock = holder.lock(held, maxWait());
+            history.acquired(lock);
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.onLost(l -> {
+                history.lost(l);
+                lost.countDown();
+            });
+            int majority = nodes.nodeCount() - nodes.quorum() + 1;
+            try {
+                for (int n = 0; n < majority; n++) {
+                    nodes.kill(n);
+                }
+                Duration bound = wait.plus(connectTimeout).plus(expirySlack());
+                String condition = "with " + majority + " of " + nodes.nodeCount() + " nodes killed";
+                FailingCalls.assertFailsWithin(
+                        "tryLock(" + wanted + ")",
+                        condition,
+                        bound,
+                        () -> caller.tryLock(wanted),
+                        LockBackendException.class);
+                FailingCalls.assertFailsWithin(
+                        "lock(" + wanted + ", " + wait + ")",
+                        condition,
+                        bound,
+                        () -> caller.lock(wanted, wait),
+                        LockBackendException.class,
+                        LockTimeoutException.class);
+                Duration lostBound = lostWithin(model);
+                assertTrue(
+                        lost.await(lostBound.toNanos(), TimeUnit.NANOSECONDS),
+                        "with " + majority + " of " + nodes.nodeCount() + " nodes killed, the holder of '" + held
+                                + "' was not told within " + lostBound + " that its lock can no longer be vouched"
+                                + " for (isHeld=" + lock.isHeld() + ")");
+                assertFalse(lock.isHeld(), "isHeld() after onLost");
+            } finally {
+                nodes.restoreAll();
+            }
+            ReleaseResult afterRecovery;
+            try {
+                afterRecovery = lock.release();
+            } catch (LockBackendException e) {
+                afterRecovery = ReleaseResult.ALREADY_LOST; // the entry ends with its lease
+            }
+            assertEquals(ReleaseResult.ALREADY_LOST, afterRecovery, "release of the lock lost to the outage");
+            HistoryChecker.assertConsistent(history.events());
+            Lockers.assertNothingLeft(this, caller, maxWait(), held, wanted);
+        }
+    }
+
+    /**
+     * A holder cut off from the store (its proxies swallow everything) past its lease: another locker gets the key
+     * once the lease or session has run out, the cut-off holder reports the loss, and no validity it reported reaches
+     * past the next grant — it never believed it held the lock while another owner did. After the partition heals its
+     * release answers {@link ReleaseResult#ALREADY_LOST} and leaves the new holder's lock in place.
+     */
+    @Test
+    @Requires(Need.CLIENT_PARTITION)
+    default void clientPartitionedPastItsLease_reportsTheLoss_andNoOtherHolderOverlapsItsBelief() throws Exception {
+        ClientPartition partition =
+                storeFaults().flatMap(StoreFaults::clientPartition).orElseThrow();
+        String key = TestKeys.unique("partitioned");
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        Duration connectTimeout = TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT);
+        try (RemoteLocker cutOff = recordingLocker(
+                        partition.lockerBuilder().connectTimeout(connectTimeout), history, shortLeaseTime());
+                RemoteLocker other = recordingLocker(lockerBuilder(), history, leaseTime())) {
+            RemoteLock lock = cutOff.lock(key, maxWait());
+            history.acquired(lock);
+            AtomicInteger lost = new AtomicInteger();
+            AtomicLong lostAt = new AtomicLong();
+            lock.onLost(l -> {
+                lostAt.compareAndSet(0, System.nanoTime());
+                history.lost(l);
+                lost.incrementAndGet();
+            });
+            RemoteLock next;
+            partition.partition();
+            try {
+                Duration bound = lostWithin(model).plus(maxWait());
+                next = Lockers.lock(
+                        other,
+                        key,
+                        bound,
+                        () -> "the holder of '" + key + "' was cut off from the store, yet the key was not free within "
+                                + bound);
+                history.acquired(next);
+                long grantedAt = System.nanoTime();
+                assertTrue(
+                        Deadlines.within(expirySlack(), () -> lost.get() > 0 && !lock.isHeld()),
+                        "another owner holds '" + key + "' but the cut-off holder was not told: isHeld=" + lock.isHeld()
+                                + ", onLost fired " + lost.get() + " times");
+                HistoryChecker.assertConsistent(history.events());
+                log().info(
+                                "The cut-off holder of '{}' was told {} ms {} the next grant",
+                                key,
+                                Math.abs(lostAt.get() - grantedAt) / 1_000_000,
+                                lostAt.get() - grantedAt <= 0 ? "before" : "after");
+            } finally {
+                partition.heal();
+            }
+            ReleaseResult afterHeal;
+            try {
+                afterHeal = lock.release();
+            } catch (LockBackendException e) {
+                afterHeal = ReleaseResult.ALREADY_LOST; // still reconnecting: nothing of it is in the store
+            }
+            assertEquals(ReleaseResult.ALREADY_LOST, afterHeal, "release by the healed holder of its lost lock");
+            assertTrue(next.isHeld(), "the new holder's lock after the old holder's release");
+            try (RemoteLocker third = openLocker(leaseTime())) {
+                assertFalse(
+                        Lockers.isFree(third, key),
+                        "'" + key + "' is free while the new holder holds it, after the" + " healed holder's release");
+            }
+            assertEquals(1, lost.get(), "onLost calls of the cut-off holder");
+            history.releasing(next);
+            assertEquals(ReleaseResult.RELEASED, next.release());
+            HistoryChecker.assertConsistent(history.events());
+            Lockers.assertNothingLeft(this, other, maxWait(), key);
+        }
+    }
+
+    /**
+     * The whole store stopped and started again while waiters wait on a held key: each waiter gets the lock after the
+     * recovery or fails with a {@link LockException} by its deadline plus the connect timeout — none hangs and none
+     * is granted a lock another holds. The holder's release after the recovery frees the key or reports the loss;
+     * nothing is left in the store once the leases have run out.
+     */
+    @Test
+    @Requires(Need.STORE_FAULTS)
+    default void storeRestartedWhileWaitersWait_eachGetsTheLockOrAClearExceptionByItsDeadline() throws Exception {
+        StoreFaults faults = storeFaults().orElseThrow();
+        String key = TestKeys.unique("restart-waiters");
+        Duration connectTimeout = TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT);
+        Duration wait = maxWait();
+        UnguardedAccount account = new UnguardedAccount();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        AtomicInteger granted = new AtomicInteger();
+        List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<RemoteLocker> lockers = new ArrayList<>();
+        try {
+            for (int i = 0; i <= FAULT_THREADS; i++) {
+                lockers.add(recordingLocker(lockerBuilder().connectTimeout(connectTimeout), history, leaseTime()));
+            }
+            RemoteLock held = lockers.get(FAULT_THREADS).lock(key, maxWait());
+            history.acquired(held);
+            CountDownLatch waiting = new CountDownLatch(FAULT_THREADS);
+            Thread outage = new Thread(
+                    () -> {
+                        try {
+                            waiting.await();
+                            Thread.sleep(
+                                    TestTimeouts.scaled(Duration.ofMillis(500)).toMillis());
+                            faults.stopStore();
+                            Thread.sleep(connectTimeout.toMillis() / 2);
+                            faults.startStore();
+                            history.releasing(held);
+                            try {
+                                held.release();
+                            } catch (LockBackendException e) {
+                                // still reconnecting: the entry ends with its lease
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "kit-store-restart");
+            outage.setDaemon(true);
+            outage.start();
+            Duration bound = wait.plus(connectTimeout).plus(expirySlack());
+            Concurrently.run("restart-waiters", FAULT_THREADS, bound.plus(maxWait()), i -> {
+                long start = System.nanoTime();
+                waiting.countDown();
+                try (RemoteLock lock = lockers.get(i).lock(key, wait)) {
+                    history.acquired(lock);
+                    assertTrue(lock.isHeld(), "a lock granted after the store's restart is not held");
+                    account.criticalSection(lock.ownerId());
+                    granted.incrementAndGet();
+                    history.releasing(lock);
+                } catch (LockException e) {
+                    failures.add(e.getClass().getSimpleName() + ": " + e.getMessage());
+                }
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                assertTrue(
+                        took.compareTo(bound) <= 0,
+                        "a waiter through the store's restart returned only after " + took + ", later than " + bound);
+            });
+            outage.join(maxWait().toMillis());
+            account.assertExclusive(granted.get());
+            HistoryChecker.assertConsistent(history.events());
+            log().info(
+                            "Through the store's restart {} of {} waiters got '{}', the others failed: {}",
+                            granted.get(),
+                            FAULT_THREADS,
+                            key,
+                            failures);
+            Lockers.assertNothingLeft(this, lockers.get(0), leaseTime().plus(expirySlack()), key);
+        } finally {
+            faults.startStore();
+            closeAll(lockers);
+        }
+    }
+
+    private NodeFaults nodeFaults() {
+        return storeFaults().flatMap(StoreFaults::nodeFaults).orElseThrow(); // checked by @Requires(NODE_FAULTS)
+    }
+
+    /** How long a holder that can no longer reach the store may go on before it is told: its lease, or session. */
+    private Duration lostWithin(LeaseModel model) {
+        return (model == LeaseModel.SESSION ? sessionTimeout() : shortLeaseTime())
+                .plus(expirySlack())
+                .plus(TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT));
+    }
+
+    /** A locker built from {@code builder} whose grants and renewals report their validity to {@code history}. */
+    private RemoteLocker recordingLocker(RemoteLockerBuilder builder, HistoryRecorder history, Duration leaseTime) {
+        return builder.leaseTime(leaseTime)
+                .provider(new InterceptingProvider(provider(), history::valid))
+                .build();
+    }
+
+    /** {@code lock(key, maxWait)}, retrying a call that failed on the store (a node went away under it). */
+    private RemoteLock lockRetryingStoreErrors(RemoteLocker locker, String key, AtomicInteger storeErrors)
+            throws InterruptedException {
+        long end = System.nanoTime() + maxWait().toNanos();
+        while (true) {
+            try {
+                return Lockers.lock(locker, key, maxWait(), () -> "'" + key + "' was not granted within " + maxWait());
+            } catch (LockBackendException e) {
+                storeErrors.incrementAndGet();
+                if (System.nanoTime() - end > 0) {
+                    throw new AssertionError(
+                            "the store kept failing for " + maxWait() + " with a minority of nodes killed", e);
+                }
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    private static void closeAll(List<RemoteLocker> lockers) {
+        for (RemoteLocker locker : lockers) {
+            try {
+                locker.close();
+            } catch (RuntimeException e) {
+                log().warn("Closing a locker after a fault test failed: {}", e.toString());
+            }
+        }
+    }
+
+    private static org.slf4j.Logger log() {
+        return org.slf4j.LoggerFactory.getLogger(FaultMatrixContract.class);
+    }
+}
