@@ -9,6 +9,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.TestTimeouts;
+import io.distlock.testing.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -166,6 +167,45 @@ class SessionLossTest {
             }
         }
         Conditions.await("the old session's node to go", WAIT, () -> nodes("suspend") == 0);
+    }
+
+    /**
+     * A lock node deleted while its holder is cut off (an operator's delete during a network blip): the holder cannot
+     * be told then, and its session survives the blip, so after the reconnection in the same session it must find the
+     * node gone (NONODE) and report the lock lost, rather than go on believing in a node that no longer exists.
+     */
+    @Test
+    void nodeDeletedWhileDisconnected_isReportedLost_afterTheReconnectionInTheSameSession() throws Exception {
+        String key = "deleted-while-cut-off";
+        try (TcpProxy proxy = TcpProxy.start("zk-blip", server.getPort());
+                RemoteLocker holder = RemoteLockers.open(
+                        "zk://" + proxy.endpoint() + BASE + "?sessionTimeout=20s&connectTimeout=2s");
+                RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=20s"))) {
+            RemoteLock lock = holder.lock(key, WAIT);
+            AtomicInteger lost = new AtomicInteger();
+            lock.onLost(l -> lost.incrementAndGet());
+            String lockPath = ZKPaths.makePath(BASE, KeyCodec.encode(key));
+            List<String> owned = raw.getChildren().forPath(lockPath);
+            assertThat(owned).hasSize(1);
+            proxy.drop(); // the holder's connection is cut and no new one gets through
+            Conditions.await("the holder to notice the disconnection", WAIT, () -> proxy.openConnections() == 0);
+            raw.delete().forPath(ZKPaths.makePath(lockPath, owned.get(0)));
+            Thread.sleep(TestTimeouts.scaled(Duration.ofMillis(500)).toMillis());
+            assertThat(lost.get())
+                    .as("told of a deletion it could not have seen while cut off")
+                    .isZero();
+            long healed = System.nanoTime();
+            proxy.heal();
+            Conditions.await("the holder to report the lock lost after reconnecting", WAIT, () -> lost.get() == 1);
+            Duration toldAfter = Duration.ofNanos(System.nanoTime() - healed);
+            assertThat(lock.isHeld()).isFalse();
+            assertThat(lock.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
+            try (RemoteLock next = other.lock(key, WAIT)) {
+                assertThat(next.isHeld()).isTrue();
+            }
+            assertThat(lost.get()).as("onLost calls").isEqualTo(1);
+            assertThat(toldAfter).as("told after the reconnection").isLessThan(TestTimeouts.scaled(WAIT));
+        }
     }
 
     @Test

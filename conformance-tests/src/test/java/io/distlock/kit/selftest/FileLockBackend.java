@@ -155,16 +155,22 @@ final class FileLockBackend implements LockBackend {
         });
     }
 
-    /** Polls, with a waiter file next to the lock file while it waits (removed when it stops waiting). */
+    /**
+     * Polls, with a waiter file next to the lock file while it waits (removed when it stops waiting). The waiter file
+     * is a lease too: touched at every poll, it expires a lease time after the last touch (its name carries the lease
+     * in milliseconds), so a waiter that dies or loses the store while waiting leaves nothing for longer.
+     */
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        Path waiter = dir.resolve(fileName(request.key()) + ".waiter." + java.util.UUID.randomUUID());
+        Path waiter = dir.resolve(fileName(request.key()) + WAITER + java.util.UUID.randomUUID() + "."
+                + request.leaseTime().toMillis());
         Optional<Lease> lease = Optional.empty();
         try {
             if (defect != Defect.WAITS_THROUGH_OUTAGES || Files.isDirectory(dir)) {
                 Files.createFile(waiter);
             }
             while (true) {
+                touch(waiter);
                 try {
                     lease = tryAcquire(request);
                 } catch (LockBackendException storeDown) {
@@ -195,14 +201,50 @@ final class FileLockBackend implements LockBackend {
         return dir.resolve(fileName(key));
     }
 
-    /** What the store holds for {@code key}: its lock file and any waiter files, one line each. */
+    /** What the store holds for {@code key}: its lock file and any live waiter files, one line each. */
     static java.util.List<String> entries(Path dir, String key) throws IOException {
         String name = fileName(key);
         try (java.util.stream.Stream<Path> all = Files.list(dir)) {
-            return all.map(p -> p.getFileName().toString())
-                    .filter(n -> n.startsWith(name))
+            return all.filter(p -> p.getFileName().toString().startsWith(name))
+                    .filter(p -> !expiredWaiter(p))
+                    .map(p -> p.getFileName().toString())
                     .sorted()
                     .toList();
+        }
+    }
+
+    private static final String WAITER = ".waiter.";
+
+    /** Refreshes a waiter file's lease; a waiter file lost with the store (moved away) is created again. */
+    private static void touch(Path waiter) {
+        try {
+            Files.setLastModifiedTime(waiter, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()));
+        } catch (IOException gone) {
+            try {
+                Files.createFile(waiter);
+            } catch (IOException storeDown) {
+                // the store is down: the waiter's next poll fails and ends the wait
+            }
+        }
+    }
+
+    /** Whether {@code path} is a waiter file whose lease ran out: deleted, as the store's own expiry would. */
+    private static boolean expiredWaiter(Path path) {
+        String n = path.getFileName().toString();
+        int at = n.indexOf(WAITER);
+        if (at < 0) {
+            return false;
+        }
+        try {
+            long leaseMillis = Long.parseLong(n.substring(n.lastIndexOf('.') + 1));
+            long touched = Files.getLastModifiedTime(path).toMillis();
+            if (touched + leaseMillis >= System.currentTimeMillis()) {
+                return false;
+            }
+            Files.deleteIfExists(path);
+            return true;
+        } catch (NumberFormatException | IOException e) {
+            return true; // gone meanwhile
         }
     }
 
