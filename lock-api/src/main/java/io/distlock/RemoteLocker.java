@@ -173,7 +173,8 @@ public interface RemoteLocker extends AutoCloseable {
      * @throws LockTimeoutException if not all locks were granted within {@code maxWait}; none is left held
      * @throws InterruptedException if interrupted while waiting, or when called; none is left held
      * @throws IllegalStateException if the calling thread already holds one of the keys, or the locker is closed
-     * @throws LockBackendException if the store cannot be reached or fails; none is left held
+     * @throws LockBackendException if the store cannot be reached or fails, also if a lock taken first was lost (not
+     *     renewed in time) before the last one was granted; none is left held
      */
     RemoteLockGroup lockAll(Collection<String> keys, Duration maxWait) throws InterruptedException;
 

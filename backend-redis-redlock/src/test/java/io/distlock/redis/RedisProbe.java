@@ -52,6 +52,9 @@ final class RedisProbe implements AutoCloseable {
     private RedisCommands<String, String> on(int master) {
         StatefulRedisConnection<String, String> c = connections.get(master);
         if (c == null || !c.isOpen()) {
+            if (c != null) {
+                c.close(); // lost with its master: it would go on reconnecting in the background
+            }
             c = clients.get(master).connect();
             connections.set(master, c);
         }
@@ -59,8 +62,8 @@ final class RedisProbe implements AutoCloseable {
     }
 
     /**
-     * Every key under {@code prefix} on every reachable master, as {@code endpoint -> [key=value, ...]}; masters that
-     * are down are left out.
+     * Every key under {@code prefix} on the given masters, as {@code endpoint -> [key=value, ...]}; masters without
+     * such a key are left out.
      */
     Map<String, List<String>> keys(String prefix, List<Integer> masters) {
         Map<String, List<String>> found = new TreeMap<>();

@@ -32,21 +32,27 @@ class RedlockConformanceTest extends LockerConformanceTests {
         return "redlock://" + String.join(",", REDIS.endpoints());
     }
 
-    /** Five closed ports on loopback. */
-    /** Stops and starts the five masters, deletes the key there; the holder is told at its next renewal. */
+    /**
+     * Stops and starts the five masters, deletes the key there (the holder is told at its next renewal), kills or
+     * freezes single masters (quorum 3), cuts a locker off through the masters' proxies.
+     */
     @Override
     public Optional<StoreFaults> storeFaults() {
         return Optional.of(new RedisStoreFaults(REDIS, probe, leaseTime()));
     }
 
+    /** Five closed ports on loopback. */
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5");
     }
 
-    /** The key on every master, as {@code endpoint: key=value}: a holder shows five lines, a free key none. */
+    /**
+     * The key on every running master, as {@code endpoint: key=value}: a holder shows a line per master, a free key
+     * none.
+     */
     @Override
     public Optional<List<String>> storeEntries(String key) {
-        return Optional.of(RedisConformanceTest.entries(probe.keys("distlock:" + key)));
+        return Optional.of(RedisConformanceTest.entries(REDIS, probe, key));
     }
 }

@@ -1,9 +1,7 @@
 package io.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.distlock.LockBackendException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -14,7 +12,6 @@ import io.distlock.testing.RedisServers;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,7 +19,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Redlock on five masters while some of them die, freeze, or hold foreign keys: liveness and nothing left behind. */
+/**
+ * Redlock on five masters while one freezes or some hold foreign keys: liveness and nothing left behind. Masters
+ * killed (a minority, a majority) and a lock's key deleted out of band are the kit's store-fault matrix, run by {@link
+ * RedlockConformanceTest}.
+ */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class RedlockFaultsTest {
 
@@ -51,47 +52,6 @@ class RedlockFaultsTest {
 
     private static String uri() {
         return "redlock://" + String.join(",", REDIS.endpoints());
-    }
-
-    @Test
-    void lock_twoOfFiveMastersKilled_keepsWorking() throws Exception {
-        String key = RedisProbe.uniqueKey("two-down");
-        try (RemoteLocker a = locker();
-                RemoteLocker b = locker()) {
-            REDIS.node(0).kill9();
-            REDIS.node(3).kill9();
-            for (int i = 0; i < 10; i++) {
-                try (RemoteLock held = a.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)))) {
-                    assertThat(held.isHeld()).isTrue();
-                    assertThat(b.tryLock(key))
-                            .as("tryLock of a held lock with 3 of 5 masters up")
-                            .isEmpty();
-                }
-                try (RemoteLock next = b.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)))) {
-                    assertThat(next.isHeld()).isTrue();
-                }
-            }
-        }
-        assertThat(probe.keys("distlock:" + key, List.of(1, 2, 4))).isEmpty();
-    }
-
-    @Test
-    void lock_threeOfFiveMastersKilled_failsWithinDeadline_leavesNoKeys() throws Exception {
-        String key = RedisProbe.uniqueKey("three-down");
-        try (RemoteLocker locker = locker()) {
-            REDIS.node(0).kill9();
-            REDIS.node(2).kill9();
-            REDIS.node(4).kill9();
-            Duration maxWait = Duration.ofMillis(500);
-            long start = System.nanoTime();
-            assertThatThrownBy(() -> locker.lock(key, maxWait))
-                    .isInstanceOf(LockBackendException.class)
-                    .hasMessageContaining("majority of 3 of 5");
-            Duration took = Duration.ofNanos(System.nanoTime() - start);
-            assertThat(took).isLessThan(maxWait.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
-            assertThatThrownBy(() -> locker.tryLock(key)).isInstanceOf(LockBackendException.class);
-        }
-        assertThat(probe.keys("distlock:" + key, List.of(1, 3))).isEmpty();
     }
 
     @Test
@@ -153,27 +113,6 @@ class RedlockFaultsTest {
                 .isNull();
         for (int m : List.of(0, 1, 2, 3)) {
             probe.delete(m, redisKey);
-        }
-    }
-
-    @Test
-    void lockEntryDeletedOnEveryMaster_holderToldWithinTheStoreFaultsBound() throws Exception {
-        String key = RedisProbe.uniqueKey("deleted");
-        Duration lease = TestTimeouts.scaled(Duration.ofSeconds(3));
-        RedisStoreFaults faults = new RedisStoreFaults(REDIS, probe, lease);
-        try (RemoteLocker locker =
-                        RemoteLockers.builder().uri(uri()).leaseTime(lease).build();
-                RemoteLocker other = locker()) {
-            RemoteLock held = locker.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)));
-            CompletableFuture<Object> lost = new CompletableFuture<>();
-            held.onLost(lost::complete);
-            faults.deleteLockEntry(key);
-            long start = System.nanoTime();
-            lost.get(TestTimeouts.scaled(faults.deletionNoticedWithin()).toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(held.isHeld()).isFalse();
-            assertThat(Duration.ofNanos(System.nanoTime() - start))
-                    .isLessThanOrEqualTo(TestTimeouts.scaled(faults.deletionNoticedWithin()));
-            other.lock(key, TestTimeouts.scaled(Duration.ofSeconds(5))).release();
         }
     }
 

@@ -1,12 +1,14 @@
 package io.distlock.kit;
 
 import io.distlock.Capabilities;
+import io.distlock.LockBackendException;
 import io.distlock.LockTimeoutException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /** Several lockers on the store under test, opened together and closed together. */
@@ -77,7 +79,7 @@ final class Lockers implements AutoCloseable {
     /**
      * Asserts that the store holds nothing for {@code keys} within {@code bound} (leases of dead or cut-off lockers may
      * still have to run out), where the fixture can list entries ({@link LockerFixture#storeEntries}); and that each
-     * key is free.
+     * key is free, a {@link LockBackendException} of a locker still reconnecting counting as not yet.
      */
     static void assertNothingLeft(LockerFixture fixture, RemoteLocker locker, Duration bound, String... keys)
             throws InterruptedException {
@@ -88,8 +90,24 @@ final class Lockers implements AutoCloseable {
                 throw new AssertionError("the store still holds entries for '" + key + "' " + bound.toMillis()
                         + " ms on: " + fixture.storeEntries(key).orElseThrow());
             }
-            if (!Deadlines.within(bound, () -> isFree(locker, key))) {
-                throw new AssertionError("'" + key + "' is still taken " + bound.toMillis() + " ms on");
+            // Right after a fault the locker may still be reconnecting: a store error is "not yet", not the answer.
+            AtomicReference<LockBackendException> storeError = new AtomicReference<>();
+            boolean free = Deadlines.within(bound, () -> {
+                try {
+                    storeError.set(null);
+                    return isFree(locker, key);
+                } catch (LockBackendException e) {
+                    storeError.set(e);
+                    return false;
+                }
+            });
+            if (!free) {
+                LockBackendException last = storeError.get();
+                throw new AssertionError(
+                        "'" + key + "' is still "
+                                + (last == null ? "taken" : "not to be had (the store failed: " + last + ")") + " "
+                                + bound.toMillis() + " ms on",
+                        last);
             }
         }
     }

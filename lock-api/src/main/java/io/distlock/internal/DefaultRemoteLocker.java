@@ -464,6 +464,14 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 }
                 taken.add(lock.get());
             }
+            // A lock taken first can be lost while a later one is awaited (its renewals failed through an outage):
+            // the group would not be one of held locks.
+            for (RemoteLock lock : taken) {
+                if (!lock.isHeld()) {
+                    throw new LockBackendException("Could not take the locks on " + sorted + ": the lock on '"
+                            + lock.key() + "' was lost before the last one was granted; none is left held");
+                }
+            }
             complete = true;
             return new DefaultLockGroup(taken, listenerExecutor);
         } finally {

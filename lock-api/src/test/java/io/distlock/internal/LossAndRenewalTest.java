@@ -125,6 +125,30 @@ class LossAndRenewalTest {
     }
 
     @Test
+    void lockAll_firstLockLostWhileTheNextIsAwaited_failsWithTheStoresError_andLeavesNoneHeld(TestInfo test)
+            throws Exception {
+        HookedProvider hooked = new HookedProvider();
+        hooked.afterGrant = lease -> {
+            if (lease.key().equals("b")) { // 'a' could not be renewed while 'b' was awaited, say through an outage
+                hooked.lossListeners.get("a").leaseLost("its lease ran out before it was renewed");
+            }
+        };
+        try (RemoteLocker locker = manual(test, hooked);
+                RemoteLocker other = manual(test, new HookedProvider())) {
+            assertThatThrownBy(() -> locker.lockAll(List.of("a", "b"), WAIT))
+                    .as("a group whose first lock is already lost is no group of held locks")
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("'a'");
+            assertThat(hooked.releases("b")).as("'b', granted last, released").isEqualTo(1);
+            for (String key : List.of("a", "b")) {
+                Optional<RemoteLock> free = other.tryLock(key);
+                assertThat(free).as("'%s' after the failed lockAll", key).isPresent();
+                free.get().release();
+            }
+        }
+    }
+
+    @Test
     void withLock_bodyFailingAfterTheLeaseWasLost_carriesASuppressedLockLostException(TestInfo test) {
         try (RemoteLocker locker = manual(test, new HookedProvider())) {
             assertThatThrownBy(() -> locker.withLock("k", WAIT, () -> {
