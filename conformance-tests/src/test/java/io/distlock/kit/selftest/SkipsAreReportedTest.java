@@ -45,6 +45,14 @@ class SkipsAreReportedTest {
         assertSkipped(events, "lock_servesWaitersInArrivalOrder_fairBackends_theorem2", "declares no fairness");
         assertSkipped(events, "lock_isExclusive_acrossProcesses_theorem1", "locks live inside one JVM");
         assertSkipped(events, "lockEntryDeletedOutOfBand_holderIsToldWithinTheBound", "no store faults given");
+        assertSkipped(
+                events,
+                "minorityOfNodesKilled_duringAContendedRun_exclusionHolds_andEveryThreadFinishes",
+                "no node faults given");
+        assertSkipped(
+                events,
+                "clientPartitionedPastItsLease_reportsTheLoss_andNoOtherHolderOverlapsItsBelief",
+                "no client partition given");
         assertEquals(
                 0,
                 events.aborted().count(),
@@ -56,7 +64,9 @@ class SkipsAreReportedTest {
                             || reason.contains("declares no fairness")
                             || reason.contains("locks live inside one JVM")
                             || reason.contains("no unreachable URI given")
-                            || reason.contains("no store faults given"),
+                            || reason.contains("no store faults given")
+                            || reason.contains("no node faults given")
+                            || reason.contains("no client partition given"),
                     () -> e.getTestDescriptor().getDisplayName() + " skipped for an unexpected reason: " + reason);
         });
         assertTrue(
