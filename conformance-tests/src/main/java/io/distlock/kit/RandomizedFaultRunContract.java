@@ -136,6 +136,9 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                     while (acquired.get() < budget || injected.isEmpty()) {
                         String op = randomOperation(locker, keys, wait, random, history, accounts, acquired);
                         outcomes.computeIfAbsent(op, k -> new LongAdder()).increment();
+                        if (op.endsWith("Exception")) {
+                            Thread.sleep(10); // the store is faulted: an application would back off too
+                        }
                     }
                 });
             } finally {
