@@ -81,13 +81,11 @@ final class EtcdStoreFaults implements StoreFaults {
         return NOTICED_WITHIN;
     }
 
-    /** The members, a majority of which must serve; none for one member, which cannot lose a minority. */
+    /** The members, a majority of which must serve (one member has no minority to lose: the kit says so). */
     @Override
     public Optional<NodeFaults> nodeFaults() {
         List<ServerNode> members = etcd.nodes();
-        return members.size() < 3
-                ? Optional.empty()
-                : Optional.of(KitFaults.nodes(members, KitFaults.majority(members), etcd::resetFaults));
+        return Optional.of(KitFaults.nodes(members, KitFaults.majority(members), etcd::resetFaults));
     }
 
     /** Lockers on every member's proxy, in the same mode. */
