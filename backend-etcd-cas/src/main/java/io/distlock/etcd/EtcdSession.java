@@ -53,7 +53,6 @@ final class EtcdSession {
     private record PendingDelete(String ownerId, String claimedName) {}
 
     private final AtomicBoolean lost = new AtomicBoolean();
-    private final AtomicBoolean keepAliveInFlight = new AtomicBoolean();
     private volatile long validUntilNanos;
     private volatile String lostReason;
     private volatile ScheduledFuture<?> keepAlive;
@@ -206,20 +205,16 @@ final class EtcdSession {
             lose("no keep-alive of lease " + hexId() + " reached etcd before its TTL ran out");
             return;
         }
-        if (keepAliveInFlight.compareAndSet(false, true)) {
-            // A slow answer still counts (validity runs from the send), so wait for it until the validity ends.
-            long left = validUntilNanos - calls.ticker().read();
-            keepAliveNow(Deadline.after(Duration.ofNanos(Math.max(left, 1)), calls.ticker()))
-                    .whenComplete((until, failure) -> {
-                        keepAliveInFlight.set(false);
-                        if (failure != null && !lost.get()) {
-                            log.debug(
-                                    "Keep-alive of etcd lease {} failed; trying again: {}",
-                                    hexId(),
-                                    failure.toString());
-                        }
-                    });
-        }
+        // One keep-alive every period, answered or not: the client spreads them over the members, and one that went
+        // to a frozen or cut-off member gets no answer while the next may reach a member that answers. A slow answer
+        // still counts (validity runs from its send), so each waits until the validity ends: at most three in flight.
+        long left = validUntilNanos - calls.ticker().read();
+        keepAliveNow(Deadline.after(Duration.ofNanos(Math.max(left, 1)), calls.ticker()))
+                .whenComplete((until, failure) -> {
+                    if (failure != null && !lost.get()) {
+                        log.debug("Keep-alive of etcd lease {} failed; trying again: {}", hexId(), failure.toString());
+                    }
+                });
         pendingDeletes.forEach((key, pending) -> calls.txn(
                         "deleting the abandoned key " + key,
                         txn -> txn.If(new Cmp(

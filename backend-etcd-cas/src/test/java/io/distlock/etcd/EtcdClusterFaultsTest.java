@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -84,6 +85,43 @@ class EtcdClusterFaultsTest {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * A follower frozen ({@code SIGSTOP}: its connections stay open, nothing is answered) for three TTLs: the holder's
+     * session lives on through the two members that answer, so the lock stays held, told lost never, and nobody else
+     * gets it. The client spreads its keep-alives over the members, and one sent to the frozen member gets no answer.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void followerFrozen_forThreeTtls_holderKeepsItsLock(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("frozen-follower");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(2)); // well above the election timeout (500 ms)
+        ServerNode follower = ETCD.member((leader() + 1) % 3);
+        try (RemoteLocker holder = RemoteLockers.builder()
+                        .uri(EtcdTesting.uri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
+                        .leaseTime(ttl)
+                        .build();
+                RemoteLocker other = locker(mode)) {
+            RemoteLock lock = holder.lock(key, maxWait());
+            AtomicInteger lost = new AtomicInteger();
+            lock.onLost(l -> lost.incrementAndGet());
+            follower.pause();
+            try {
+                boolean told = Deadlines.within(ttl.multipliedBy(3), () -> lost.get() > 0);
+                assertFalse(
+                        told,
+                        "the holder lost its lock while only one of three members was frozen: "
+                                + "its session could not be kept alive through the other two");
+                assertTrue(lock.isHeld(), "isHeld() with one of three members frozen");
+            } finally {
+                follower.resume();
+            }
+            Optional<RemoteLock> stolen = other.tryLock(key);
+            stolen.ifPresent(RemoteLock::close);
+            assertFalse(stolen.isPresent(), "tryLock of a held lock after a follower was frozen");
+            assertEquals(ReleaseResult.RELEASED, lock.release());
         }
     }
 

@@ -1,18 +1,25 @@
 package io.distlock.etcd;
 
+import io.distlock.RemoteLockers;
+import io.distlock.kit.ClientPartition;
+import io.distlock.kit.NodeFaults;
 import io.distlock.kit.StoreFaults;
 import io.distlock.testing.EtcdCluster;
+import io.distlock.testing.KitFaults;
 import io.distlock.testing.ServerNode;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.DeleteOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The kit's store faults on an {@link EtcdCluster}: every member stopped and started again, and a lock's key deleted
- * with a client of its own, as {@code etcdctl del} (with {@code --prefix} in fair mode) would.
+ * The kit's store faults on an {@link EtcdCluster}: every member stopped and started again, a lock's key deleted with a
+ * client of its own, as {@code etcdctl del} (with {@code --prefix} in fair mode) would, single members killed or frozen
+ * (the members are processes of their own; a majority serves), and lockers cut off through the members' proxies.
  */
 final class EtcdStoreFaults implements StoreFaults {
 
@@ -72,5 +79,19 @@ final class EtcdStoreFaults implements StoreFaults {
     @Override
     public Duration deletionNoticedWithin() {
         return NOTICED_WITHIN;
+    }
+
+    /** The members, a majority of which must serve (one member has no minority to lose: the kit says so). */
+    @Override
+    public Optional<NodeFaults> nodeFaults() {
+        List<ServerNode> members = etcd.nodes();
+        return Optional.of(KitFaults.nodes(members, KitFaults.majority(members), etcd::resetFaults));
+    }
+
+    /** Lockers on every member's proxy, in the same mode. */
+    @Override
+    public Optional<ClientPartition> clientPartition() {
+        return Optional.of(KitFaults.partition(etcd.nodes(), () -> RemoteLockers.builder()
+                .uri(EtcdTesting.proxiedUri(etcd, prefix) + "?mode=" + mode.optionValue())));
     }
 }

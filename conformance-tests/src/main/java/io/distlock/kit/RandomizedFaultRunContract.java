@@ -246,37 +246,39 @@ public interface RandomizedFaultRunContract extends LockerFixture {
         int op = random.nextInt(10);
         try {
             if (op < 4) {
-                hold(locker.lock(key, wait), random, history, accounts, acquired);
-                return "lock";
+                return hold(locker.lock(key, wait), random, history, accounts, acquired)
+                        ? "lock"
+                        : "lock-lostOnArrival";
             }
             if (op < 7) {
                 Optional<RemoteLock> maybe = locker.tryLock(key);
                 if (maybe.isEmpty()) {
                     return "tryLock-busy";
                 }
-                hold(maybe.get(), random, history, accounts, acquired);
-                return "tryLock";
+                return hold(maybe.get(), random, history, accounts, acquired) ? "tryLock" : "tryLock-lostOnArrival";
             }
             if (op < 8) {
                 List<String> two = new ArrayList<>(keys);
                 java.util.Collections.shuffle(two, random);
                 try (RemoteLockGroup group = locker.lockAll(two.subList(0, 2), wait)) {
+                    List<RemoteLock> held = new ArrayList<>();
                     for (RemoteLock lock : group.locks()) {
-                        history.acquired(lock);
-                        lock.onLost(history::lost);
-                        acquired.incrementAndGet();
+                        if (recordIfHeld(lock, history)) {
+                            held.add(lock);
+                            acquired.incrementAndGet();
+                        }
                     }
-                    for (RemoteLock lock : group.locks()) {
+                    for (RemoteLock lock : held) {
                         accounts.computeIfAbsent(lock.key(), k -> new UnguardedAccount())
                                 .criticalSection(lock.ownerId());
                     }
-                    for (RemoteLock lock : group.locks()) {
+                    for (RemoteLock lock : held) {
                         if (lock.isHeld()) {
                             history.releasing(lock);
                         }
                     }
+                    return held.size() == group.locks().size() ? "lockAll" : "lockAll-lostOnArrival";
                 }
-                return "lockAll";
             }
             CompletableFuture<RemoteLock> pending = locker.lockAsync(key, wait);
             Thread.sleep(random.nextInt(30));
@@ -284,8 +286,9 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                 return "lockAsync-cancelled";
             }
             try {
-                hold(pending.get(), random, history, accounts, acquired);
-                return "lockAsync";
+                return hold(pending.get(), random, history, accounts, acquired)
+                        ? "lockAsync"
+                        : "lockAsync-lostOnArrival";
             } catch (CancellationException e) {
                 return "lockAsync-cancelled";
             } catch (ExecutionException e) {
@@ -299,7 +302,24 @@ public interface RandomizedFaultRunContract extends LockerFixture {
         }
     }
 
-    private static void hold(
+    /**
+     * Records {@code lock}'s acquisition if it is still held; false if it was lost between its grant and now. A lease
+     * can run out on the way from the grant to the caller (the store faulted, the machine busy): recorded now, that
+     * hold would seem granted after holders that came later, with its older fencing token. A lock seen held just
+     * before it is recorded is recorded within its hold (short of a pause between the two lines longer than what is
+     * left of its validity), so the history keeps the grants' order.
+     */
+    private static boolean recordIfHeld(RemoteLock lock, HistoryRecorder history) {
+        if (!lock.isHeld()) {
+            return false;
+        }
+        history.acquired(lock);
+        lock.onLost(history::lost);
+        return true;
+    }
+
+    /** Holds {@code lock} for a random while and releases it; false if it was lost before it could be used. */
+    private static boolean hold(
             RemoteLock lock,
             Random random,
             HistoryRecorder history,
@@ -307,14 +327,16 @@ public interface RandomizedFaultRunContract extends LockerFixture {
             AtomicInteger acquired)
             throws InterruptedException {
         try {
-            history.acquired(lock);
-            lock.onLost(history::lost);
+            if (!recordIfHeld(lock, history)) {
+                return false;
+            }
             acquired.incrementAndGet();
             accounts.computeIfAbsent(lock.key(), k -> new UnguardedAccount()).criticalSection(lock.ownerId());
             Thread.sleep(random.nextInt(20));
             if (lock.isHeld()) {
                 history.releasing(lock); // else the hold ends with the loss, recorded by onLost
             }
+            return true;
         } finally {
             try {
                 lock.release();
