@@ -34,6 +34,9 @@ public interface ClockSkewContract extends LockerFixture {
     /** How much later than a limit the 1 ms belief poll may see the holder stop believing. */
     Duration POLL_TOLERANCE = Duration.ofMillis(20);
 
+    /** The rate of the fast clock. */
+    double FAST = 1.2;
+
     /**
      * The holder's clock jumps forwards past its lease. Either the holder gives the lock up at once (a lease measured
      * from the last renewal has run out on its clock: {@code onLost}, {@code isHeld()} false, release {@link
@@ -160,7 +163,7 @@ public interface ClockSkewContract extends LockerFixture {
     }
 
     /**
-     * The holder's clock runs 1.5 times too fast: renewals come early enough that it keeps the lock through three
+     * The holder's clock runs {@value #FAST} times too fast (a renewal every third of the lease then has half the lease, not two thirds, to land in): renewals come early enough that it keeps the lock through three
      * leases without a loss — a fast clock costs renewals, not the lock.
      */
     @Test
@@ -172,11 +175,11 @@ public interface ClockSkewContract extends LockerFixture {
             RemoteLock lock = holder.lock(key, maxWait());
             AtomicInteger lost = new AtomicInteger();
             lock.onLost(l -> lost.incrementAndGet());
-            clock.rate(1.5);
+            clock.rate(FAST);
             Duration period = shortLeaseTime().multipliedBy(3);
             assertTrue(
                     Deadlines.holdsFor(period, lock::isHeld),
-                    "with its clock 1.5x too fast the holder lost '" + key + "' within " + period);
+                    "with its clock " + FAST + "x too fast the holder lost '" + key + "' within " + period);
             assertEquals(0, lost.get(), "onLost calls");
             assertEquals(ReleaseResult.RELEASED, lock.release());
         }
