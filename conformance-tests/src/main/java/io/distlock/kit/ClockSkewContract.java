@@ -163,8 +163,9 @@ public interface ClockSkewContract extends LockerFixture {
     }
 
     /**
-     * The holder's clock runs {@value #FAST} times too fast (a renewal every third of the lease then has half the lease, not two thirds, to land in): renewals come early enough that it keeps the lock through three
-     * leases without a loss — a fast clock costs renewals, not the lock.
+     * The holder's clock runs {@value #FAST} times too fast (a renewal every third of the lease then has half the
+     * lease, not two thirds, to land in): renewals come early enough that it keeps the lock through three leases
+     * without a loss — a fast clock costs renewals, not the lock.
      */
     @Test
     default void clientClockRunningFast_holderKeepsTheLockThroughSeveralLeases() throws Exception {
