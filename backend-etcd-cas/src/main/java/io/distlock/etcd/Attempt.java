@@ -7,8 +7,6 @@ import io.distlock.spi.LockRequest;
 import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.TxnResponse;
-import io.etcd.jetcd.watch.WatchEvent;
-import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -208,10 +206,11 @@ abstract class Attempt {
     }
 
     /**
-     * Watches {@code key} from {@code fromRevision} on and calls {@code onDeleted} once, on its deletion or on a watch
-     * error (the caller reads the state again either way).
+     * Waits for the deletion of {@code key}, read with {@code createRevision} at store revision {@code readAt} (see
+     * {@link DeletionWatch}: a watch etcd delivers at once, with no deletion missed), and calls {@code onDeleted} once,
+     * on its deletion or on a failure of the watch or of its check (the caller reads the state again either way).
      */
-    final void watchForDeletion(String key, long fromRevision, Runnable onDeleted) {
+    final void watchForDeletion(String key, long createRevision, long readAt, Runnable onDeleted) {
         AtomicBoolean fired = new AtomicBoolean();
         Runnable once = () -> {
             if (fired.compareAndSet(false, true)) {
@@ -221,18 +220,8 @@ abstract class Attempt {
                 }
             }
         };
-        Watch.Watcher w = calls.watchDeletes(
-                key,
-                fromRevision,
-                (WatchResponse response) -> {
-                    for (WatchEvent event : response.getEvents()) {
-                        if (event.getEventType() == WatchEvent.EventType.DELETE) {
-                            once.run();
-                            return;
-                        }
-                    }
-                },
-                error -> {
+        Watch.Watcher w =
+                DeletionWatch.start(calls, key, createRevision, readAt, this::requestDeadline, once, error -> {
                     log.debug("Watch of {} for lock '{}' ended: {}", key, request.key(), error.toString());
                     once.run();
                 });

@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * versioned CAS may be sent again until a real answer comes, and indeed the repeat cannot overwrite anybody; but a
  * repeat of a put that was applied fails its compare, and without reading the key back the caller would take its own
  * lock for somebody else's and leave it behind. Reading the key in the same transaction and finding our owner id in
- * it tells us the first put was ours. A waiter watches the key from the revision it read and tries again on its
- * deletion (every waiter is woken; not fair).
+ * it tells us the first put was ours. A waiter waits for the deletion of the key it read ({@link DeletionWatch}) and
+ * tries again then (every waiter is woken; not fair).
  */
 final class CasAttempt extends Attempt {
 
@@ -114,7 +114,11 @@ final class CasAttempt extends Attempt {
             begin(); // deleted between compare and read cannot happen in one txn; be safe and look again
             return;
         }
-        watchForDeletion(key, response.getHeader().getRevision() + 1, () -> guarded(this::begin));
+        watchForDeletion(
+                key,
+                current.get(0).getCreateRevision(),
+                response.getHeader().getRevision(),
+                () -> guarded(this::begin));
     }
 
     private EtcdLease lease(long createRevision, long confirmedAt) {

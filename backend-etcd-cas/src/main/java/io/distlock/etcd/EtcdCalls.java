@@ -193,18 +193,6 @@ final class EtcdCalls {
     }
 
     /**
-     * Watches {@code key} for deletions from {@code fromRevision} on. jetcd re-creates the watch after a connection
-     * loss, resuming after the last revision it delivered, so no deletion is missed.
-     */
-    Watch.Watcher watchDeletes(
-            String key, long fromRevision, Consumer<WatchResponse> onEvents, Consumer<Throwable> onError) {
-        requests.increment();
-        WatchOption option =
-                WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-        return track(client.getWatchClient().watch(bytes(key), option, Watch.listener(onEvents, onError)));
-    }
-
-    /**
      * Watches {@code key} for deletions from now on, without a start revision: etcd registers such a watch as synced,
      * so its events come at once rather than from etcd's 100 ms catch-up loop for watches that start in the past. The
      * first response is the creation notice, whose header revision says from where on nothing is missed.

@@ -3,9 +3,9 @@ package io.distlock.etcd;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
-import io.etcd.jetcd.Watch;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One granted lock: the etcd key that holds it, that key's create revision (the fencing token, and what release and
@@ -23,7 +23,8 @@ final class EtcdLease implements Lease {
     private final EtcdSession session;
     private final LeaseLoss loss;
     private final AtomicBoolean releasing = new AtomicBoolean();
-    private volatile Watch.Watcher ownKeyWatch;
+    /** Stops the watch on the key, or its start while it is pending (see {@link OwnKeyWatch}); null: none. */
+    private final AtomicReference<Runnable> ownKeyWatch = new AtomicReference<>();
 
     EtcdLease(
             String key,
@@ -100,9 +101,12 @@ final class EtcdLease implements Lease {
         }
     }
 
-    /** Keeps the watch on this lease's key (see {@link OwnKeyWatch}) until the lease is released or lost. */
-    void watchingOwnKey(Watch.Watcher watcher) {
-        ownKeyWatch = watcher;
+    /**
+     * Keeps what stops the watch on this lease's key (see {@link OwnKeyWatch}), its pending start or the watch itself,
+     * until the lease is released or lost.
+     */
+    void watchingOwnKey(Runnable stop) {
+        ownKeyWatch.set(stop);
         if (releasing.get() || isLost()) {
             stopWatchingOwnKey();
         }
@@ -119,10 +123,9 @@ final class EtcdLease implements Lease {
     }
 
     private void stopWatchingOwnKey() {
-        Watch.Watcher w = ownKeyWatch;
-        if (w != null) {
-            ownKeyWatch = null;
-            w.close();
+        Runnable stop = ownKeyWatch.getAndSet(null);
+        if (stop != null) {
+            stop.run();
         }
     }
 

@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * {@link EtcdLockMode#FAIR}: etcd's {@code concurrency.Mutex}, step for step. The attempt puts its own key {@code
  * <prefix>/<name>/<lease id in hex>} with its session's lease and, in the same transaction, reads the key with the
  * lowest create revision under {@code <prefix>/<name>/}: if that is ours, the lock is ours (one round trip). Otherwise
- * it reads its predecessor (the last key created before ours) and watches that one key for its deletion, from the
- * revision it read, so no deletion is missed and a release wakes exactly one waiter; on the deletion it looks again.
+ * it reads its predecessor (the last key created before ours) and waits for that one key's deletion ({@link
+ * DeletionWatch}: no deletion is missed), so a release wakes exactly one waiter; on the deletion it looks again.
  *
  * <p>The value of our key is the owner id: a put repeated after a lost reply finds the key already there ({@code
  * Else} branch), recognises it as its own by the owner id, and goes on with its create revision (seed 001).
@@ -170,10 +170,10 @@ final class FairAttempt extends Attempt {
                             grant(lease(response.getHeader().getRevision()));
                             return;
                         }
-                        String predecessorKey = text(before.get(0).getKey());
                         watchForDeletion(
-                                predecessorKey,
-                                response.getHeader().getRevision() + 1,
+                                text(before.get(0).getKey()),
+                                before.get(0).getCreateRevision(),
+                                response.getHeader().getRevision(),
                                 () -> guarded(this::lookForPredecessor));
                     });
                 });

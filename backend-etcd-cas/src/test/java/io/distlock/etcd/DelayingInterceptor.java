@@ -20,14 +20,17 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A gRPC interceptor for jetcd's client that holds back the next call of one etcd method (say {@code Txn}) for a
- * while before it leaves the client: the request reaches etcd late, after any request sent meanwhile, while its
- * caller's future has long timed out. Calls of other methods, and later calls, pass at once.
+ * while, or until the test lets it go, before it leaves the client: the request reaches etcd late, after any request
+ * sent meanwhile, while its caller's future may have long timed out. Calls of other methods, and later calls, pass at
+ * once.
  */
 final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
 
-    private record Armed(String method, Duration delay) {}
+    /** The method whose next call is held back until {@code release} completes. */
+    private record Armed(String method, CompletableFuture<Void> release) {}
 
     private final AtomicReference<Armed> armed = new AtomicReference<>();
+    private final CompletableFuture<Void> heldCallMade = new CompletableFuture<>();
     private final CompletableFuture<Void> delayedCallClosed = new CompletableFuture<>();
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "delaying-interceptor");
@@ -37,7 +40,24 @@ final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
 
     /** Holds back the next call of etcd method {@code method} (e.g. {@code "Txn"}) by {@code delay}. */
     void delayNext(String method, Duration delay) {
-        armed.set(new Armed(method, delay));
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        armed.set(new Armed(method, release));
+        heldCallMade.thenRun(() -> timer.schedule(() -> release.complete(null), delay.toNanos(), TimeUnit.NANOSECONDS));
+    }
+
+    /**
+     * Holds back the next call of etcd method {@code method} (e.g. {@code "Watch"}) until the returned future is
+     * completed; {@link #heldCallMade()} tells when the client has made that call.
+     */
+    CompletableFuture<Void> holdNext(String method) {
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        armed.set(new Armed(method, release));
+        return release;
+    }
+
+    /** Completes once the client has made the call that is held back (it has not left the client yet). */
+    CompletableFuture<Void> heldCallMade() {
+        return heldCallMade;
     }
 
     /** Completes once the delayed call has had etcd's answer (or failed). */
@@ -52,7 +72,9 @@ final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
         if (a == null || !method.getFullMethodName().endsWith("/" + a.method()) || !armed.compareAndSet(a, null)) {
             return call;
         }
-        return new Delayed<>(call, a.delay());
+        Delayed<Q, R> delayed = new Delayed<>(call, a.release());
+        heldCallMade.complete(null);
+        return delayed;
     }
 
     @Override
@@ -65,9 +87,9 @@ final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
         private final List<Runnable> queued = new ArrayList<>(); // guarded by this
         private boolean released; // guarded by this
 
-        Delayed(ClientCall<Q, R> call, Duration delay) {
+        Delayed(ClientCall<Q, R> call, CompletableFuture<Void> release) {
             super(call);
-            timer.schedule(this::release, delay.toNanos(), TimeUnit.NANOSECONDS);
+            release.thenRunAsync(this::release, timer);
         }
 
         private synchronized void release() {

@@ -61,6 +61,12 @@ class PeersTest {
     }
 
     @Test
+    void etcdQueueFloor_twoClients_excludeEachOther_andCountRequests() throws Exception {
+        assertExcludes("peer:etcd-queue://" + etcd());
+        assertCountsTwoRequestsPerFreeAcquisition("peer:etcd-queue://" + etcd());
+    }
+
+    @Test
     void redisFloor_oneMaster_excludes_andCountsRequests() throws Exception {
         assertExcludes("peer:redis-setnx://" + REDIS.endpoints().get(0));
         assertCountsTwoRequestsPerFreeAcquisition(

@@ -1,0 +1,99 @@
+package io.distlock.etcd;
+
+import static io.distlock.etcd.EtcdCalls.bytes;
+
+import io.distlock.spi.Deadline;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Waits for the deletion of one key that was read at a known revision: a holder's own key, a waiter's predecessor (fair
+ * mode) or the held key (cas mode).
+ *
+ * <p>The watch is created without a start revision. etcd registers a watch whose start revision is not beyond its
+ * current revision as <em>unsynced</em>, and only its catch-up loop, every 100 ms, delivers such a watch's events; a
+ * waiter that watched from the revision it read + 1 was nearly always unsynced under contention (other writes had moved
+ * the revision on), and its wake-up waited for the next tick. A watch without a start revision is synced at once, but
+ * starts at etcd's revision when it is created: a deletion between the read and the creation would be missed. So the
+ * creation notice's revision is compared with the one the key was read at, and if the store moved on meanwhile, one
+ * transaction checks that the key is still there with the create revision that was read. Every deletion is seen:
+ * either before the check's read (the check finds the key gone) or after the watch's start (an event).
+ */
+final class DeletionWatch {
+
+    private DeletionWatch() {}
+
+    /**
+     * Watches {@code key}, which existed with {@code createRevision} at store revision {@code readAt}; calls {@code
+     * onDeleted} at most once, when that key (this incarnation of it) is deleted. {@code onEnded} gets a failure of the
+     * watch (etcd or the connection ended it) or of the check: the key's fate is then unknown, the caller reads again.
+     *
+     * @param checkDeadline the deadline of the check transaction, taken when it is sent
+     * @return the watch, to be closed by the caller when it no longer waits
+     */
+    static Watch.Watcher start(
+            EtcdCalls calls,
+            String key,
+            long createRevision,
+            long readAt,
+            Supplier<Deadline> checkDeadline,
+            Runnable onDeleted,
+            Consumer<Throwable> onEnded) {
+        AtomicBoolean fired = new AtomicBoolean();
+        Runnable deleted = () -> {
+            if (fired.compareAndSet(false, true)) {
+                onDeleted.run();
+            }
+        };
+        return calls.watchDeletesFromNow(
+                key,
+                (WatchResponse response) -> {
+                    if (response.isCreatedNotify()) {
+                        if (response.getHeader().getRevision() > readAt) {
+                            // the store moved on between the read and the watch's start: was the key deleted there?
+                            isStillThere(calls, key, createRevision, checkDeadline.get())
+                                    .whenComplete((there, failure) -> {
+                                        if (failure != null) {
+                                            onEnded.accept(failure);
+                                        } else if (!there) {
+                                            deleted.run();
+                                        }
+                                    });
+                        }
+                        return;
+                    }
+                    for (WatchEvent event : response.getEvents()) {
+                        // A member behind the one that answered the read starts the watch at its own, older revision,
+                        // and may show the deletion of an earlier key of that name: only a later deletion counts.
+                        if (event.getEventType() == WatchEvent.EventType.DELETE
+                                && event.getKeyValue().getModRevision() > createRevision) {
+                            deleted.run();
+                            return;
+                        }
+                    }
+                },
+                onEnded);
+    }
+
+    /** One transaction: does {@code key} still exist with {@code createRevision}? */
+    static CompletableFuture<Boolean> isStillThere(
+            EtcdCalls calls, String key, long createRevision, Deadline deadline) {
+        return calls.txn(
+                        "checking that " + key + " still exists",
+                        // The read makes etcd serve the transaction linearizably: one with no operations counts as
+                        // serializable and is answered by whichever member got it, perhaps one that lags behind.
+                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(createRevision)))
+                                .Else(Op.get(bytes(key), GetOption.DEFAULT)),
+                        deadline)
+                .thenApply(response -> response.isSucceeded());
+    }
+}
