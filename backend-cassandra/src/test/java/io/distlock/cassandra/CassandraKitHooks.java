@@ -176,18 +176,34 @@ interface CassandraKitHooks extends LockerFixture {
     }
 
     /**
-     * Runs {@code work} on the class's reading session; once more on a new session if no node was available: after the
-     * store restarted, the old session reconnects only after its driver's back-off (up to a minute), a new one at once.
+     * Runs {@code work} on the class's reading session. While no node is available it tries again on new sessions, for
+     * up to three minutes (scaled): after the store restarted, the old session reconnects only after its driver's
+     * back-off (up to a minute), and a restart of three nodes may still be under way (the kit checks the store right
+     * after its outage).
      */
     static <T> T withSession(CassandraCluster cluster, Function<CqlSession, T> work) {
-        CqlSession session = SESSIONS.computeIfAbsent(cluster, CassandraCluster::newSession);
-        try {
-            return work.apply(session);
-        } catch (AllNodesFailedException e) {
-            CqlSession fresh = cluster.newSession();
-            SESSIONS.put(cluster, fresh);
-            session.close();
-            return work.apply(fresh);
+        long deadline =
+                System.nanoTime() + TestTimeouts.scaled(Duration.ofMinutes(3)).toNanos();
+        while (true) {
+            CqlSession session = null;
+            try {
+                session = SESSIONS.computeIfAbsent(cluster, CassandraCluster::newSession);
+                return work.apply(session);
+            } catch (AllNodesFailedException e) {
+                if (session != null) {
+                    SESSIONS.remove(cluster, session);
+                    session.close();
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
         }
     }
 
