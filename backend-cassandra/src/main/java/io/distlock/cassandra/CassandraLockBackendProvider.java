@@ -77,7 +77,8 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
             CqlCalls calls = new CqlCalls(
                     session,
                     settings.location().hosts() + "/" + settings.location().keyspace(),
-                    settings.operationTimeout());
+                    settings.operationTimeout(),
+                    config.ticker());
             CassandraStatements statements = new CassandraStatements(
                     session, settings.location().keyspace(), settings.consistency(), settings.serialConsistency());
             GlobalTime time = null;

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -193,14 +192,19 @@ final class LegacyAlgorithm implements LockAlgorithm {
     @Override
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
         long sent = ticker.read();
-        Optional<CompletionStage<Void>> rewrite = lease.fence().sendUnlessReleased(() -> calls.send(
-                        statements.legacyWriteMain.bindNotResent(lease.key(), lease.ownerId(), Ttl.seconds(leaseTime)),
-                        "renewing the lease")
-                .thenApply(result -> null));
-        if (rewrite.isEmpty()) {
+        // Sent again after a replica timeout, each time only while the lease is not released (CqlCalls.rewrite).
+        boolean rewritten = calls.rewrite(
+                lease.fence(),
+                requestTimeout -> calls.sendOnce(
+                                statements.legacyWriteMain.bindNotResent(
+                                        lease.key(), lease.ownerId(), Ttl.seconds(leaseTime)),
+                                "renewing the lease",
+                                requestTimeout)
+                        .thenApply(result -> null),
+                "renewing the lease");
+        if (!rewritten) {
             return OptionalLong.empty(); // released meanwhile
         }
-        CqlCalls.join(rewrite.get());
         if (ticker.read() - lease.validUntilNanos() > 0) {
             calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
             return OptionalLong.empty();

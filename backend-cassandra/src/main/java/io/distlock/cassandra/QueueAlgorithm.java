@@ -162,15 +162,18 @@ final class QueueAlgorithm implements LockAlgorithm {
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
         int ttl = Ttl.seconds(leaseTime);
         long sent = ticker.read();
-        Optional<CompletionStage<Void>> rewrite = lease.fence()
-                .sendUnlessReleased(() -> calls.sendAll(
+        // Sent again after a replica timeout, each time only while the lease is not released (CqlCalls.rewrite).
+        boolean rewritten = calls.rewrite(
+                lease.fence(),
+                requestTimeout -> calls.sendAllOnce(
                         "renewing the lease",
+                        requestTimeout,
                         statements.enqueue.bindNotResent(lease.key(), lease.ticket(), ttl),
-                        statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl)));
-        if (rewrite.isEmpty()) {
+                        statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl)),
+                "renewing the lease");
+        if (!rewritten) {
             return OptionalLong.empty(); // released meanwhile
         }
-        CqlCalls.join(rewrite.get());
         if (ticker.read() - lease.validUntilNanos() > 0) {
             // The cells may have expired between the check and the rewrite, and the rewrite brought them back while
             // another owner may hold the lock: withdraw them.

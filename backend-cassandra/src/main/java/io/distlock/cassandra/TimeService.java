@@ -93,7 +93,8 @@ public final class TimeService implements AutoCloseable {
             CqlCalls calls = new CqlCalls(
                     session,
                     settings.location().hosts() + "/" + settings.location().keyspace(),
-                    settings.operationTimeout());
+                    settings.operationTimeout(),
+                    ticker);
             GlobalTime time = new GlobalTime(
                     calls,
                     new CassandraStatements(

@@ -1,16 +1,20 @@
 package io.distlock.cassandra;
 
+import com.datastax.oss.driver.api.core.AllNodesFailedException;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import io.distlock.LockBackendException;
 import io.distlock.RemoteLockers;
+import io.distlock.kit.ClientPartition;
 import io.distlock.kit.LockerFixture;
 import io.distlock.kit.MultiProcessSupport;
+import io.distlock.kit.NodeFaults;
 import io.distlock.kit.StoreFaults;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.CassandraCluster;
+import io.distlock.testing.KitFaults;
 import io.distlock.testing.ServerNode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,10 +22,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * The kit's hooks for a Cassandra cluster of the fixture: URIs, the lock tables' entries, a short lease, and the store's
- * faults on a dedicated cluster.
+ * faults on a dedicated cluster: the whole store stopped, a lock's cells deleted, single nodes killed or paused (three
+ * nodes), and lockers cut off through the node's proxy (one node, {@link #directToTheNode()}).
  */
 interface CassandraKitHooks extends LockerFixture {
 
@@ -34,15 +40,31 @@ interface CassandraKitHooks extends LockerFixture {
     /** Options added to the URI, e.g. {@code fencing=true}; empty for none. */
     String options();
 
-    @Override
-    default String lockerUri() {
-        return uri(cluster(), options());
+    /**
+     * Whether the kit's lockers connect to the node itself rather than through its proxy, so that lockers built through
+     * the proxy can be cut off alone ({@link StoreFaults#clientPartition()}); false by default. For a dedicated
+     * one-node cluster only: with several nodes the driver learns the others from {@code system.peers}, where each
+     * node advertises its proxy, so no locker can bypass the proxies. The driver keeps the contact point it was given
+     * for the node it connects to, so with one node a direct locker stays direct and a proxied one stays proxied.
+     */
+    default boolean directToTheNode() {
+        return false;
     }
 
-    /** The backend URI of the cluster's keyspace with {@code options}. */
+    @Override
+    default String lockerUri() {
+        return directToTheNode() ? uri(cluster().node(0).endpoint(), cluster(), options()) : uri(cluster(), options());
+    }
+
+    /** The backend URI of the cluster's keyspace with {@code options}, through the nodes' proxies. */
     static String uri(CassandraCluster cluster, String options) {
-        return "cassandra://" + cluster.contactPointsString() + "/" + cluster.keyspace() + "?localDatacenter="
-                + cluster.localDatacenter() + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
+        return uri(cluster.contactPointsString(), cluster, options);
+    }
+
+    /** The backend URI of the cluster's keyspace at {@code hosts} with {@code options}. */
+    static String uri(String hosts, CassandraCluster cluster, String options) {
+        return "cassandra://" + hosts + "/" + cluster.keyspace() + "?localDatacenter=" + cluster.localDatacenter()
+                + "&createSchema=true" + (options.isEmpty() ? "" : "&" + options);
     }
 
     /**
@@ -88,7 +110,9 @@ interface CassandraKitHooks extends LockerFixture {
     /**
      * On a dedicated cluster (whose nodes the tests may stop): stops and starts every node, deletes a lock's owner cells
      * (and a legacy main cell) with a CQL {@code DELETE} as an operator would. The holder learns of the deletion at its
-     * next renewal, a third of the lease after the last, plus that renewal's round trip. Empty on a shared cluster.
+     * next renewal, a third of the lease after the last, plus that renewal's round trip. With three nodes (RF 3,
+     * {@code QUORUM}: two must answer) single nodes are killed and paused; with {@link #directToTheNode()} lockers
+     * built on the node's proxy are cut off. Empty on a shared cluster.
      */
     @Override
     default Optional<StoreFaults> storeFaults() {
@@ -100,6 +124,10 @@ interface CassandraKitHooks extends LockerFixture {
             return Optional.empty();
         }
         Duration renewalPeriod = leaseTime().dividedBy(3);
+        Optional<ClientPartition> partition = directToTheNode()
+                ? Optional.of(
+                        KitFaults.partition(nodes, () -> RemoteLockers.builder().uri(uri(cluster, options()))))
+                : Optional.empty();
         return Optional.of(new StoreFaults() {
             @Override
             public void stopStore() {
@@ -113,24 +141,70 @@ interface CassandraKitHooks extends LockerFixture {
 
             @Override
             public void deleteLockEntry(String key) {
-                CqlSession session = SESSIONS.computeIfAbsent(cluster, CassandraCluster::newSession);
-                for (String table : List.of(CassandraStatements.OWNER_TABLE, CassandraStatements.LEGACY_MAIN_TABLE)) {
-                    session.execute(SimpleStatement.newInstance("DELETE FROM " + table + " WHERE lock_id = ?", key)
-                            .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
-                }
+                withSession(cluster, session -> {
+                    for (String table :
+                            List.of(CassandraStatements.OWNER_TABLE, CassandraStatements.LEGACY_MAIN_TABLE)) {
+                        session.execute(SimpleStatement.newInstance("DELETE FROM " + table + " WHERE lock_id = ?", key)
+                                .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
+                    }
+                    return null;
+                });
             }
 
             @Override
             public Duration deletionNoticedWithin() {
                 return renewalPeriod.plusSeconds(1);
             }
+
+            @Override
+            public Optional<NodeFaults> nodeFaults() {
+                return nodes.size() < 3
+                        ? Optional.empty()
+                        : Optional.of(KitFaults.nodes(nodes, KitFaults.majority(nodes), cluster::resetFaults));
+            }
+
+            @Override
+            public Optional<ClientPartition> clientPartition() {
+                return partition;
+            }
         });
     }
 
     @Override
     default Optional<List<String>> storeEntries(String key) {
-        CqlSession session = SESSIONS.computeIfAbsent(cluster(), CassandraCluster::newSession);
-        return Optional.of(entries(session, key));
+        return Optional.of(withSession(cluster(), session -> entries(session, key)));
+    }
+
+    /**
+     * Runs {@code work} on the class's reading session. While no node is available it tries again on new sessions, for
+     * up to three minutes (scaled): after the store restarted, the old session reconnects only after its driver's
+     * back-off (up to a minute), and a restart of three nodes may still be under way (the kit checks the store right
+     * after its outage).
+     */
+    static <T> T withSession(CassandraCluster cluster, Function<CqlSession, T> work) {
+        long deadline =
+                System.nanoTime() + TestTimeouts.scaled(Duration.ofMinutes(3)).toNanos();
+        while (true) {
+            CqlSession session = null;
+            try {
+                session = SESSIONS.computeIfAbsent(cluster, CassandraCluster::newSession);
+                return work.apply(session);
+            } catch (AllNodesFailedException e) {
+                if (session != null) {
+                    SESSIONS.remove(cluster, session);
+                    session.close();
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
 
     /** Every cell of {@code key} in the lock tables (queue, owner, legacy main and shadow), one line each. */

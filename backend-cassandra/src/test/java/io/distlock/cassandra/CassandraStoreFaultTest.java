@@ -1,11 +1,16 @@
 package io.distlock.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockBackendException;
+import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
+import io.distlock.kit.ClientPartition;
 import io.distlock.kit.Deadlines;
+import io.distlock.kit.FaultMatrixContract;
 import io.distlock.kit.StoreFaultContract;
+import io.distlock.kit.StoreFaults;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.kit.history.HistoryChecker;
 import io.distlock.kit.history.HistoryEvent;
@@ -13,6 +18,7 @@ import io.distlock.kit.history.HistoryRecorder;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.testing.CassandraCluster;
+import io.distlock.testing.TcpProxy;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -30,8 +36,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The store stopped under the backend and a lock entry deleted behind its holder's back, on a
- * dedicated node that the tests stop and start (the fixture starts it again after each test).
+ * The store stopped under the backend, a lock entry deleted behind its holder's back, and a holder cut off from the
+ * store through the node's proxy, on a dedicated node that the tests stop and start (the fixture starts it again and
+ * heals the proxy after each test).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CassandraStoreFaultTest {
@@ -62,7 +69,8 @@ class CassandraStoreFaultTest {
     @Test
     void wait_throughATenSecondOutage_backsOff_thenIsServed() throws Exception {
         Duration lease = Duration.ofSeconds(30);
-        Duration connectTimeout = Duration.ofSeconds(60);
+        // Longer than the outage and the node's restart (over 45 s with the machine's load average at 25).
+        Duration connectTimeout = TestTimeouts.scaled(Duration.ofSeconds(180));
         String key = key("outage");
         ExecutorService executor = Executors.newFixedThreadPool(2);
         try (CassandraLockBackend holder =
@@ -162,12 +170,54 @@ class CassandraStoreFaultTest {
     }
 
     /**
+     * The partition's premise: the kit's lockers reach the node directly, the partition's lockers only through its
+     * proxy. The driver keeps the contact point it was given for the node it connects to (the node advertises its
+     * proxy's address, and with one node no peer is discovered), so a partition cuts off the proxied locker alone.
+     */
+    @Test
+    void kitLockersConnectDirectly_partitionLockersOnlyThroughTheProxy() {
+        StoreFaultKit kit = new StoreFaultKit();
+        ClientPartition partition =
+                kit.storeFaults().flatMap(StoreFaults::clientPartition).orElseThrow();
+        TcpProxy proxy = CASSANDRA.node(0).proxy();
+        Duration lease = Duration.ofSeconds(30);
+        try (RemoteLocker direct = kit.lockerBuilder().leaseTime(lease).build()) {
+            int before = proxy.openConnections();
+            direct.tryLock(key("direct")).orElseThrow().release();
+            assertThat(proxy.openConnections())
+                    .as("connections through the proxy after a direct locker's tryLock")
+                    .isEqualTo(before);
+            try (RemoteLocker proxied = partition
+                    .lockerBuilder()
+                    .leaseTime(lease)
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .build()) {
+                proxied.tryLock(key("proxied")).orElseThrow().release();
+                assertThat(proxy.openConnections())
+                        .as("connections through the proxy with a proxied locker open")
+                        .isGreaterThan(before);
+                partition.partition();
+                try {
+                    direct.tryLock(key("direct-cut")).orElseThrow().release();
+                    assertThatThrownBy(() -> proxied.tryLock(key("proxied-cut")))
+                            .as("a proxied locker's tryLock while the proxy swallows everything")
+                            .isInstanceOf(LockBackendException.class);
+                } finally {
+                    partition.heal();
+                }
+            }
+        }
+    }
+
+    /**
      * The kit's store-fault contract (item 7: the store down fails tryLock, lock with and without deadline with a
      * {@link LockBackendException} within about {@code connectTimeout}; a lock entry deleted out of band is noticed
-     * at the holder's next renewal).
+     * at the holder's next renewal) and the fault matrix of one node: a holder cut off through the node's proxy past
+     * its lease, and the node restarted while waiters wait. The node faults run on three nodes ({@link
+     * CassandraThreeNodeTest}).
      */
     @Nested
-    class StoreFaultKit implements StoreFaultContract, CassandraKitHooks {
+    class StoreFaultKit implements StoreFaultContract, FaultMatrixContract, CassandraKitHooks {
         @Override
         public CassandraCluster cluster() {
             return CASSANDRA;
@@ -176,6 +226,11 @@ class CassandraStoreFaultTest {
         @Override
         public String options() {
             return "";
+        }
+
+        @Override
+        public boolean directToTheNode() {
+            return true;
         }
     }
 }

@@ -1,7 +1,10 @@
 package io.distlock.testing;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import io.distlock.kit.TestTimeouts;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -66,6 +69,7 @@ public final class CassandraCluster
     private static final ExtensionContext.Namespace NAMESPACE =
             ExtensionContext.Namespace.create(CassandraCluster.class);
     private static final int MAX_KEYSPACE_NAME = 48;
+    private static final Duration SCHEMA_CHANGE_TIMEOUT = Duration.ofSeconds(60);
 
     private final int nodes;
     private final boolean shared;
@@ -109,8 +113,10 @@ public final class CassandraCluster
         }
         keyspace = keyspaceName(context.getRequiredTestClass());
         try (CqlSession admin = servers.adminSession()) {
-            admin.execute("CREATE KEYSPACE " + keyspace + " WITH replication = {'class': 'SimpleStrategy',"
-                    + " 'replication_factor': " + replicationFactor() + "}");
+            // A schema change waits for every node to agree: on three nodes of a loaded machine longer than a probe.
+            admin.execute(SimpleStatement.newInstance("CREATE KEYSPACE " + keyspace + " WITH replication = {'class':"
+                            + " 'SimpleStrategy', 'replication_factor': " + replicationFactor() + "}")
+                    .setTimeout(TestTimeouts.scaled(SCHEMA_CHANGE_TIMEOUT)));
         }
         LOG.info("Keyspace {} (RF {}) on {}", keyspace, replicationFactor(), servers);
     }
