@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -36,6 +35,7 @@ final class Master implements AutoCloseable {
     private final Duration instanceTimeout;
     private final String keyPrefix;
     private final LongAdder requests;
+    private final CommandTimeouts timeouts = new CommandTimeouts();
     private final Object connectLock = new Object();
     private volatile StatefulRedisConnection<String, String> connection;
     private CompletableFuture<StatefulRedisConnection<String, String>> connecting;
@@ -182,9 +182,7 @@ final class Master implements AutoCloseable {
             reply = CompletableFuture.failedFuture(new IllegalStateException("backend closed"));
         } else {
             // A copy: the connection under way is shared, and each caller's timeout must end only its own wait.
-            reply = connect()
-                    .copy()
-                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            reply = timeouts.bound(connect().copy(), timeout)
                     .thenCompose(connected -> command.apply(connected.async()));
         }
         return reply.handle((r, error) -> vote(r, error, yes, timeout));
@@ -209,8 +207,11 @@ final class Master implements AutoCloseable {
         return Vote.FAILED;
     }
 
-    /** The command future, failed with a {@link TimeoutException} after {@code timeout}. */
-    private static <T> CompletableFuture<T> bounded(RedisFuture<T> command, Duration timeout) {
+    /**
+     * A copy of the command's future, failed with a {@link TimeoutException} after {@code timeout}: the command itself
+     * stays Lettuce's until the master answers or the connection drops.
+     */
+    private <T> CompletableFuture<T> bounded(RedisFuture<T> command, Duration timeout) {
         CompletableFuture<T> copy = new CompletableFuture<>();
         command.whenComplete((v, e) -> {
             if (e != null) {
@@ -219,7 +220,7 @@ final class Master implements AutoCloseable {
                 copy.complete(v);
             }
         });
-        return copy.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return timeouts.bound(copy, timeout);
     }
 
     /**

@@ -25,9 +25,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * waiter also polls on a timer.
  *
  * <p>A release is heard once from every master that deleted the key; each message names the release (the random part
- * of the released value), and only the first of a release wakes anybody. The wake-up comes after a random delay of at
- * most {@code retryDelay} (seed 002's random retry delay): every locker hears the release at about the same instant,
- * and their woken waiters would otherwise send their {@code SET NX} to the masters together and split the votes.
+ * of the released value), and only the first of a release wakes anybody. Over several masters the wake-up comes after
+ * a random delay of at most {@code retryDelay} (seed 002's random retry delay): every locker hears the release at about
+ * the same instant, and their woken waiters would otherwise send their {@code SET NX} to the masters together and split
+ * the votes. One master cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is
+ * woken at once, on the thread that heard the message: a delay would only leave the lock free meanwhile.
  */
 final class ReleaseMessages {
 
@@ -62,7 +64,7 @@ final class ReleaseMessages {
         this.majority = majority;
         this.wakeUps = wakeUps;
         this.timers = timers;
-        this.jitterNanos = jitter.toNanos();
+        this.jitterNanos = masters.size() > 1 ? jitter.toNanos() : 0;
     }
 
     /**
@@ -95,6 +97,11 @@ final class ReleaseMessages {
         boolean named = message.length() > RELEASE_ID_LENGTH && message.charAt(RELEASE_ID_LENGTH) == ' ';
         // A message without a release id (a locker of an older version released) wakes a waiter every time.
         String redisKey = named ? message.substring(RELEASE_ID_LENGTH + 1) : message;
+        if (!wakeUps.isWaitedOn(redisKey)) {
+            // Nobody here waits for it (this locker's own release, most often): nothing to wake, no timer to set. A
+            // waiter that registers later attempts before it waits, so it cannot miss this release.
+            return;
+        }
         if (named) {
             String release = message.substring(0, RELEASE_ID_LENGTH);
             synchronized (heard) {
@@ -103,7 +110,11 @@ final class ReleaseMessages {
                 }
             }
         }
-        long delay = jitterNanos > 0 ? ThreadLocalRandom.current().nextLong(jitterNanos + 1) : 0;
+        if (jitterNanos == 0) {
+            wakeUps.wakeOne(redisKey); // sends the attempt without blocking
+            return;
+        }
+        long delay = ThreadLocalRandom.current().nextLong(jitterNanos + 1);
         try {
             timers.schedule(() -> wakeUps.wakeOne(redisKey), delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {
