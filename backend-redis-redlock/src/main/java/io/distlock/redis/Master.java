@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -23,8 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One independent Redis master: one command connection (commands from every thread are pipelined on it, so a
- * clean-up sent after a {@code SET} reaches the server after it) and, once something waits, one pub/sub connection
- * subscribed to the release channel. Every command answers a {@link Vote} within the per-instance timeout and never
+ * clean-up sent after a {@code SET} reaches the server after it) and one pub/sub connection, subscribed to the
+ * release channel while something waits. Every command answers a {@link Vote} within the per-instance timeout and never
  * throws. A master unreachable at open, or lost later, is reconnected in the background while the others carry on.
  */
 final class Master implements AutoCloseable {
@@ -36,9 +35,11 @@ final class Master implements AutoCloseable {
     private final Duration instanceTimeout;
     private final String keyPrefix;
     private final LongAdder requests;
+    private final CommandTimeouts timeouts = new CommandTimeouts();
     private final Object connectLock = new Object();
     private volatile StatefulRedisConnection<String, String> connection;
     private CompletableFuture<StatefulRedisConnection<String, String>> connecting;
+    private CompletableFuture<StatefulRedisPubSubConnection<String, String>> pubSubOpened;
     private CompletableFuture<Void> subscription;
     private StatefulRedisPubSubConnection<String, String> pubSub;
     private volatile String lastError = "not yet contacted";
@@ -182,9 +183,7 @@ final class Master implements AutoCloseable {
             reply = CompletableFuture.failedFuture(new IllegalStateException("backend closed"));
         } else {
             // A copy: the connection under way is shared, and each caller's timeout must end only its own wait.
-            reply = connect()
-                    .copy()
-                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            reply = timeouts.bound(connect().copy(), timeout)
                     .thenCompose(connected -> command.apply(connected.async()));
         }
         return reply.handle((r, error) -> vote(r, error, yes, timeout));
@@ -209,8 +208,11 @@ final class Master implements AutoCloseable {
         return Vote.FAILED;
     }
 
-    /** The command future, failed with a {@link TimeoutException} after {@code timeout}. */
-    private static <T> CompletableFuture<T> bounded(RedisFuture<T> command, Duration timeout) {
+    /**
+     * A copy of the command's future, failed with a {@link TimeoutException} after {@code timeout}: the command itself
+     * stays Lettuce's until the master answers or the connection drops.
+     */
+    private <T> CompletableFuture<T> bounded(RedisFuture<T> command, Duration timeout) {
         CompletableFuture<T> copy = new CompletableFuture<>();
         command.whenComplete((v, e) -> {
             if (e != null) {
@@ -219,53 +221,93 @@ final class Master implements AutoCloseable {
                 copy.complete(v);
             }
         });
-        return copy.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return timeouts.bound(copy, timeout);
     }
 
     /**
-     * Subscribes this master's pub/sub connection to {@code channel} once, delivering each message to {@code
-     * onMessage}; later calls return the same subscription. Lettuce subscribes again by itself after a reconnection.
+     * Opens this master's pub/sub connection once, delivering each message of {@code channel} to {@code onMessage};
+     * later calls return the same connection, or open it again after a failure. Subscribes to nothing: see {@link
+     * #subscribe}.
+     */
+    CompletableFuture<StatefulRedisPubSubConnection<String, String>> openPubSub(
+            String channel, Consumer<String> onMessage) {
+        synchronized (connectLock) {
+            if (pubSubOpened != null && !pubSubOpened.isCompletedExceptionally()) {
+                return pubSubOpened;
+            }
+            pubSubOpened = connector.connectPubSub().thenApply(c -> {
+                synchronized (connectLock) {
+                    if (closed) {
+                        c.closeAsync();
+                        throw new CompletionException(new IllegalStateException("closed"));
+                    }
+                    pubSub = c;
+                }
+                c.addListener(new RedisPubSubAdapter<>() {
+                    @Override
+                    public void message(String ch, String message) {
+                        if (channel.equals(ch)) {
+                            onMessage.accept(message);
+                        }
+                    }
+                });
+                return c;
+            });
+            pubSubOpened.whenComplete((c, e) -> {
+                if (e != null) {
+                    subscribeFailed(channel, e);
+                }
+            });
+            return pubSubOpened;
+        }
+    }
+
+    /**
+     * Subscribes the pub/sub connection ({@link #openPubSub}, opened if need be) to {@code channel}, unless it is
+     * subscribed or subscribing: completes when the master confirmed. Lettuce subscribes again by itself after a
+     * reconnection.
      */
     CompletableFuture<Void> subscribe(String channel, Consumer<String> onMessage) {
         synchronized (connectLock) {
             if (subscription != null && !subscription.isCompletedExceptionally()) {
                 return subscription;
             }
-            subscription = connector
-                    .connectPubSub()
-                    .thenCompose(c -> {
-                        synchronized (connectLock) {
-                            if (closed) {
-                                c.closeAsync();
-                                throw new CompletionException(new IllegalStateException("closed"));
-                            }
-                            pubSub = c;
-                        }
-                        c.addListener(new RedisPubSubAdapter<>() {
-                            @Override
-                            public void message(String ch, String message) {
-                                if (channel.equals(ch)) {
-                                    onMessage.accept(message);
-                                }
-                            }
-                        });
-                        requests.increment();
-                        return c.async().subscribe(channel).toCompletableFuture();
-                    })
-                    .whenComplete((v, e) -> {
-                        if (e != null) {
-                            failed("cannot subscribe: ", e, true);
-                            if (refusal.isPresent()) {
-                                log.warn(
-                                        "Release messages from {} are not heard, waiters there poll instead: {}",
-                                        name,
-                                        refusal.get());
-                            } else {
-                                log.debug("Subscribing to {} on {} failed: {}", channel, name, e.toString());
-                            }
-                        }
-                    });
+            subscription = openPubSub(channel, onMessage).thenCompose(c -> {
+                requests.increment();
+                return c.async().subscribe(channel).toCompletableFuture();
+            });
+            subscription.whenComplete((v, e) -> {
+                if (e != null) {
+                    subscribeFailed(channel, e);
+                }
+            });
             return subscription;
+        }
+    }
+
+    /**
+     * Unsubscribes from {@code channel} if subscribed; a subscription still under way is left as it is. Sent on the
+     * connection in order with the subscriptions, so a {@link #subscribe} after this one is the master's last word.
+     */
+    void unsubscribe(String channel) {
+        synchronized (connectLock) {
+            CompletableFuture<Void> s = subscription;
+            StatefulRedisPubSubConnection<String, String> c = pubSub;
+            if (s == null || !s.isDone() || s.isCompletedExceptionally() || c == null || closed) {
+                return;
+            }
+            subscription = null;
+            requests.increment();
+            c.async().unsubscribe(channel);
+        }
+    }
+
+    private void subscribeFailed(String channel, Throwable e) {
+        failed("cannot subscribe: ", e, true);
+        if (refusal.isPresent()) {
+            log.warn("Release messages from {} are not heard, waiters there poll instead: {}", name, refusal.get());
+        } else {
+            log.debug("Subscribing to {} on {} failed: {}", channel, name, e.toString());
         }
     }
 

@@ -71,9 +71,7 @@ final class RedlockBackend implements LockBackend {
         timers.setRemoveOnCancelPolicy(true);
         this.messages = new ReleaseMessages(
                 masters, settings.releaseChannel(), majority, wakeUps, timers, settings.retryDelay());
-        // Subscribed before the first wait, in the background: a locker's first waiter would otherwise pay for the
-        // pub/sub connections (and, in a fresh JVM, their classes) while its rivals are already woken by messages.
-        messages.subscribed();
+        messages.open();
     }
 
     @Override

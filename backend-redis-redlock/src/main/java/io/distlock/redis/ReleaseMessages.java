@@ -20,19 +20,25 @@ import java.util.concurrent.atomic.AtomicInteger;
  * in each release.
  *
  * <p>One channel for all keys means no subscribe and unsubscribe per wait (the races and leaked subscriptions of
- * per-lock channels), at the cost of every locker hearing every release of its prefix; a message for a key nobody
- * here waits on is one map lookup. Messages can be lost (a master restarting, a reconnecting subscriber), so every
+ * per-lock channels), at the cost of every waiting locker hearing every release of its prefix; a message for a key
+ * nobody here waits on is one map lookup. A locker is subscribed only while it waits, and for a second after: one that
+ * waits for nothing hears nothing, not even its own releases. Messages can be lost (a master restarting, a reconnecting subscriber), so every
  * waiter also polls on a timer.
  *
  * <p>A release is heard once from every master that deleted the key; each message names the release (the random part
- * of the released value), and only the first of a release wakes anybody. The wake-up comes after a random delay of at
- * most {@code retryDelay} (seed 002's random retry delay): every locker hears the release at about the same instant,
- * and their woken waiters would otherwise send their {@code SET NX} to the masters together and split the votes.
+ * of the released value), and only the first of a release wakes anybody. Over several masters the wake-up comes after
+ * a random delay of at most {@code retryDelay} (seed 002's random retry delay): every locker hears the release at about
+ * the same instant, and their woken waiters would otherwise send their {@code SET NX} to the masters together and split
+ * the votes. One master cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is
+ * woken at once, on the thread that heard the message: a delay would only leave the lock free meanwhile.
  */
 final class ReleaseMessages {
 
     /** How many recent releases are remembered to drop the repeats of a release heard from several masters. */
     private static final int REMEMBERED_RELEASES = 1024;
+
+    /** How long the subscriptions outlive the last wait. */
+    static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** Length of the release id that starts a message, then a space, then the key (see {@code release.lua}). */
     private static final int RELEASE_ID_LENGTH = 40;
@@ -43,6 +49,11 @@ final class ReleaseMessages {
     private final WakeUps wakeUps;
     private final ScheduledExecutorService timers;
     private final long jitterNanos;
+    /** When a waiter last wanted the messages (a {@link System#nanoTime()} reading); guarded by this. */
+    private long lastWait;
+    /** Whether {@link #unsubscribeIfIdle} is due; guarded by this. */
+    private boolean idleCheckArmed;
+
     private final Map<String, Boolean> heard = new LinkedHashMap<>(64, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
@@ -62,18 +73,35 @@ final class ReleaseMessages {
         this.majority = majority;
         this.wakeUps = wakeUps;
         this.timers = timers;
-        this.jitterNanos = jitter.toNanos();
+        this.jitterNanos = masters.size() > 1 ? jitter.toNanos() : 0;
     }
 
     /**
-     * Subscribes on every master not yet subscribed (the first wait, or after a failed subscription). Completes when
-     * a majority is subscribed (a release deletes on a majority, so it publishes on at least one of them) or when
-     * every subscription has settled.
+     * Opens the pub/sub connections, in the background, without subscribing: a locker's first waiter would otherwise
+     * pay for them (and, in a fresh JVM, their classes) while its rivals are already woken by messages.
+     */
+    void open() {
+        for (Master m : masters) {
+            m.openPubSub(channel, this::released);
+        }
+    }
+
+    /**
+     * Subscribes on every master not yet subscribed (a wait after none for a while, or after a failed subscription).
+     * Completes when a majority is subscribed (a release deletes on a majority, so it publishes on at least one of
+     * them) or when every subscription has settled. The subscriptions end once nothing here has waited for {@link
+     * #IDLE_NANOS}.
      */
     CompletableFuture<Void> subscribed() {
         List<CompletableFuture<Void>> subs = new ArrayList<>(masters.size());
-        for (Master m : masters) {
-            subs.add(m.subscribe(channel, this::released));
+        synchronized (this) {
+            lastWait = System.nanoTime();
+            for (Master m : masters) {
+                subs.add(m.subscribe(channel, this::released));
+            }
+            if (!idleCheckArmed) {
+                idleCheckArmed = armIdleCheck();
+            }
         }
         CompletableFuture<Void> ready = new CompletableFuture<>();
         AtomicInteger ok = new AtomicInteger();
@@ -91,10 +119,43 @@ final class ReleaseMessages {
         return ready;
     }
 
+    /**
+     * Unsubscribes when nothing waits here and nothing has for {@link #IDLE_NANOS}: a locker that does not wait hears
+     * no release, its own included (each was a pub/sub read and a thread woken per release, for nothing). A waiter that
+     * comes later subscribes again before it waits, and attempts once more when subscribed.
+     */
+    private void unsubscribeIfIdle() {
+        synchronized (this) {
+            if (wakeUps.keysWaitedOn() > 0 || System.nanoTime() - lastWait < IDLE_NANOS) {
+                idleCheckArmed = armIdleCheck();
+                return;
+            }
+            idleCheckArmed = false;
+            for (Master m : masters) {
+                m.unsubscribe(channel);
+            }
+        }
+    }
+
+    /** Guarded by this: whether the check is armed (false when the backend is closing). */
+    private boolean armIdleCheck() {
+        try {
+            timers.schedule(this::unsubscribeIfIdle, IDLE_NANOS, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (RejectedExecutionException closed) {
+            return false;
+        }
+    }
+
     private void released(String message) {
         boolean named = message.length() > RELEASE_ID_LENGTH && message.charAt(RELEASE_ID_LENGTH) == ' ';
         // A message without a release id (a locker of an older version released) wakes a waiter every time.
         String redisKey = named ? message.substring(RELEASE_ID_LENGTH + 1) : message;
+        if (!wakeUps.isWaitedOn(redisKey)) {
+            // Nobody here waits for it (this locker's own release, most often): nothing to wake, no timer to set. A
+            // waiter that registers later attempts before it waits, so it cannot miss this release.
+            return;
+        }
         if (named) {
             String release = message.substring(0, RELEASE_ID_LENGTH);
             synchronized (heard) {
@@ -103,7 +164,11 @@ final class ReleaseMessages {
                 }
             }
         }
-        long delay = jitterNanos > 0 ? ThreadLocalRandom.current().nextLong(jitterNanos + 1) : 0;
+        if (jitterNanos == 0) {
+            wakeUps.wakeOne(redisKey); // sends the attempt without blocking
+            return;
+        }
+        long delay = ThreadLocalRandom.current().nextLong(jitterNanos + 1);
         try {
             timers.schedule(() -> wakeUps.wakeOne(redisKey), delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {

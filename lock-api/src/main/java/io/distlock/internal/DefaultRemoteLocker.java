@@ -131,6 +131,11 @@ final class DefaultRemoteLocker implements RemoteLocker {
                         : Optional.empty());
     }
 
+    /** How many timers the lease keeper set so far; for tests. */
+    long timersSet() {
+        return keeper.timersSet();
+    }
+
     Ticker ticker() {
         return ticker;
     }

@@ -5,11 +5,15 @@ import io.distlock.Ticker;
 import io.distlock.spi.LockBackend;
 import java.time.Duration;
 import java.util.OptionalLong;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,12 +36,24 @@ final class LeaseKeeper {
     /** The shortest wait before a failed renewal is tried again: not a busy loop when the store fails at once. */
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
+    /** How much later than the grant the timers of a lock are set, when they are due much later (see {@link #track}). */
+    private static final long DEFERRAL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    /** A lock whose first timer is due sooner than this gets its timers at once. */
+    private static final long DEFERRED_WHEN_DUE_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final LockBackend backend;
     private final LeaseModel model;
     private final Duration leaseTime;
     private final Ticker ticker;
     private final ScheduledExecutorService scheduler;
     private final Executor workers;
+    /** Locks granted since the last pass of {@link #startDeferred}, their timers not yet set. */
+    private final Queue<Tracking> deferred = new ConcurrentLinkedQueue<>();
+
+    private final AtomicBoolean deferralArmed = new AtomicBoolean();
+    /** How many timers were set; for tests. */
+    private final LongAdder timersSet = new LongAdder();
 
     LeaseKeeper(
             LockBackend backend,
@@ -54,18 +70,58 @@ final class LeaseKeeper {
         this.workers = workers;
     }
 
-    /** Starts keeping {@code lock}; the returned handle stops it. */
+    /**
+     * Starts keeping {@code lock}; the returned handle stops it. When its first timer is due in more than {@link
+     * #DEFERRED_WHEN_DUE_AFTER_NANOS}, its timers are set a little later ({@link #DEFERRAL_NANOS}), together with those
+     * of the other locks granted meanwhile, each for the same instant as now: most locks are released before that, and
+     * never reach the timer thread. Setting a timer that becomes the scheduler's earliest wakes that thread, which
+     * cost a context switch or two per acquisition, more than the rest of the locker's bookkeeping together.
+     */
     Tracking track(DefaultRemoteLock lock) {
         Tracking tracking = new Tracking(lock);
-        tracking.scheduleWatchdog();
-        if (model == LeaseModel.RENEWED_TTL && !lock.fixed()) {
-            tracking.scheduleRenewal(false);
+        if (tracking.firstTimerNanos() <= DEFERRED_WHEN_DUE_AFTER_NANOS) {
+            tracking.start();
+            return tracking;
+        }
+        deferred.add(tracking);
+        if (deferralArmed.compareAndSet(false, true)) {
+            try {
+                schedule(this::startDeferred, DEFERRAL_NANOS, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                deferralArmed.set(false); // the locker is closing: nothing is kept any more
+            }
         }
         return tracking;
     }
 
+    /**
+     * Sets the timers of the locks granted since the last pass, if still kept. The flag is cleared before the queue is
+     * read: a lock added meanwhile is either taken here or arms a pass of its own.
+     */
+    private void startDeferred() {
+        deferralArmed.set(false);
+        for (Tracking t = deferred.poll(); t != null; t = deferred.poll()) {
+            t.start();
+        }
+    }
+
     private long periodNanos() {
         return Math.max(1, leaseTime.toNanos() / 3);
+    }
+
+    /** How many timers were set so far; for tests. */
+    long timersSet() {
+        return timersSet.sum();
+    }
+
+    private ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
+        timersSet.increment();
+        return scheduler.schedule(task, delay, unit);
+    }
+
+    /** A third of the lease, or sooner when less than two thirds of it are {@code left}. */
+    private long renewalDelayNanos(long left) {
+        return Math.min(periodNanos(), Math.max(0, left - 2 * periodNanos()));
     }
 
     /** The background work for one held lock. */
@@ -77,6 +133,27 @@ final class LeaseKeeper {
 
         private Tracking(DefaultRemoteLock lock) {
             this.lock = lock;
+        }
+
+        /** Sets the lock's timers, unless it is no longer kept. */
+        private void start() {
+            if (stopped) {
+                return;
+            }
+            scheduleWatchdog();
+            if (renewed()) {
+                scheduleRenewal(false);
+            }
+        }
+
+        /** How long until the first of the lock's timers would fire if set now. */
+        private long firstTimerNanos() {
+            long left = lock.validUntilNanos() - ticker.read();
+            return renewed() ? Math.min(left, renewalDelayNanos(left)) : left;
+        }
+
+        private boolean renewed() {
+            return model == LeaseModel.RENEWED_TTL && !lock.fixed();
         }
 
         void stop() {
@@ -95,9 +172,9 @@ final class LeaseKeeper {
             long left = lock.validUntilNanos() - ticker.read();
             long delay = afterFailure
                     ? Math.max(MIN_RETRY_NANOS, Math.min(periodNanos(), left / 2))
-                    : Math.min(periodNanos(), Math.max(0, left - 2 * periodNanos()));
+                    : renewalDelayNanos(left);
             try {
-                renewal = scheduler.schedule(this::startRenewal, delay, TimeUnit.NANOSECONDS);
+                renewal = schedule(this::startRenewal, delay, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException closing) {
                 // the locker is closing
             }
@@ -189,7 +266,7 @@ final class LeaseKeeper {
             long left = lock.validUntilNanos() - ticker.read();
             ScheduledFuture<?> previous = watchdog;
             try {
-                watchdog = scheduler.schedule(this::checkValidity, Math.max(0, left), TimeUnit.NANOSECONDS);
+                watchdog = schedule(this::checkValidity, Math.max(0, left), TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException closing) {
                 return;
             }

@@ -70,6 +70,14 @@ public final class WakeUps {
         return false;
     }
 
+    /**
+     * Whether {@code key} has a waiter registered now: a backend that hears of releases of every key (a store's
+     * release messages) skips, without further work, those nobody here waits on.
+     */
+    public boolean isWaitedOn(String key) {
+        return waiters.containsKey(key);
+    }
+
     /** How many keys have waiters registered now (none once every waiter has closed). */
     public int keysWaitedOn() {
         return waiters.size();

@@ -1,0 +1,50 @@
+package io.distlock.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLockers;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** The lease keeper's timers: set for the locks held long enough to need them, at the instant they are due. */
+class LeaseKeeperTest {
+
+    private static DefaultRemoteLocker locker(TestInfo test, Duration leaseTime, HookedProvider provider) {
+        return (DefaultRemoteLocker) RemoteLockers.builder()
+                .uri("memory://keeper-" + test.getTestMethod().orElseThrow().getName())
+                .provider(provider)
+                .leaseTime(leaseTime)
+                .build();
+    }
+
+    /** Each grant set two timers (renewal, watchdog), and each timer that became the earliest woke the timer thread. */
+    @Test
+    void track_locksReleasedAtOnce_setNoTimerOfTheirOwn(TestInfo test) throws Exception {
+        int locks = 200;
+        try (DefaultRemoteLocker locker = locker(test, Duration.ofSeconds(30), new HookedProvider())) {
+            long before = locker.timersSet();
+            for (int i = 0; i < locks; i++) {
+                locker.lock("k").release();
+            }
+
+            assertThat(locker.timersSet() - before)
+                    .as("timers set for %d short holds", locks)
+                    .isLessThan(locks / 2);
+        }
+    }
+
+    @Test
+    void track_lockHeldPastItsRenewalTime_isRenewedOnTime(TestInfo test) throws Exception {
+        HookedProvider provider = new HookedProvider();
+        Duration leaseTime = Duration.ofSeconds(6); // renewed every 2 s: its timers are set a moment after the grant
+        try (DefaultRemoteLocker locker = locker(test, leaseTime, provider)) {
+            RemoteLock lock = locker.lock("k");
+
+            Waits.until("the first renewal", Duration.ofSeconds(4), () -> provider.renewals("k") > 0);
+            assertThat(lock.isHeld()).isTrue();
+            lock.release();
+        }
+    }
+}
