@@ -201,12 +201,18 @@ final class FileLockBackend implements LockBackend {
         return dir.resolve(fileName(key));
     }
 
-    /** What the store holds for {@code key}: its lock file and any live waiter files, one line each. */
+    /**
+     * What the store holds for {@code key}: its lock file and any live waiter files, one line each. A lock file whose
+     * entry ran out (a holder that could not release it, say while the store was down) is no longer held, as a TTL
+     * store's expired key is gone; it is left for the next attempt to overwrite. Read on the system clock: the kit
+     * looks only after its runs on it.
+     */
     static java.util.List<String> entries(Path dir, String key) throws IOException {
         String name = fileName(key);
         try (java.util.stream.Stream<Path> all = Files.list(dir)) {
             return all.filter(p -> p.getFileName().toString().startsWith(name))
                     .filter(p -> !expiredWaiter(p))
+                    .filter(p -> !expiredLock(p))
                     .map(p -> p.getFileName().toString())
                     .sorted()
                     .toList();
@@ -225,6 +231,20 @@ final class FileLockBackend implements LockBackend {
             } catch (IOException storeDown) {
                 // the store is down: the waiter's next poll fails and ends the wait
             }
+        }
+    }
+
+    /** Whether {@code path} is a lock file whose entry ran out (on the system clock). */
+    private static boolean expiredLock(Path path) {
+        if (!path.getFileName().toString().endsWith(".lock")) {
+            return false;
+        }
+        try {
+            Optional<Entry> entry = read(path);
+            return entry.isPresent()
+                    && entry.get().expiresNanos() - Ticker.system().read() <= 0;
+        } catch (IOException e) {
+            return false; // unreadable: report it
         }
     }
 
