@@ -9,6 +9,7 @@ import io.distlock.Ticker;
 import io.distlock.kit.ClientPartition;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.FaultMatrixContract;
+import io.distlock.kit.RandomizedFaultRunContract;
 import io.distlock.kit.StoreFaultContract;
 import io.distlock.kit.StoreFaults;
 import io.distlock.kit.TestTimeouts;
@@ -210,14 +211,16 @@ class CassandraStoreFaultTest {
     }
 
     /**
-     * The kit's store-fault contract (item 7: the store down fails tryLock, lock with and without deadline with a
-     * {@link LockBackendException} within about {@code connectTimeout}; a lock entry deleted out of band is noticed
-     * at the holder's next renewal) and the fault matrix of one node: a holder cut off through the node's proxy past
-     * its lease, and the node restarted while waiters wait. The node faults run on three nodes ({@link
-     * CassandraThreeNodeTest}).
+     * The kit's store-fault contract (the store down fails tryLock, lock with and without deadline with a {@link
+     * LockBackendException} within about {@code connectTimeout}; a lock entry deleted out of band is noticed at the
+     * holder's next renewal), the fault matrix of one node (a holder cut off through the node's proxy past its lease,
+     * the node restarted while waiters wait) and the randomized run under those two faults. The node faults run on
+     * three nodes ({@link CassandraThreeNodeTest}), where a restart of the whole cluster is too slow for the
+     * randomized run.
      */
     @Nested
-    class StoreFaultKit implements StoreFaultContract, FaultMatrixContract, CassandraKitHooks {
+    class StoreFaultKit
+            implements StoreFaultContract, FaultMatrixContract, RandomizedFaultRunContract, CassandraKitHooks {
         @Override
         public CassandraCluster cluster() {
             return CASSANDRA;

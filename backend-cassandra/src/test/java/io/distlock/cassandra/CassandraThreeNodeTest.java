@@ -81,7 +81,8 @@ class CassandraThreeNodeTest {
         @Override
         @Test
         @Disabled("a nemesis that restarts three Cassandra nodes stalls the run for 40-50 s (minutes under load) per"
-                + " restart: not within the CI budget; the node faults run in the fault matrix of this class")
+                + " restart: not within the CI budget; the node faults run in the fault matrix of this class, the"
+                + " randomized run on one node (CassandraStoreFaultTest)")
         public void randomizedOperations_underRandomStoreFaults_keepTheHistoryConsistent() {}
     }
 
