@@ -353,7 +353,7 @@ public interface FaultMatrixContract extends LockerFixture {
     /** A locker built from {@code builder} whose grants and renewals report their validity to {@code history}. */
     private RemoteLocker recordingLocker(RemoteLockerBuilder builder, HistoryRecorder history, Duration leaseTime) {
         return builder.leaseTime(leaseTime)
-                .provider(new InterceptingProvider(provider(), history::valid))
+                .provider(new InterceptingProvider(provider(), history))
                 .build();
     }
 

@@ -2,6 +2,7 @@ package io.distlock.kit;
 
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
+import io.distlock.kit.history.HistoryRecorder;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -28,11 +29,14 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class InterceptingProvider implements LockBackendProvider {
 
-    /** Told of every validity a grant or renewal reports. */
+    /** Told of every validity a grant or renewal reports, and of every release asked of the backend. */
     @FunctionalInterface
     interface ValidityListener {
         /** {@code lease} is guaranteed until {@code validUntilNanos}, a reading of the backend's ticker. */
         void valid(Lease lease, long validUntilNanos);
+
+        /** The backend is about to be asked to release {@code lease}. */
+        default void freed(Lease lease) {}
     }
 
     private final LockBackendProvider delegate;
@@ -47,6 +51,21 @@ final class InterceptingProvider implements LockBackendProvider {
 
     InterceptingProvider(LockBackendProvider delegate) {
         this(delegate, (lease, validUntil) -> {});
+    }
+
+    /** Records every validity and every release asked of the backend in {@code history}. */
+    InterceptingProvider(LockBackendProvider delegate, HistoryRecorder history) {
+        this(delegate, new ValidityListener() {
+            @Override
+            public void valid(Lease lease, long validUntilNanos) {
+                history.valid(lease, validUntilNanos);
+            }
+
+            @Override
+            public void freed(Lease lease) {
+                history.freed(lease);
+            }
+        });
     }
 
     InterceptingProvider(LockBackendProvider delegate, ValidityListener listener) {
@@ -152,7 +171,11 @@ final class InterceptingProvider implements LockBackendProvider {
 
             @Override
             public boolean release(Lease lease) {
-                return releasesDropped.get() || backend.release(lease);
+                if (releasesDropped.get()) {
+                    return true; // silenced: the store is not asked
+                }
+                listener.freed(lease);
+                return backend.release(lease);
             }
         };
     }

@@ -99,7 +99,7 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                 lockers.add((proxied ? partition.get().lockerBuilder() : lockerBuilder())
                         .connectTimeout(connectTimeout)
                         .leaseTime(shortLeaseTime())
-                        .provider(new InterceptingProvider(provider(), history::valid))
+                        .provider(new InterceptingProvider(provider(), history))
                         .build());
             }
             Random nemesisRandom = new Random(seeds.nextLong());
@@ -307,7 +307,8 @@ public interface RandomizedFaultRunContract extends LockerFixture {
      * can run out on the way from the grant to the caller (the store faulted, the machine busy): recorded now, that
      * hold would seem granted after holders that came later, with its older fencing token. A lock seen held just
      * before it is recorded is recorded within its hold (short of a pause between the two lines longer than what is
-     * left of its validity), so the history keeps the grants' order.
+     * left of its validity), so the history keeps the grants' order. A grant left unrecorded is still checked against
+     * what the store promised it (its {@code VALID} and {@code FREED} events, see {@link HistoryChecker}).
      */
     private static boolean recordIfHeld(RemoteLock lock, HistoryRecorder history) {
         if (!lock.isHeld()) {

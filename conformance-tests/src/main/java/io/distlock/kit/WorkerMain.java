@@ -93,7 +93,7 @@ public final class WorkerMain {
         // Every validity the backend reports goes into the history, for the check that a lost hold's validity ended in
         // time.
         InterceptingProvider provider = new InterceptingProvider(
-                ProviderRegistry.forScheme(KitUris.scheme(uri), WorkerMain.class.getClassLoader()), history::valid);
+                ProviderRegistry.forScheme(KitUris.scheme(uri), WorkerMain.class.getClassLoader()), history);
         try (RemoteLocker locker = RemoteLockers.builder()
                 .uri(uri)
                 .provider(provider)

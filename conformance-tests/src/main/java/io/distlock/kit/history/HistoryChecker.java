@@ -99,7 +99,75 @@ public final class HistoryChecker {
             checkTokens(entry.getKey(), holds, violations);
             checkValidity(entry.getKey(), holds, validUntil, violations);
         }
+        checkUnrecordedGrants(events, holdsByKey, violations);
         return violations;
+    }
+
+    /** A grant the backend reported ({@code VALID}) that never began a hold in the history. */
+    private record UnrecordedGrant(String key, String holder, long grantedBy, long validUntil, long freedAt) {
+        long promisedUntil() {
+            return freedAt - validUntil < 0 ? freedAt : validUntil;
+        }
+    }
+
+    /**
+     * A grant that never reached its caller as held (its lease ran out, or it was lost, on the way; the locker then
+     * frees it) is no hold, but the store still promised it: from its grant until the earlier of its reported validity
+     * and its release ({@code FREED}), no other holder may be granted the key. Checked against the first hold that
+     * began after the grant.
+     */
+    private static void checkUnrecordedGrants(
+            Collection<HistoryEvent> events, Map<String, List<Hold>> holdsByKey, List<String> violations) {
+        java.util.Set<String> began = new java.util.HashSet<>();
+        Map<String, UnrecordedGrant> grants = new LinkedHashMap<>();
+        Map<String, Long> freedAt = new java.util.HashMap<>();
+        for (HistoryEvent e : events) {
+            switch (e.type()) {
+                case ACQUIRED -> began.add(e.holder());
+                case FREED -> freedAt.merge(e.holder(), e.nanos(), Math::min);
+                case VALID ->
+                    grants.merge(
+                            e.holder(),
+                            new UnrecordedGrant(
+                                    e.key(),
+                                    e.holder(),
+                                    e.nanos(),
+                                    e.validUntil().getAsLong(),
+                                    Long.MAX_VALUE),
+                            (a, b) -> new UnrecordedGrant(
+                                    a.key(),
+                                    a.holder(),
+                                    Math.min(a.grantedBy(), b.grantedBy()),
+                                    Math.max(a.validUntil(), b.validUntil()),
+                                    Long.MAX_VALUE));
+                default -> {}
+            }
+        }
+        for (UnrecordedGrant g : grants.values()) {
+            if (began.contains(g.holder())) {
+                continue;
+            }
+            UnrecordedGrant grant = new UnrecordedGrant(
+                    g.key(),
+                    g.holder(),
+                    g.grantedBy(),
+                    g.validUntil(),
+                    freedAt.getOrDefault(g.holder(), Long.MAX_VALUE));
+            for (Hold next : holdsByKey.getOrDefault(grant.key(), List.of())) {
+                long grantedBy = next.begin().nanos();
+                if (grantedBy - grant.grantedBy() <= 0) {
+                    continue;
+                }
+                if (grantedBy - grant.promisedUntil() < 0) {
+                    violations.add("a grant that never reached its caller as held, on key '" + grant.key() + "': "
+                            + grant.holder() + ", granted by " + grant.grantedBy() + ", was promised until "
+                            + grant.promisedUntil() + " (its reported validity, or its release if sooner), but "
+                            + next + " was granted by " + grantedBy + ", "
+                            + (grant.promisedUntil() - grantedBy) / 1_000_000 + " ms earlier");
+                }
+                break; // only the first hold after the grant matters
+            }
+        }
     }
 
     /**
@@ -124,8 +192,8 @@ public final class HistoryChecker {
         Map<String, Hold> closed = new LinkedHashMap<>();
         List<Hold> holds = new ArrayList<>();
         for (HistoryEvent e : sorted) {
-            if (e.type() == HistoryEvent.Type.VALID) {
-                continue; // checked by checkValidity
+            if (e.type() == HistoryEvent.Type.VALID || e.type() == HistoryEvent.Type.FREED) {
+                continue; // checked by checkValidity and checkUnrecordedGrants
             }
             if (e.type() == HistoryEvent.Type.ACQUIRED) {
                 if (open.containsKey(e.holder()) || closed.containsKey(e.holder())) {

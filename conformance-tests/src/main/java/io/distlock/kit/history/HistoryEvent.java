@@ -8,8 +8,9 @@ import java.util.OptionalLong;
 
 /**
  * One event of a lock history: a hold began ({@link Type#ACQUIRED}, stamped right after the lock was granted), ended
- * ({@link Type#RELEASING}, stamped right before the release was sent), was reported lost ({@link Type#LOST}), or the
- * backend reported until when the store guarantees it ({@link Type#VALID}, at the grant and at every renewal).
+ * ({@link Type#RELEASING}, stamped right before the release was sent), was reported lost ({@link Type#LOST}), the
+ * backend reported until when the store guarantees it ({@link Type#VALID}, at the grant and at every renewal), or the
+ * backend was asked to release it ({@link Type#FREED}).
  *
  * <p>Timestamps are {@link System#nanoTime()} readings. On Linux that is {@code CLOCK_MONOTONIC}, one clock for every
  * process of the host, so the histories of several JVMs on one machine merge into one timeline.
@@ -35,7 +36,12 @@ public record HistoryEvent(
         /** The lock was reported lost to the holder. */
         LOST,
         /** The backend reported the hold's validity (at the grant or a renewal): see {@link #validUntil()}. */
-        VALID
+        VALID,
+        /**
+         * The backend was asked to release the grant; stamped before the request. From then on the store owes the
+         * grant nothing: what ends the promise of a grant that never reached its caller as held.
+         */
+        FREED
     }
 
     /** Checks that every part is given, the holder has no whitespace, and a validity is given exactly for VALID. */
@@ -54,7 +60,7 @@ public record HistoryEvent(
         }
     }
 
-    /** An event without validity: {@link Type#ACQUIRED}, {@link Type#RELEASING} or {@link Type#LOST}. */
+    /** An event without validity: any type but {@link Type#VALID}. */
     public HistoryEvent(long nanos, Type type, String key, OptionalLong token, String holder, long pid) {
         this(nanos, type, key, token, holder, pid, OptionalLong.empty());
     }

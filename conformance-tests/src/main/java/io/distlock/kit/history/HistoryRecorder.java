@@ -97,6 +97,12 @@ public final class HistoryRecorder implements AutoCloseable {
                 OptionalLong.of(validUntilNanos)));
     }
 
+    /** Records that the backend is asked to release {@code lease} (by its holder, or by the locker for a lost grant). */
+    public void freed(Lease lease) {
+        record(new HistoryEvent(
+                System.nanoTime(), HistoryEvent.Type.FREED, lease.key(), lease.fencingToken(), lease.ownerId(), PID));
+    }
+
     /** Records an event as given; for histories built by hand. */
     public void record(HistoryEvent event) {
         synchronized (events) {

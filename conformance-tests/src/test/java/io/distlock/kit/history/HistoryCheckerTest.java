@@ -200,6 +200,51 @@ class HistoryCheckerTest {
         assertEquals(List.of(), HistoryChecker.violations(h));
     }
 
+    /** A grant lost on its way to the caller is never a hold; what the store promised it is still checked. */
+    @Test
+    void unrecordedGrant_validPastTheNextGrant_isRejected() {
+        List<HistoryEvent> h = List.of(
+                valid(10, "k", "a", 500),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(95, Type.RELEASING, "k", -1, "b"),
+                event(600, Type.FREED, "k", -1, "a"));
+        List<String> violations = HistoryChecker.violations(h);
+        assertEquals(1, violations.size(), violations.toString());
+        assertTrue(violations.get(0).contains("never reached its caller"), violations.get(0));
+        assertTrue(violations.get(0).contains("a, granted by 10")
+                && violations.get(0).contains("[b pid 1"));
+    }
+
+    @Test
+    void unrecordedGrant_validOrFreedBeforeTheNextGrant_isConsistent() {
+        List<HistoryEvent> ranOut = List.of(
+                valid(10, "k", "a", 50),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(95, Type.RELEASING, "k", -1, "b"));
+        assertEquals(List.of(), HistoryChecker.violations(ranOut));
+        List<HistoryEvent> freed = List.of(
+                valid(10, "k", "a", 500),
+                event(40, Type.FREED, "k", -1, "a"),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(95, Type.RELEASING, "k", -1, "b"));
+        assertEquals(List.of(), HistoryChecker.violations(freed));
+    }
+
+    @Test
+    void freedEvents_ofRecordedHolds_changeNothing() {
+        List<HistoryEvent> h = List.of(
+                event(10, Type.ACQUIRED, "k", -1, "a"),
+                valid(11, "k", "a", 500),
+                event(40, Type.RELEASING, "k", -1, "a"),
+                event(41, Type.FREED, "k", -1, "a"),
+                event(80, Type.ACQUIRED, "k", -1, "b"),
+                event(95, Type.RELEASING, "k", -1, "b"),
+                event(96, Type.FREED, "k", -1, "b"));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+        HistoryEvent freed = event(41, Type.FREED, "a key", 3, "a");
+        assertEquals(freed, HistoryEvent.parse(freed.toLine()));
+    }
+
     @Test
     void validEvent_roundTripsAsALine() {
         HistoryEvent e = valid(5, "a key", "h", 99);
