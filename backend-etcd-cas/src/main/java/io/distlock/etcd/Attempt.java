@@ -280,10 +280,13 @@ abstract class Attempt {
                             synchronized (this) {
                                 pending = lastRequest;
                             }
-                            if (pending != null && !pending.isDone()) {
+                            if (pending != null) {
                                 // Its answer decides: a failure of the store (not a lock held too long) fails the
-                                // attempt; the request's own deadline is this one, so that is now. (This callback may
-                                // run before the request's own continuation: both end the attempt alike.)
+                                // attempt; the request's own deadline is this one, so that is now. Asked even when
+                                // the request is already done: it may have just failed (its timeout fires with this
+                                // one) with its own continuation not yet run, and a give-up here would turn a store
+                                // that does not answer into a lock that is "not granted in time". Both end the
+                                // attempt alike.
                                 pending.whenComplete((r, e) -> {
                                     if (e != null) {
                                         fail(e);

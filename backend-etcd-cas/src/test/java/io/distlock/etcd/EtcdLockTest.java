@@ -771,6 +771,38 @@ class EtcdLockTest {
         }
     }
 
+    /**
+     * A wait shorter than the operation timeout, against a store that answers nothing: the request is bounded by the
+     * wait's deadline, so its own timeout and the wait's fire at the same instant. The store's silence must decide ({@code
+     * LockBackendException}), every time, not a give-up that reads as "not granted in time". Repeated, because the
+     * two timers race: the deadline's check could see the request just failed by its timeout, before that failure's
+     * own continuation had ended the attempt, and gave up (seen once in a CI run of the kit's store-down test).
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void shortWait_storeSilent_failsWithBackendException_everyTime(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("silent");
+        Duration wait = TestTimeouts.scaled(Duration.ofMillis(100));
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri(EtcdTesting.proxiedUri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
+                .leaseTime(TestTimeouts.scaled(Duration.ofSeconds(5)))
+                // also how long a put left unanswered is waited for before the call fails (the first call's)
+                .connectTimeout(TestTimeouts.scaled(Duration.ofSeconds(1)))
+                .build()) {
+            locker.lock(key, maxWait()).release(); // connected
+            ETCD.member(0).partition();
+            for (int i = 0; i < 5; i++) {
+                Object outcome = outcome(() -> locker.lock(key, wait));
+                assertThat(outcome)
+                        .as("lock(k, %s) number %d with etcd silent", wait, i + 1)
+                        .isInstanceOf(io.distlock.LockBackendException.class);
+            }
+            ETCD.member(0).heal(); // before the close, which would wait for etcd to free the attempts' leases
+        } finally {
+            ETCD.member(0).heal();
+        }
+    }
+
     /** What a call ended with: its value or its exception. */
     private static Object outcome(java.util.concurrent.Callable<?> call) {
         try {
