@@ -215,8 +215,8 @@ class CassandraStoreFaultTest {
      * LockBackendException} within about {@code connectTimeout}; a lock entry deleted out of band is noticed at the
      * holder's next renewal), the fault matrix of one node (a holder cut off through the node's proxy past its lease,
      * the node restarted while waiters wait) and the randomized run under those two faults. The node faults run on
-     * three nodes ({@link CassandraThreeNodeTest}), where a restart of the whole cluster is too slow for the
-     * randomized run.
+     * three nodes ({@link CassandraThreeNodeTest}), where a stop or restart of the whole cluster is too slow for the
+     * store-down contract and the randomized run.
      */
     @Nested
     class StoreFaultKit
