@@ -74,6 +74,7 @@ final class ClientBoundProvider implements LockBackendProvider {
                     + " cannot be given for a locker on the application's ZooKeeper client: the client already has"
                     + " its connection, credentials, ACL provider and session; configure them on the client");
         }
+        Optional<Duration> tickTime = ZooKeeperLockBackendProvider.tickTime(config);
         config.rejectUnknownOptions(name());
         if (client.getState() != CuratorFrameworkState.STARTED) {
             throw new LockConfigurationException("The ZooKeeper client given to ZooKeeperLockers.using is "
@@ -105,6 +106,8 @@ final class ClientBoundProvider implements LockBackendProvider {
         int negotiatedMs = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
         Duration sessionTimeout = negotiatedMs > 0 ? Duration.ofMillis(negotiatedMs) : config.leaseTime();
         // The application's client: nothing of it is closed with the backend.
-        return new ZooKeeperLockBackend(client, location, sessionTimeout, connectTimeout, config.ticker(), () -> {});
+        // Its session was created before this backend saw it: it is confirmed by heartbeats as the backend starts.
+        return new ZooKeeperLockBackend(
+                client, location, sessionTimeout, tickTime, ZkSession.NONE, connectTimeout, config.ticker(), () -> {});
     }
 }

@@ -247,13 +247,7 @@ final class LockAttempt {
             return Optional.empty();
         }
         ZkLease lease = new ZkLease(
-                request.key(),
-                request.ownerId(),
-                node.path(),
-                node.stat().getCzxid(),
-                session,
-                node.sentNanos(),
-                request.lossListener());
+                request.key(), request.ownerId(), node.path(), node.stat().getCzxid(), session, request.lossListener());
         if (!session.adopt(lease)) {
             lease.lose(ticker.read(), "the ZooKeeper " + session + " was lost while the lock was being granted");
         } else {

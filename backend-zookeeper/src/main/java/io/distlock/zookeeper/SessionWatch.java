@@ -1,6 +1,11 @@
 package io.distlock.zookeeper;
 
+import io.distlock.LockBackendException;
 import io.distlock.Ticker;
+import io.distlock.spi.DurationText;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,10 +18,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.CuratorEventType;
+import org.apache.curator.framework.api.CuratorListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,8 +34,11 @@ import org.slf4j.LoggerFactory;
  * Follows the client's ZooKeeper session and tells the held locks what happens to it.
  *
  * <ul>
- *   <li>A heartbeat (a cheap {@code exists} every third of the session timeout) records the send time of requests the
- *       server answered, which moves each lock's validity on (see {@link ZkSession}).
+ *   <li>A heartbeat (a {@code sync}, which a follower passes through the leader, every sixth of the session timeout)
+ *       records the send time of requests the server answered, which moves each lock's validity on once the leader
+ *       surely heard of them (see {@link ZkSession}). The client's connection events are counted in ZooKeeper's
+ *       event thread, in order with the answers, so that an answer is known to come over the same connection as an
+ *       earlier one.
  *   <li>{@code SUSPENDED}: the locks are uncertain; nothing moves their validity on, so they turn not-held when the
  *       session may have expired on the server, even if {@code LOST} never comes.
  *   <li>{@code LOST} (the session expired, or Curator gave up after a session timeout without connection): every lock
@@ -43,6 +55,10 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private static final long MIN_HEARTBEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** The longest a held lock goes without a watch on its node (see {@link #watchOwned}). */
     static final long WATCH_OWNED_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** Added to half a tick: the leader's ping loop and the follower's answer take a moment beyond the period. */
+    private static final long REPORT_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** ZooKeeper's default {@code tickTime}. */
+    private static final long DEFAULT_TICK_NANOS = TimeUnit.SECONDS.toNanos(3);
 
     private final CuratorFramework client;
     private final String connectString;
@@ -58,18 +74,42 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private volatile boolean closed;
     /** Requests sent for the locks (shared with {@link ZkCalls}); the heartbeat's are not counted. */
     private final AtomicLong requests;
+    /** The ensemble's tick, if given (see {@link #reportLagNanos}). */
+    private final Optional<Duration> tickTime;
+    /** Counts the connections: moved on by every disconnection, in ZooKeeper's event thread. */
+    private final AtomicLong connections = new AtomicLong();
+    /** The reading at the first disconnection since the last connection (NONE while connected). */
+    private final AtomicLong droppedAtNanos = new AtomicLong(ZkSession.NONE);
+    /** The session current when the connection dropped: a session seen after it is new. */
+    private volatile long sessionAtDrop;
+    /** For a session created after a disconnection: a reading before it was created (see {@link ZkSession}). */
+    private final Map<Long, Long> floors = new ConcurrentHashMap<>();
 
+    private final CuratorListener connectionEvents = this::connectionEvent;
+    /** The floor of the first session seen (see the constructor). */
+    private final long initialFloor;
+
+    /**
+     * @param tickTime the ensemble's {@code tickTime}, if given (see {@link #reportLagNanos} for without)
+     * @param startedNanos a reading taken before the client began connecting (the floor of its first session), or
+     *     {@link ZkSession#NONE} for a client connected before (an application's): its first session is then
+     *     confirmed by heartbeats when this starts
+     */
     SessionWatch(
             CuratorFramework client,
             String connectString,
             long requestedTimeoutNanos,
+            Optional<Duration> tickTime,
+            long startedNanos,
             Ticker ticker,
             AtomicLong requests) {
         this.client = client;
         this.requests = requests;
         this.connectString = connectString;
         this.requestedTimeoutNanos = requestedTimeoutNanos;
+        this.tickTime = tickTime;
         this.ticker = ticker;
+        this.initialFloor = startedNanos;
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "distlock-zookeeper-heartbeat");
             t.setDaemon(true);
@@ -77,11 +117,88 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
         });
     }
 
-    /** Starts following the session; call once connected. */
-    void start() {
+    /**
+     * Starts following the session; call once connected. A session whose creation this client did not see (an
+     * application's client) is confirmed first, by heartbeats half a tick apart.
+     *
+     * @throws LockBackendException if that does not happen within {@code timeout} plus a tick
+     */
+    void start(Duration timeout) {
+        client.getCuratorListenable().addListener(connectionEvents);
         client.getConnectionStateListenable().addListener(this);
-        observe();
+        ZkSession first = observe();
+        if (first != null) {
+            sessionAtDrop = first.id();
+        }
         beat();
+        if (first != null && !first.isConfirmed()) {
+            confirm(first, timeout);
+        }
+    }
+
+    private void confirm(ZkSession session, Duration timeout) {
+        long start = ticker.read();
+        long pause = Math.max(MIN_HEARTBEAT_NANOS, reportLagNanos(session.timeoutNanos()) / 2);
+        while (!session.isConfirmed()) {
+            if (ticker.read() - start > timeout.toNanos() + 2 * reportLagNanos(session.timeoutNanos())
+                    || session.isLost()) {
+                throw new LockBackendException("ZooKeeper at " + connectString + " did not confirm " + session
+                        + " within " + DurationText.of(timeout)
+                        + " and a tick (two answered syncs half a tick apart; options connectTimeout, tickTime)");
+            }
+            heartbeat.execute(this::beatOnce);
+            try {
+                TimeUnit.NANOSECONDS.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockBackendException("Interrupted while confirming the ZooKeeper " + session, e);
+            }
+        }
+    }
+
+    /**
+     * Half the tick: the longest a follower takes to tell the leader it heard from a session. Without the {@code
+     * tickTime} option, the tick is taken as ZooKeeper's default of 3 s, or half the session timeout if less (the
+     * server grants no session shorter than two ticks unless its {@code minSessionTimeout} says otherwise).
+     */
+    private long reportLagNanos(long sessionTimeoutNanos) {
+        long tick = tickTime.map(Duration::toNanos).orElse(Math.min(DEFAULT_TICK_NANOS, sessionTimeoutNanos / 2));
+        return tick / 2 + REPORT_MARGIN_NANOS;
+    }
+
+    /**
+     * Runs in ZooKeeper's event thread, in order with the answers to requests: counts disconnections, and gives a
+     * session created after one the reading of its first disconnection as its floor.
+     */
+    private void connectionEvent(CuratorFramework c, CuratorEvent event) {
+        if (event.getType() != CuratorEventType.WATCHED
+                || event.getWatchedEvent() == null
+                || event.getWatchedEvent().getType() != Watcher.Event.EventType.None) {
+            return;
+        }
+        if (event.getWatchedEvent().getState() != Watcher.Event.KeeperState.SyncConnected) {
+            connections.incrementAndGet();
+            ZkSession before = current.get();
+            if (droppedAtNanos.compareAndSet(ZkSession.NONE, ticker.read())) {
+                sessionAtDrop = before == null ? 0 : before.id();
+            }
+            return;
+        }
+        connections.incrementAndGet();
+        long dropped = droppedAtNanos.getAndSet(ZkSession.NONE);
+        ZooKeeper zk = handleOrNull();
+        if (dropped == ZkSession.NONE || zk == null) {
+            return;
+        }
+        long id = zk.getSessionId();
+        if (id != 0 && id != sessionAtDrop) {
+            // created by this connection, so after the drop
+            floors.putIfAbsent(id, dropped);
+            ZkSession s = current.get();
+            if (s != null && s.id() == id) {
+                s.confirmFloor(dropped);
+            }
+        }
     }
 
     /**
@@ -294,7 +411,9 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             if (known != null && known.id() == id) {
                 return known;
             }
-            ZkSession fresh = new ZkSession(id, TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+            long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            long floor = floors.getOrDefault(id, known == null ? initialFloor : ZkSession.NONE);
+            ZkSession fresh = new ZkSession(id, timeoutNanos, reportLagNanos(timeoutNanos), floor, ticker.read());
             if (current.compareAndSet(known, fresh)) {
                 if (known != null) {
                     lose(known, "the ZooKeeper " + known + " ended; the client is now in " + fresh);
@@ -350,7 +469,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             return;
         }
         ZkSession s = current.get();
-        long period = Math.max(MIN_HEARTBEAT_NANOS, (s == null ? requestedTimeoutNanos : s.timeoutNanos()) / 3);
+        long period = Math.max(MIN_HEARTBEAT_NANOS, (s == null ? requestedTimeoutNanos : s.timeoutNanos()) / 6);
         try {
             heartbeat.schedule(this::beat, period, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closing) {
@@ -358,7 +477,10 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
         }
     }
 
-    /** Sends one request and, when the server answers, credits its send time to the session it was sent in. */
+    /**
+     * Sends one {@code sync} and, when the server answers, credits its send time to the session it was sent in, on the
+     * connection it came over (see {@link ZkSession#answered}).
+     */
     private void beatOnce() {
         ZooKeeper zk = handleOrNull();
         if (zk == null || !zk.getState().isConnected()) {
@@ -370,12 +492,12 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
         }
         long sent = ticker.read();
         // The raw handle, not Curator's: an answer on this handle is an answer in this session, never a later one.
-        zk.exists(
+        zk.sync(
                 "/",
-                false,
-                (rc, path, ctx, stat) -> {
+                (rc, path, ctx) -> {
+                    // ZooKeeper's event thread: connections counts every disconnection answered before this
                     if (rc == KeeperException.Code.OK.intValue()) {
-                        s.answered(sent);
+                        s.answered(sent, ticker.read(), connections.get(), true);
                     }
                 },
                 null);
@@ -398,6 +520,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        client.getCuratorListenable().removeListener(connectionEvents);
         client.getConnectionStateListenable().removeListener(this);
         heartbeat.shutdownNow();
     }

@@ -17,7 +17,6 @@ final class ZkLease implements Lease {
     private final String nodePath;
     private final long czxid;
     private final ZkSession session;
-    private final long createSentNanos;
     private final LeaseLoss loss;
 
     ZkLease(
@@ -26,14 +25,12 @@ final class ZkLease implements Lease {
             String nodePath,
             long czxid,
             ZkSession session,
-            long createSentNanos,
             LeaseLossListener lossListener) {
         this.key = key;
         this.ownerId = ownerId;
         this.nodePath = nodePath;
         this.czxid = czxid;
         this.session = session;
-        this.createSentNanos = createSentNanos;
         this.loss = new LeaseLoss(lossListener);
     }
 
@@ -55,7 +52,7 @@ final class ZkLease implements Lease {
     /** See {@link ZkSession} for why this is a safe bound while connected, suspended, or after a freeze. */
     @Override
     public long validUntilNanos() {
-        return loss.validUntilNanos(session.guaranteedUntil(createSentNanos));
+        return loss.validUntilNanos(session.guaranteedUntil());
     }
 
     String nodePath() {

@@ -55,6 +55,8 @@ final class ZooKeeperLockBackend implements LockBackend {
             CuratorFramework client,
             ZkLocation location,
             Duration requestedSessionTimeout,
+            Optional<Duration> tickTime,
+            long startedNanos,
             Duration operationTimeout,
             Ticker ticker,
             Closeable owned) {
@@ -70,10 +72,22 @@ final class ZooKeeperLockBackend implements LockBackend {
         });
         steps.setRemoveOnCancelPolicy(true);
         AtomicLong requests = new AtomicLong();
-        this.sessions =
-                new SessionWatch(client, location.connectString(), requestedSessionTimeout.toNanos(), ticker, requests);
+        this.sessions = new SessionWatch(
+                client,
+                location.connectString(),
+                requestedSessionTimeout.toNanos(),
+                tickTime,
+                startedNanos,
+                ticker,
+                requests);
         this.calls = new ZkCalls(client, sessions, ticker, requests);
-        sessions.start();
+        try {
+            sessions.start(operationTimeout);
+        } catch (RuntimeException e) {
+            sessions.close();
+            steps.shutdownNow();
+            throw e;
+        }
         preload();
     }
 

@@ -33,6 +33,10 @@ import org.apache.curator.utils.CloseableUtils;
  *       ttl}, 30s). The server bounds it by its {@code minSessionTimeout}/{@code maxSessionTimeout} (by default 2 to
  *       20 ticks); the timeout it grants is the lease of every lock: how long the locks of a crashed or cut-off holder
  *       stay held.
+ *   <li>{@value #TICK_TIME}: the ensemble's {@code tickTime}, default 3s (ZooKeeper's) or half the session timeout if
+ *       less. A follower tells the leader of the sessions it heard from every half tick, so a heartbeat counts toward
+ *       a lock's validity only half a tick after its answer; a tick longer than assumed would make the validity too
+ *       generous on an ensemble.
  *   <li>{@code connectTimeout} (common to all backends, default 10s): how long opening waits for a connection, and
  *       the longest a single store operation (tryLock, release) waits for an answer.
  *   <li>{@code user} and {@code password} (or {@code passwordFile}: the first line of a file; {@code passwordEnv}: an
@@ -66,6 +70,14 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
     /** Option: the ZooKeeper session timeout to ask for; default the locker's lease time. */
     public static final String SESSION_TIMEOUT = "sessionTimeout";
 
+    /**
+     * Option: the ensemble's {@code tickTime}; default ZooKeeper's default of 3 s, or half the session timeout if less
+     * (the largest tick that timeout allows with ZooKeeper's default {@code minSessionTimeout} of two ticks). A lock's
+     * validity counts a heartbeat once the leader has surely heard of it, half a tick after its answer: give the
+     * ensemble's tick if it is longer than that (the validity would otherwise be too generous), or to confirm sooner.
+     */
+    public static final String TICK_TIME = "tickTime";
+
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public ZooKeeperLockBackendProvider() {}
 
@@ -96,6 +108,7 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
         Duration connectTimeout = config.connectTimeout();
         int sessionMs = millis(SESSION_TIMEOUT, sessionTimeout);
         int connectMs = millis("connectTimeout", connectTimeout);
+        Optional<Duration> tickTime = tickTime(config);
         Optional<ZkCredentials> credentials = ZkCredentials.read(config);
         Optional<TlsSettings> tlsSettings = TlsSettings.read(config, false);
         config.rejectUnknownOptions(name());
@@ -117,6 +130,7 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
                     c -> builder.authorization(List.of(c.authInfo())).aclProvider(c.aclProvider()));
             tls.ifPresent(t -> builder.zkClientConfig(t.clientConfig()));
             client = builder.build();
+            long startedNanos = config.ticker().read(); // before the session exists: its floor (see ZkSession)
             client.start();
             long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline.remainingNanos()));
             if (!client.blockUntilConnected((int) Math.min(remainingMs, Integer.MAX_VALUE), TimeUnit.MILLISECONDS)) {
@@ -134,10 +148,11 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
                     credentials,
                     "a client without credentials (options 'user' and 'password')");
             CuratorFramework owned = client;
-            return new ZooKeeperLockBackend(client, location, sessionTimeout, connectTimeout, config.ticker(), () -> {
-                CloseableUtils.closeQuietly(owned);
-                tls.ifPresent(ZkTls::close);
-            });
+            return new ZooKeeperLockBackend(
+                    client, location, sessionTimeout, tickTime, startedNanos, connectTimeout, config.ticker(), () -> {
+                        CloseableUtils.closeQuietly(owned);
+                        tls.ifPresent(ZkTls::close);
+                    });
         } catch (InterruptedException e) {
             closeQuietly(client, tls);
             Thread.currentThread().interrupt();
@@ -158,6 +173,23 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
             CloseableUtils.closeQuietly(client);
         }
         tls.ifPresent(ZkTls::close);
+    }
+
+    /**
+     * The {@value #TICK_TIME} option, if given.
+     *
+     * @throws LockConfigurationException if it is not a positive duration
+     */
+    static Optional<Duration> tickTime(BackendConfig config) {
+        if (config.option(TICK_TIME).isEmpty()) {
+            return Optional.empty();
+        }
+        Duration tick = config.durationOption(TICK_TIME, Duration.ZERO);
+        if (tick.isNegative() || tick.isZero()) {
+            throw new LockConfigurationException(
+                    "Option '" + TICK_TIME + "' must be positive, got " + DurationText.of(tick));
+        }
+        return Optional.of(tick);
     }
 
     private static int millis(String option, Duration d) {

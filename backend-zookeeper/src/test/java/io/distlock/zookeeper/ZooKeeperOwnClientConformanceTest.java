@@ -49,7 +49,10 @@ class ZooKeeperOwnClientConformanceTest implements MutualExclusionContract, Prog
 
     @Override
     public RemoteLockerBuilder lockerBuilder() {
-        return ZooKeeperLockers.using(client, BASE);
+        // the servers' tick: opening on an application's client confirms its session, half a tick (ZooKeeperLockersTest
+        // opens with the default)
+        return ZooKeeperLockers.using(client, BASE)
+                .option(ZooKeeperLockBackendProvider.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms");
     }
 
     @Override

@@ -54,6 +54,9 @@ public final class ZooKeeperEnsemble extends StoreFixture {
     public static final String CONNECT_VARIABLE = "DISTLOCK_ZOOKEEPER_CONNECT";
 
     private static final int TICK_MILLIS = 500;
+    /** The servers' {@code tickTime}. */
+    public static final java.time.Duration TICK = java.time.Duration.ofMillis(TICK_MILLIS);
+
     private static final int MAX_SESSION_MILLIS = 60_000;
     private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
@@ -82,6 +85,21 @@ public final class ZooKeeperEnsemble extends StoreFixture {
      */
     public ServerNode server(int index) {
         return node(index);
+    }
+
+    /**
+     * The role server {@code index} reports through its {@code srvr} command: {@code leader}, {@code follower} or
+     * {@code standalone}; empty while it does not serve (stopped, or in an election).
+     *
+     * @throws IllegalStateException if not started
+     */
+    public String mode(int index) {
+        String answer = srvr(node(index).endpoint());
+        return answer.lines()
+                .filter(line -> line.startsWith("Mode:"))
+                .map(line -> line.substring("Mode:".length()).strip())
+                .findFirst()
+                .orElse("");
     }
 
     /**
