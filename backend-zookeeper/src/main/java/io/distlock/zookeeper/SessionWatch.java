@@ -78,7 +78,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private final Optional<Duration> tickTime;
     /** Counts the connections: moved on by every disconnection, in ZooKeeper's event thread. */
     private final AtomicLong connections = new AtomicLong();
-    /** The reading at the first disconnection since the last connection (NONE while connected). */
+    /** The reading at the latest disconnection or expiry since the last connection (NONE while connected). */
     private final AtomicLong droppedAtNanos = new AtomicLong(ZkSession.NONE);
     /** The session current when the connection dropped: a session seen after it is new. */
     private volatile long sessionAtDrop;
@@ -168,7 +168,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
 
     /**
      * Runs in ZooKeeper's event thread, in order with the answers to requests: counts disconnections, and gives a
-     * session created after one the reading of its first disconnection as its floor.
+     * session created after one the reading of the last disconnection or expiry before it as its floor.
      */
     private void connectionEvent(CuratorFramework c, CuratorEvent event) {
         if (event.getType() != CuratorEventType.WATCHED
@@ -176,11 +176,16 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                 || event.getWatchedEvent().getType() != Watcher.Event.EventType.None) {
             return;
         }
-        if (event.getWatchedEvent().getState() != Watcher.Event.KeeperState.SyncConnected) {
+        Watcher.Event.KeeperState state = event.getWatchedEvent().getState();
+        if (state != Watcher.Event.KeeperState.SyncConnected) {
             connections.incrementAndGet();
-            ZkSession before = current.get();
-            if (droppedAtNanos.compareAndSet(ZkSession.NONE, ticker.read())) {
+            if (state != Watcher.Event.KeeperState.Closed) {
+                // The latest such reading: a new session's handle is made after its predecessor's Expired event (or
+                // its last disconnection), so this reading comes before the new session's creation. A Closed event is
+                // an old handle's, and may come after that creation, from that handle's own event thread.
+                ZkSession before = current.get();
                 sessionAtDrop = before == null ? 0 : before.id();
+                droppedAtNanos.set(ticker.read());
             }
             return;
         }
