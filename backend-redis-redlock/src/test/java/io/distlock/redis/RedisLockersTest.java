@@ -8,6 +8,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
+import io.distlock.kit.Deadlines;
 import io.distlock.kit.LeaseContract;
 import io.distlock.kit.LockHandleContract;
 import io.distlock.kit.MutualExclusionContract;
@@ -140,14 +141,14 @@ class RedisLockersTest {
     }
 
     @Test
-    void redlock_overTheApplicationsClients_locksOnEveryMasterAndLeavesThemOpen() {
+    void redlock_overTheApplicationsClients_locksOnEveryMasterAndLeavesThemOpen() throws Exception {
         List<StatefulRedisConnection<String, String>> held = new ArrayList<>();
         for (RedisClient c : CLIENTS) {
             held.add(c.connect());
         }
         try (RemoteLocker locker = RedisLockers.redlock(CLIENTS).build()) {
             RemoteLock lock = locker.tryLock("own-redlock").orElseThrow();
-            assertThat(probe.keys("distlock:own-redlock")).hasSize(3);
+            awaitOnEveryMaster("distlock:own-redlock");
             lock.close();
         }
         for (int i = 0; i < CLIENTS.size(); i++) {
@@ -157,7 +158,7 @@ class RedisLockersTest {
     }
 
     @Test
-    void redlock_oneClientManyUris_locksOnEveryMaster() {
+    void redlock_oneClientManyUris_locksOnEveryMaster() throws Exception {
         RedisClient client = RedisClient.create();
         client.setOptions(SecuredRedis.clientOptions(PKI, "application"));
         try {
@@ -166,7 +167,7 @@ class RedisLockersTest {
             try (RemoteLocker locker = RedisLockers.redlock(client, masters).build()) {
                 assertThat(locker.toString()).doesNotContain(SecuredRedis.LOCKER_PASSWORD);
                 RemoteLock lock = locker.tryLock("own-redlock-uris").orElseThrow();
-                assertThat(probe.keys("distlock:own-redlock-uris")).hasSize(3);
+                awaitOnEveryMaster("distlock:own-redlock-uris");
                 lock.close();
             }
             try (StatefulRedisConnection<String, String> c = client.connect(masters.get(0))) {
@@ -175,6 +176,19 @@ class RedisLockersTest {
         } finally {
             client.shutdown();
         }
+    }
+
+    /**
+     * A grant needs a majority of the masters: the last master's {@code SET} may still be on its way when {@code
+     * tryLock} returns (seen once in a clean-clone CI run, two keys of three at the first look).
+     */
+    private static void awaitOnEveryMaster(String redisKey) throws InterruptedException {
+        boolean everywhere = Deadlines.within(
+                TestTimeouts.scaled(Duration.ofSeconds(5)),
+                () -> probe.keys(redisKey).size() == CLIENTS.size());
+        assertThat(everywhere)
+                .as("%s on every master: %s", redisKey, probe.keys(redisKey))
+                .isTrue();
     }
 
     @Test

@@ -41,7 +41,7 @@ class FollowerLossTest {
     static final ZooKeeperEnsemble ZK = ZooKeeperEnsemble.builder().servers(3).build();
 
     private static final Duration SESSION = Duration.ofSeconds(3);
-    private static final int TRIALS = 5;
+    private static final int TRIALS = 3;
 
     /**
      * The holder is connected to a follower only; the next waiter to the other two servers. The follower is killed

@@ -51,6 +51,7 @@ class ZooKeeperLockersTest {
     void close_leavesTheClientOpenAndUsable_andRemovesTheLockersListener() throws Exception {
         try (CuratorFramework client = started()) {
             int listenersBefore = connectionListeners(client);
+            int eventListenersBefore = ((StandardListenerManager<?>) client.getCuratorListenable()).size();
             long session = client.getZookeeperClient().getZooKeeper().getSessionId();
             RemoteLocker locker = ZooKeeperLockers.using(client, "/own").build();
             assertThat(connectionListeners(client)).isEqualTo(listenersBefore + 1);
@@ -63,6 +64,9 @@ class ZooKeeperLockersTest {
             assertThat(client.getZookeeperClient().getZooKeeper().getSessionId())
                     .isEqualTo(session);
             assertThat(connectionListeners(client)).isEqualTo(listenersBefore);
+            assertThat(((StandardListenerManager<?>) client.getCuratorListenable()).size())
+                    .as("the locker's event listener (it counts disconnections) removed")
+                    .isEqualTo(eventListenersBefore);
             client.create().forPath("/after-close", "still usable".getBytes(StandardCharsets.UTF_8));
             assertThat(new String(client.getData().forPath("/after-close"), StandardCharsets.UTF_8))
                     .isEqualTo("still usable");
@@ -110,7 +114,10 @@ class ZooKeeperLockersTest {
     private static RemoteLocker startedLocker(CuratorFramework client, String basePath) throws InterruptedException {
         client.start();
         client.blockUntilConnected();
-        return ZooKeeperLockers.using(client, basePath).build();
+        // the servers' tick, so that opening confirms the session in half of it (the close test opens with the default)
+        return ZooKeeperLockers.using(client, basePath)
+                .option(ZooKeeperLockBackendProvider.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms")
+                .build();
     }
 
     @Test

@@ -91,28 +91,6 @@ class CassandraClusterThreeNodeTest {
     }
 
     @Test
-    @Order(3)
-    void oneNodeKilledAndSeenDown_quorumWriteReadAndLwt_stillWork() {
-        try (CqlSession session = CASSANDRA.newSession()) {
-            CASSANDRA.node(2).kill9();
-            CASSANDRA.awaitSeenDown(2);
-
-            write(session, "killed", "1");
-            assertThat(read(session, "killed")).isEqualTo("1");
-            ResultSet lwt = session.execute(
-                    SimpleStatement.newInstance("INSERT INTO kv (k, v) VALUES (?, ?) IF NOT EXISTS", "lwt", "first")
-                            .setSerialConsistencyLevel(ConsistencyLevel.SERIAL)
-                            .setConsistencyLevel(ConsistencyLevel.QUORUM));
-            assertThat(lwt.wasApplied()).isTrue();
-            ResultSet second = session.execute(
-                    SimpleStatement.newInstance("INSERT INTO kv (k, v) VALUES (?, ?) IF NOT EXISTS", "lwt", "second")
-                            .setConsistencyLevel(ConsistencyLevel.QUORUM));
-            assertThat(second.wasApplied()).isFalse();
-            assertThat(read(session, "lwt")).isEqualTo("first");
-        } // resetFaults() restarts node 2 after the test
-    }
-
-    @Test
     @Order(4)
     void killedNode_restarted_rejoinsAndServesAllReads() {
         CASSANDRA.node(1).kill9();
