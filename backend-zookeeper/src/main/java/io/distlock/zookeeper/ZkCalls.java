@@ -1,7 +1,6 @@
 package io.distlock.zookeeper;
 
 import io.distlock.LockBackendException;
-import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import java.util.List;
 import java.util.Optional;
@@ -40,17 +39,15 @@ final class ZkCalls {
 
     private final CuratorFramework client;
     private final SessionWatch sessions;
-    private final Ticker ticker;
     /**
      * Requests sent to the server (each try of a repeated call counted; parents created on first use are not), shared
      * with the {@link SessionWatch}, which counts the watch on each owned node and the clean-ups it sends.
      */
     private final AtomicLong requests;
 
-    ZkCalls(CuratorFramework client, SessionWatch sessions, Ticker ticker, AtomicLong requests) {
+    ZkCalls(CuratorFramework client, SessionWatch sessions, AtomicLong requests) {
         this.client = client;
         this.sessions = sessions;
-        this.ticker = ticker;
         this.requests = requests;
     }
 
@@ -72,8 +69,8 @@ final class ZkCalls {
         return PROTECTED_PREFIX + protectionId + "-" + LOCK_NAME;
     }
 
-    /** A created lock node, with the ticker reading taken before the first request to create it was sent. */
-    record Created(String path, Stat stat, long sentNanos) {}
+    /** A created lock node. */
+    record Created(String path, Stat stat) {}
 
     /**
      * Creates the ephemeral sequential node {@code lockPath/_c_<protectionId>-lock-<seq>}, creating missing parents as
@@ -81,13 +78,12 @@ final class ZkCalls {
      */
     Created createLockNode(String lockPath, String protectionId, byte[] data, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
-        long sent = ticker.read();
         boolean mayExist = false;
         while (true) {
             awaitConnected(deadline);
             try {
                 if (mayExist) {
-                    Optional<Created> found = findCreated(lockPath, protectionId, sent);
+                    Optional<Created> found = findCreated(lockPath, protectionId);
                     if (found.isPresent()) {
                         return found.get();
                     }
@@ -99,7 +95,7 @@ final class ZkCalls {
                         .creatingParentContainersIfNeeded()
                         .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                         .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId)), data);
-                return new Created(path, stat, sent);
+                return new Created(path, stat);
             } catch (KeeperException.ConnectionLossException
                     | KeeperException.OperationTimeoutException
                     | KeeperException.SessionExpiredException e) {
@@ -119,7 +115,7 @@ final class ZkCalls {
         }
     }
 
-    private Optional<Created> findCreated(String lockPath, String protectionId, long sentNanos) throws Exception {
+    private Optional<Created> findCreated(String lockPath, String protectionId) throws Exception {
         Optional<String> name = findProtected(children(lockPath), protectionId);
         if (name.isEmpty()) {
             return Optional.empty();
@@ -127,7 +123,7 @@ final class ZkCalls {
         String path = ZKPaths.makePath(lockPath, name.get());
         requests.incrementAndGet();
         Stat stat = client.checkExists().forPath(path);
-        return stat == null ? Optional.empty() : Optional.of(new Created(path, stat, sentNanos));
+        return stat == null ? Optional.empty() : Optional.of(new Created(path, stat));
     }
 
     private List<String> children(String lockPath) throws Exception {

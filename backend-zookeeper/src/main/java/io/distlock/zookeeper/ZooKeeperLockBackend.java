@@ -80,7 +80,7 @@ final class ZooKeeperLockBackend implements LockBackend {
                 startedNanos,
                 ticker,
                 requests);
-        this.calls = new ZkCalls(client, sessions, ticker, requests);
+        this.calls = new ZkCalls(client, sessions, requests);
         try {
             sessions.start(operationTimeout);
         } catch (RuntimeException e) {
