@@ -5,6 +5,10 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -131,6 +135,34 @@ final class RedisProbe implements AutoCloseable {
             }
         }
         return total;
+    }
+
+    /**
+     * Holds every client's writes on master {@code index} for {@code pause} ({@code CLIENT PAUSE ms WRITE}: {@code SET}
+     * and scripts wait, reads go on) and returns the longest time to live left of a key under {@code prefix} there,
+     * zero if there is none: with writes held, no key can be set or extended past that until the pause ends. For a
+     * master about to be stopped, that is how long it must stay down to forget nothing it would still have to hold.
+     *
+     * @throws IllegalStateException if a key under the prefix has no time to live (no lock key is set so)
+     */
+    Duration holdWritesAndLongestTtl(int master, String prefix, Duration pause) {
+        RedisCommands<String, String> redis = on(master);
+        redis.dispatch(
+                CommandType.CLIENT,
+                new StatusOutput<>(StringCodec.UTF8),
+                new CommandArgs<>(StringCodec.UTF8)
+                        .add("PAUSE")
+                        .add(pause.toMillis())
+                        .add("WRITE"));
+        long longest = 0;
+        for (String key : redis.keys(prefix + "*")) {
+            long ttl = redis.pttl(key);
+            if (ttl == -1) {
+                throw new IllegalStateException("Key " + key + " on " + endpoints.get(master) + " never expires");
+            }
+            longest = Math.max(longest, ttl); // -2: expired since KEYS listed it
+        }
+        return Duration.ofMillis(longest);
     }
 
     /** Forgets the connection to a master that was restarted. */
