@@ -502,7 +502,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                 (rc, path, ctx) -> {
                     // ZooKeeper's event thread: connections counts every disconnection answered before this
                     if (rc == KeeperException.Code.OK.intValue()) {
-                        s.answered(sent, ticker.read(), connections.get(), true);
+                        s.answered(sent, ticker.read(), connections.get());
                     }
                 },
                 null);

@@ -42,7 +42,7 @@ final class ZkSession {
     private final long guaranteedNanos;
     private final long reportLagNanos;
     private final Set<ZkLease> leases = ConcurrentHashMap.newKeySet();
-    /** Answered sends of {@link #connection} not yet confirmed, oldest first: {send, answer} readings. */
+    /** Answered syncs of {@link #connection} not yet confirmed, oldest first: {send, answer} readings. */
     private final Deque<long[]> unconfirmed = new ArrayDeque<>(); // guarded by this
 
     private long connection = Long.MIN_VALUE; // guarded by this
@@ -74,23 +74,20 @@ final class ZkSession {
     }
 
     /**
-     * The server answered, at reading {@code answeredNanos}, a request of this session sent at {@code sentNanos} on
-     * the {@code connection}-th connection (see {@link SessionWatch}); if the request was a {@code sync}, its answer
-     * confirms every earlier answered send of that connection that came back at least {@code reportLag} before it was
-     * sent.
+     * The server answered, at reading {@code answeredNanos}, a {@code sync} of this session sent at {@code sentNanos}
+     * on the {@code connection}-th connection (see {@link SessionWatch}): the answer confirms every earlier answered
+     * sync of that connection that came back at least {@code reportLag} before this one was sent.
      */
-    synchronized void answered(long sentNanos, long answeredNanos, long connection, boolean sync) {
+    synchronized void answered(long sentNanos, long answeredNanos, long connection) {
         if (connection != this.connection) {
             unconfirmed.clear(); // another connection, maybe another server: what the last one heard proves nothing
             this.connection = connection;
         }
-        if (sync) {
-            long confirmed = confirmedSendNanos;
-            while (!unconfirmed.isEmpty() && unconfirmed.peekFirst()[1] + reportLagNanos <= sentNanos) {
-                confirmed = Math.max(confirmed, unconfirmed.pollFirst()[0]);
-            }
-            confirmedSendNanos = confirmed;
+        long confirmed = confirmedSendNanos;
+        while (!unconfirmed.isEmpty() && unconfirmed.peekFirst()[1] + reportLagNanos <= sentNanos) {
+            confirmed = Math.max(confirmed, unconfirmed.pollFirst()[0]);
         }
+        confirmedSendNanos = confirmed;
         unconfirmed.addLast(new long[] {sentNanos, answeredNanos});
     }
 
