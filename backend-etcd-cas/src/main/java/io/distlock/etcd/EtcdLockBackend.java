@@ -287,7 +287,7 @@ final class EtcdLockBackend implements LockBackend {
 
     private static void unclaim(EtcdLease lease) {
         if (lease.claimedName() != null) {
-            lease.session().unclaim(lease.claimedName());
+            lease.session().unclaim(lease.claimedName(), lease.ownerId());
         }
     }
 

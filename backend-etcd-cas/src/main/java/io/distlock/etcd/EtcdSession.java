@@ -6,7 +6,7 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import java.time.Duration;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,7 +44,9 @@ final class EtcdSession {
     private final Runnable onLost;
     private final Consumer<EtcdSession> onIdle;
     private boolean retired; // guarded by this
-    private final Set<String> claimed = new HashSet<>(); // guarded by this
+    /** Names claimed, each by the owner id of the attempt that has it. */
+    private final Map<String, String> claimed = new HashMap<>(); // guarded by this
+
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     /** Keys of attempts that could not be deleted at once, by key. */
     private final Map<String, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
@@ -118,18 +120,23 @@ final class EtcdSession {
     }
 
     /**
-     * Takes {@code name} for one attempt of this session; false if another attempt has it, or the session is lost or
+     * Takes {@code name} for the attempt of {@code ownerId}; false if another attempt has it, or the session is lost or
      * retired.
      */
-    synchronized boolean claim(String name) {
-        return !retired && isUsable() && claimed.add(name);
+    synchronized boolean claim(String name, String ownerId) {
+        return !retired && isUsable() && claimed.putIfAbsent(name, ownerId) == null;
     }
 
-    /** Gives {@code name} back; the attempt's key is gone (or handed to {@link #deleteLater}). */
-    void unclaim(String name) {
+    /**
+     * Gives {@code name} back if the attempt of {@code ownerId} has it; the attempt's key is gone (or handed to {@link
+     * #deleteLater}). A give-back that comes late (a deletion handed to the session that ends after the name was given
+     * back and taken again) leaves the new owner's claim alone: another attempt of this session would otherwise take the
+     * same queue key and delete the new owner's key as stale.
+     */
+    void unclaim(String name, String ownerId) {
         boolean idle;
         synchronized (this) {
-            idle = claimed.remove(name) && claimed.isEmpty();
+            idle = claimed.remove(name, ownerId) && claimed.isEmpty();
         }
         if (idle) {
             onIdle.accept(this);
@@ -226,7 +233,7 @@ final class EtcdSession {
                 .thenRun(() -> {
                     pendingDeletes.remove(key, pending);
                     if (pending.claimedName() != null) {
-                        unclaim(pending.claimedName());
+                        unclaim(pending.claimedName(), pending.ownerId());
                     }
                 }));
     }

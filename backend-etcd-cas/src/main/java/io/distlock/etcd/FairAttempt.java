@@ -51,20 +51,21 @@ final class FairAttempt extends Attempt {
 
     @Override
     void begin() {
-        tracked(backend.sessions().claim(name, requestDeadline())).whenComplete((s, e) -> {
-            if (e != null) {
-                fail(e);
-                return;
-            }
-            session = s;
-            myKey = lockDir + s.hexId();
-            myRev = 0;
-            if (isFinished()) {
-                cleanUp(); // ended while the session was being found: give the claim back
-                return;
-            }
-            guarded(this::enqueue);
-        });
+        tracked(backend.sessions().claim(name, request.ownerId(), requestDeadline()))
+                .whenComplete((s, e) -> {
+                    if (e != null) {
+                        fail(e);
+                        return;
+                    }
+                    session = s;
+                    myKey = lockDir + s.hexId();
+                    myRev = 0;
+                    if (isFinished()) {
+                        cleanUp(); // ended while the session was being found: give the claim back
+                        return;
+                    }
+                    guarded(this::enqueue);
+                });
     }
 
     private GetOption firstCreated() {
@@ -187,7 +188,7 @@ final class FairAttempt extends Attempt {
                 myKey,
                 request.key(),
                 old.isLost() ? old.lostReason() : "deleted by someone else");
-        old.unclaim(name);
+        old.unclaim(name, request.ownerId());
         putSent = false;
         if (!canStartOver()) {
             fail(new LockBackendException("The queue key of lock '" + request.key() + "' vanished while waiting"));
@@ -202,7 +203,7 @@ final class FairAttempt extends Attempt {
         if (EtcdCalls.isNotFound(cause) && s != null) {
             s.lose("etcd no longer knows its lease " + s.hexId());
             if (canStartOver()) {
-                s.unclaim(name);
+                s.unclaim(name, request.ownerId());
                 putSent = false;
                 begin();
                 return;
@@ -223,7 +224,7 @@ final class FairAttempt extends Attempt {
             return CompletableFuture.completedFuture(null);
         }
         if (!putSent) {
-            s.unclaim(name);
+            s.unclaim(name, request.ownerId());
             return CompletableFuture.completedFuture(null);
         }
         String key = myKey;
@@ -234,7 +235,7 @@ final class FairAttempt extends Attempt {
                         cleanup)
                 .handle((response, failure) -> {
                     if (failure == null) {
-                        s.unclaim(name);
+                        s.unclaim(name, request.ownerId());
                     } else {
                         log.warn(
                                 "Could not delete the queue key {} of lock '{}' now ({}); retrying in the background",

@@ -44,15 +44,19 @@ final class Sessions {
         return grant(deadline);
     }
 
-    /** A live session that has claimed {@code name} for the caller, granting a new one if every one has it. */
-    CompletableFuture<EtcdSession> claim(String name, Deadline deadline) {
+    /**
+     * A live session that has claimed {@code name} for the attempt of {@code ownerId}, granting a new one if every one
+     * has it.
+     */
+    CompletableFuture<EtcdSession> claim(String name, String ownerId, Deadline deadline) {
         for (EtcdSession s : live) {
-            if (s.claim(name)) {
+            if (s.claim(name, ownerId)) {
                 return CompletableFuture.completedFuture(s);
             }
         }
         return grant(deadline)
-                .thenCompose(s -> s.claim(name) ? CompletableFuture.completedFuture(s) : claim(name, deadline));
+                .thenCompose(s ->
+                        s.claim(name, ownerId) ? CompletableFuture.completedFuture(s) : claim(name, ownerId, deadline));
     }
 
     /** Grants a new session and starts keeping it alive. */

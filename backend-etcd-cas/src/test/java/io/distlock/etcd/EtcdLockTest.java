@@ -343,6 +343,36 @@ class EtcdLockTest {
     }
 
     /**
+     * A lock name is claimed in a session by one attempt at a time, and only that attempt gives it back. An attempt
+     * whose put went unanswered gives the name back twice: when the put's late answer lets it delete its key, and when
+     * the session's background deletion of that key ends. The second give-back used to free the claim of the attempt
+     * that had taken the name since; a third attempt of the locker then took the same queue key and deleted the
+     * holder's key as stale (a 100,000-acquisition run: a holder's key deleted under it, the next holder granted with
+     * a higher fencing token than its own).
+     */
+    @Test
+    void sessionClaim_givenBackLateByItsFormerOwner_staysWithItsNewOwner() throws Exception {
+        Duration ttl = Duration.ofSeconds(5);
+        Deadline deadline = Deadline.after(Duration.ofSeconds(10), Ticker.system());
+        try (LockBackend backend = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl)) {
+            Sessions sessions = ((EtcdLockBackend) backend).sessions();
+            EtcdSession first = sessions.claim("name", "former", deadline).get(10, TimeUnit.SECONDS);
+            first.unclaim("name", "former");
+            EtcdSession second = sessions.claim("name", "holder", deadline).get(10, TimeUnit.SECONDS);
+            assertThat(second).as("the session whose claim was given back").isSameAs(first);
+
+            first.unclaim("name", "former"); // the late second give-back
+
+            EtcdSession third = sessions.claim("name", "third", deadline).get(10, TimeUnit.SECONDS);
+            assertThat(third)
+                    .as("the session a third attempt gets while the holder has the name")
+                    .isNotSameAs(first);
+            third.unclaim("name", "third");
+            first.unclaim("name", "holder");
+        }
+    }
+
+    /**
      * Seed 001 says a versioned CAS may be repeated until a real answer comes. It may — nothing is overwritten — but
      * the repeat of an applied CAS answers "version mismatch": a caller that trusts that answer believes it failed,
      * and the lock it actually took stays behind, held by nobody, until its lease runs out. This is why our
