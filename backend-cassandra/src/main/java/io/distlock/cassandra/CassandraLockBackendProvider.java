@@ -108,7 +108,8 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         config.connectTimeout(),
                         settings.validity());
             } else {
-                algorithm = new LegacyAlgorithm(calls, statements, config.ticker(), settings.validity());
+                algorithm = new LegacyAlgorithm(
+                        calls, statements, config.ticker(), settings.validity(), config.connectTimeout());
             }
             return new CassandraLockBackend(session, ownsSession, settings, calls, statements, time, algorithm);
         } catch (RuntimeException e) {

@@ -41,7 +41,19 @@ final class LegacyAlgorithm implements LockAlgorithm {
     private final Ticker ticker;
     private final LeaseValidity validity;
 
-    LegacyAlgorithm(CqlCalls calls, CassandraStatements statements, Ticker ticker, LeaseValidity validity) {
+    private final Duration outageLimit;
+
+    /**
+     * @param outageLimit how long the store may fail every attempt of a wait before the wait fails with the store's
+     *     failure, deadline or not (the backend's {@code connectTimeout})
+     */
+    LegacyAlgorithm(
+            CqlCalls calls,
+            CassandraStatements statements,
+            Ticker ticker,
+            LeaseValidity validity,
+            Duration outageLimit) {
+        this.outageLimit = outageLimit;
         this.validity = validity;
         this.calls = calls;
         this.statements = statements;
@@ -58,10 +70,16 @@ final class LegacyAlgorithm implements LockAlgorithm {
         return tryLock(request).lease;
     }
 
-    /** Listing 4. */
+    /**
+     * Listing 4. A store that fails attempts is tried again after a back-off that doubles from {@value
+     * #CONCURRENT_BACKOFF_MS} ms to {@value #OWNED_BACKOFF_MS} ms; once it has failed every attempt for the outage limit,
+     * the wait fails with its failure, deadline or not (the listing would retry forever).
+     */
     @Override
     public Optional<CassandraLease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
         int attempt = 1;
+        int failures = 0;
+        Deadline outageEnds = null;
         LockBackendException lastFailure = null;
         while (true) {
             if (Thread.interrupted()) {
@@ -71,6 +89,8 @@ final class LegacyAlgorithm implements LockAlgorithm {
             try {
                 Result result = tryLock(request);
                 lastFailure = null;
+                failures = 0;
+                outageEnds = null;
                 if (result.outcome == Outcome.SUCCESS) {
                     return result.lease;
                 }
@@ -82,7 +102,17 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 }
             } catch (LockBackendException e) {
                 lastFailure = e;
-                backoffMs = ThreadLocalRandom.current().nextLong(CONCURRENT_BACKOFF_MS + 1);
+                if (outageEnds == null) {
+                    outageEnds = Deadline.after(outageLimit, ticker);
+                } else if (outageEnds.hasPassed()) {
+                    throw new LockBackendException(
+                            "Could not acquire lock '" + request.key() + "': the store failed every attempt for "
+                                    + outageLimit + " (connectTimeout): " + e.getMessage(),
+                            e);
+                }
+                long bound = Math.min(CONCURRENT_BACKOFF_MS << Math.min(failures, 5), OWNED_BACKOFF_MS);
+                failures++;
+                backoffMs = ThreadLocalRandom.current().nextLong(bound / 2, bound + 1);
             }
             if (deadline.hasPassed()) {
                 if (lastFailure != null) {
@@ -93,7 +123,11 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 }
                 return Optional.empty();
             }
-            TimeUnit.NANOSECONDS.sleep(deadline.remainingNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs)));
+            long sleep = deadline.remainingNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));
+            if (outageEnds != null) {
+                sleep = Math.min(sleep, Math.max(0, outageEnds.remainingNanos())); // the last try inside the limit
+            }
+            TimeUnit.NANOSECONDS.sleep(sleep);
         }
     }
 

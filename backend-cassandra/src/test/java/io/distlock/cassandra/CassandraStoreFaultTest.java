@@ -7,6 +7,7 @@ import io.distlock.LockBackendException;
 import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
 import io.distlock.kit.ClientPartition;
+import io.distlock.kit.ClockSkewContract;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.FaultMatrixContract;
 import io.distlock.kit.RandomizedFaultRunContract;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -43,6 +45,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CassandraStoreFaultTest {
+
+    /** The system property that runs the store faults on the legacy algorithm too. */
+    static final String LEGACY_FAULTS_PROPERTY = "distlock.cassandra.legacyFaults";
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CassandraStoreFaultTest.class);
 
@@ -171,6 +176,44 @@ class CassandraStoreFaultTest {
     }
 
     /**
+     * The legacy algorithm's wait (Listing 4 retries for ever) on a store that fails every attempt: {@code lock(k)},
+     * without deadline, fails with the store's failure once {@code connectTimeout} has passed. The kit's store-down
+     * contract on the legacy algorithm ({@code -D}{@value #LEGACY_FAULTS_PROPERTY}{@code =true}) found it waiting for
+     * ever; this test, in the build, cuts the locker off through the node's proxy instead of stopping the node.
+     */
+    @Test
+    void legacyLock_withoutDeadline_onACutOffStore_failsAfterConnectTimeout() throws Exception {
+        LegacyStoreFaultKit kit = new LegacyStoreFaultKit();
+        ClientPartition partition =
+                kit.storeFaults().flatMap(StoreFaults::clientPartition).orElseThrow();
+        try (RemoteLocker proxied = partition
+                .lockerBuilder()
+                .leaseTime(Duration.ofSeconds(30))
+                .connectTimeout(Duration.ofSeconds(2))
+                .build()) {
+            proxied.tryLock(key("legacy-before-cut")).orElseThrow().release();
+            partition.partition();
+            try {
+                CompletableFuture<Object> wait = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return proxied.lock(key("legacy-cut"));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return e;
+                    }
+                });
+                assertThatThrownBy(() -> wait.get(
+                                TestTimeouts.scaled(Duration.ofSeconds(60)).toSeconds(), TimeUnit.SECONDS))
+                        .as("lock(k) without deadline on a locker cut off from the store")
+                        .hasCauseInstanceOf(LockBackendException.class)
+                        .hasMessageContaining("connectTimeout");
+            } finally {
+                partition.heal();
+            }
+        }
+    }
+
+    /**
      * The partition's premise: the kit's lockers reach the node directly, the partition's lockers only through its
      * proxy. The driver keeps the contact point it was given for the node it connects to (the node advertises its
      * proxy's address, and with one node no peer is discovered), so a partition cuts off the proxied locker alone.
@@ -229,6 +272,35 @@ class CassandraStoreFaultTest {
         @Override
         public String options() {
             return "";
+        }
+
+        @Override
+        public boolean directToTheNode() {
+            return true;
+        }
+    }
+
+    /**
+     * The same store faults, and the client clock's, on {@code algorithm=legacy} (seed 000's baseline), outside CI: with {@code
+     * -D}{@value #LEGACY_FAULTS_PROPERTY}{@code =true}. Listing 4's back-off makes its contended acquisitions slow, and
+     * the build runs only its exclusion contract ({@code CassandraSingleNodeTest}).
+     */
+    @Nested
+    @EnabledIfSystemProperty(named = LEGACY_FAULTS_PROPERTY, matches = "true")
+    class LegacyStoreFaultKit
+            implements StoreFaultContract,
+                    FaultMatrixContract,
+                    ClockSkewContract,
+                    RandomizedFaultRunContract,
+                    CassandraKitHooks {
+        @Override
+        public CassandraCluster cluster() {
+            return CASSANDRA;
+        }
+
+        @Override
+        public String options() {
+            return "algorithm=legacy";
         }
 
         @Override
