@@ -87,17 +87,13 @@ final class CassandraLockBackend implements LockBackend {
     }
 
     /**
-     * Native for the queue algorithm: no thread waits; the grant is handed over (and its fencing token drawn) on
-     * {@code blockingExecutor}, so that a caller's continuation never runs on a driver thread. The legacy baseline
-     * keeps the SPI's default, a blocking wait on {@code blockingExecutor}.
+     * Native: no thread waits; the grant is handed over (and its fencing token drawn) on {@code blockingExecutor}, so
+     * that a caller's continuation never runs on a driver thread.
      */
     @Override
     public CompletableFuture<Optional<Lease>> acquireAsync(
             LockRequest request, Deadline deadline, Executor blockingExecutor) {
-        if (!(algorithm instanceof QueueAlgorithm queue)) {
-            return LockBackend.super.acquireAsync(request, deadline, blockingExecutor);
-        }
-        CompletableFuture<Optional<CassandraLease>> waiting = queue.acquireAsync(request, deadline);
+        CompletableFuture<Optional<CassandraLease>> waiting = algorithm.acquireAsync(request, deadline);
         CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
         result.whenComplete((v, e) -> {
             if (result.isCancelled()) {

@@ -109,7 +109,7 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         settings.validity());
             } else {
                 algorithm = new LegacyAlgorithm(
-                        calls, statements, config.ticker(), settings.validity(), config.connectTimeout());
+                        calls, statements, config.ticker(), settings.validity(), wakeUps, config.connectTimeout());
             }
             return new CassandraLockBackend(session, ownsSession, settings, calls, statements, time, algorithm);
         } catch (RuntimeException e) {

@@ -1,24 +1,30 @@
 package io.distlock.cassandra;
 
-import com.datastax.oss.driver.api.core.cql.Row;
-import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
+import io.distlock.spi.WakeUps;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Seed 000 section 4, the algorithm the queue replaced: a shadow table where contenders write themselves and check
- * that they are alone, and a main table recording the owner. {@link #tryLock} is Listing 3, {@link #acquire} Listing
- * 4 with its random back-off. A baseline for the benchmark only: it is not fair (a releasing holder often takes the
- * lock again while the others sleep) and its waits are long under contention.
+ * that they are alone, and a main table recording the owner. {@link #tryLockAsync} is Listing 3, {@link #acquire}
+ * Listing 4 with its random back-off ({@link LegacyWait}). A baseline for the benchmark only: it is not fair (a
+ * releasing holder often takes the lock again while the others sleep) and its waits are long under contention.
+ *
+ * <p>Every step is an asynchronous driver request, and a wait is lock-api's {@link
+ * io.distlock.spi.PollingAcquisition}, as the queue's is: no thread is parked between attempts, and a store that fails
+ * is attempted again after the shared back-off until it has failed for the {@code connectTimeout} (the listing would
+ * retry for ever) or until the deadline.
  */
 final class LegacyAlgorithm implements LockAlgorithm {
 
@@ -36,12 +42,15 @@ final class LegacyAlgorithm implements LockAlgorithm {
     /** Listing 4, line 9: wait 0..50 x attempt ms after a concurrent attempt. */
     static final long CONCURRENT_BACKOFF_MS = 50;
 
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+
     private final CqlCalls calls;
     private final CassandraStatements statements;
     private final Ticker ticker;
     private final LeaseValidity validity;
-
+    private final WakeUps wakeUps;
     private final Duration outageLimit;
+    private final ScheduledExecutorService timers = CassandraWait.newTimer();
 
     /**
      * @param outageLimit how long the store may fail every attempt of a wait before the wait fails with the store's
@@ -52,12 +61,14 @@ final class LegacyAlgorithm implements LockAlgorithm {
             CassandraStatements statements,
             Ticker ticker,
             LeaseValidity validity,
+            WakeUps wakeUps,
             Duration outageLimit) {
-        this.outageLimit = outageLimit;
-        this.validity = validity;
         this.calls = calls;
         this.statements = statements;
         this.ticker = ticker;
+        this.validity = validity;
+        this.wakeUps = wakeUps;
+        this.outageLimit = outageLimit;
     }
 
     @Override
@@ -70,106 +81,75 @@ final class LegacyAlgorithm implements LockAlgorithm {
         return tryLock(request).lease;
     }
 
-    /**
-     * Listing 4. A store that fails attempts is tried again after a back-off that doubles from {@value
-     * #CONCURRENT_BACKOFF_MS} ms to {@value #OWNED_BACKOFF_MS} ms; once it has failed every attempt for the outage limit,
-     * the wait fails with its failure, deadline or not (the listing would retry forever).
-     */
+    /** Listing 4, waiting on the calling thread. */
     @Override
     public Optional<CassandraLease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        int attempt = 1;
-        int failures = 0;
-        Deadline outageEnds = null;
-        LockBackendException lastFailure = null;
-        while (true) {
-            if (Thread.interrupted()) {
-                throw new InterruptedException("Interrupted waiting for lock '" + request.key() + "'");
-            }
-            long backoffMs;
-            try {
-                Result result = tryLock(request);
-                lastFailure = null;
-                failures = 0;
-                outageEnds = null;
-                if (result.outcome == Outcome.SUCCESS) {
-                    return result.lease;
-                }
-                if (result.outcome == Outcome.ANOTHER_THREAD_IS_OWNER) {
-                    backoffMs = ThreadLocalRandom.current().nextLong(OWNED_BACKOFF_MS + 1);
-                } else {
-                    backoffMs = ThreadLocalRandom.current().nextLong(CONCURRENT_BACKOFF_MS * attempt + 1);
-                    attempt++;
-                }
-            } catch (LockBackendException e) {
-                lastFailure = e;
-                if (outageEnds == null) {
-                    outageEnds = Deadline.after(outageLimit, ticker);
-                } else if (outageEnds.hasPassed()) {
-                    throw new LockBackendException(
-                            "Could not acquire lock '" + request.key() + "': the store failed every attempt for "
-                                    + outageLimit + " (connectTimeout): " + e.getMessage(),
-                            e);
-                }
-                long bound = Math.min(CONCURRENT_BACKOFF_MS << Math.min(failures, 5), OWNED_BACKOFF_MS);
-                failures++;
-                backoffMs = ThreadLocalRandom.current().nextLong(bound / 2, bound + 1);
-            }
-            if (deadline.hasPassed()) {
-                if (lastFailure != null) {
-                    throw new LockBackendException(
-                            "Could not acquire lock '" + request.key() + "' before the deadline: "
-                                    + lastFailure.getMessage(),
-                            lastFailure);
-                }
-                return Optional.empty();
-            }
-            long sleep = deadline.remainingNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));
-            if (outageEnds != null) {
-                sleep = Math.min(sleep, Math.max(0, outageEnds.remainingNanos())); // the last try inside the limit
-            }
-            TimeUnit.NANOSECONDS.sleep(sleep);
-        }
+        return waitFor(request, deadline).awaitHere();
     }
 
-    /** Listing 3. */
+    @Override
+    public CompletableFuture<Optional<CassandraLease>> acquireAsync(LockRequest request, Deadline deadline) {
+        return waitFor(request, deadline).start().result();
+    }
+
+    private LegacyWait waitFor(LockRequest request, Deadline deadline) {
+        return new LegacyWait(this, request, calls, wakeUps, timers, deadline, outageLimit);
+    }
+
+    /** Listing 3, waiting for its answer. */
     Result tryLock(LockRequest request) {
+        return CqlCalls.join(tryLockAsync(request));
+    }
+
+    /** Listing 3 without waiting; a TryLock that does not win has deleted its cells when the stage completes. */
+    CompletionStage<Result> tryLockAsync(LockRequest request) {
         String key = request.key();
         String owner = request.ownerId();
         int ttl = Ttl.seconds(request.leaseTime());
         // Lines 1-6.
-        List<Row> main = calls.rows(statements.legacyReadMain.bind(key), "reading the main row");
-        if (!main.isEmpty()) {
-            if (main.size() == 1 && main.get(0).getString(0).equals(owner)) {
-                // Ours already (a write whose answer was lost): rewrite it for a fresh TTL.
-                long sent = ticker.read();
-                calls.execute(statements.legacyWriteMain.bind(key, owner, ttl), "writing the main cell");
-                return Result.of(Outcome.SUCCESS, lease(request, sent));
-            }
-            return Result.of(Outcome.ANOTHER_THREAD_IS_OWNER, null);
-        }
-        boolean mainWritten = false;
-        boolean granted = false;
-        try {
-            // Lines 7-9.
-            writeShadow(key, owner, ttl);
-            if (aloneInShadow(key)) {
-                // Lines 10-13.
-                if (mainRowEmpty(key)) {
+        return calls.sendForRows(statements.legacyReadMain.bind(key), "reading the main row")
+                .thenCompose(main -> {
+                    if (main.isEmpty()) {
+                        return contend(request, ttl);
+                    }
+                    if (main.size() == 1 && main.get(0).getString(0).equals(owner)) {
+                        // Ours already (a write whose answer was lost): rewrite it for a fresh TTL.
+                        long sent = ticker.read();
+                        return calls.send(statements.legacyWriteMain.bind(key, owner, ttl), "writing the main cell")
+                                .thenApply(written -> Result.of(Outcome.SUCCESS, lease(request, sent)));
+                    }
+                    return CompletableFuture.completedFuture(Result.of(Outcome.ANOTHER_THREAD_IS_OWNER, null));
+                });
+    }
+
+    /** Listing 3 lines 7-15; withdraws our cells unless granted (also when a step fails). */
+    private CompletionStage<Result> contend(LockRequest request, int ttl) {
+        String key = request.key();
+        String owner = request.ownerId();
+        AtomicBoolean mainWritten = new AtomicBoolean();
+        // Lines 7-9.
+        CompletionStage<Result> contended = writeShadowAsync(key, owner, ttl)
+                .thenCompose(written -> aloneInShadowAsync(key))
+                .thenCompose(
+                        alone -> !alone ? CompletableFuture.completedFuture(false) : mainRowEmptyAsync(key)) // line 10
+                .thenCompose(free -> {
+                    if (!free) {
+                        return CompletableFuture.completedFuture(Result.of(Outcome.CONCURRENT_ATTEMPT, null));
+                    }
+                    // Lines 11-13.
                     long sent = ticker.read();
-                    mainWritten = true;
-                    calls.execute(statements.legacyWriteMain.bind(key, owner, ttl), "writing the main cell");
-                    deleteShadow(key, owner);
-                    granted = true;
-                    return Result.of(Outcome.SUCCESS, lease(request, sent));
-                }
-            }
-            // Lines 14-15.
-            return Result.of(Outcome.CONCURRENT_ATTEMPT, null);
-        } finally {
-            if (!granted) {
-                withdraw(key, owner, mainWritten);
-            }
-        }
+                    mainWritten.set(true);
+                    return calls.send(statements.legacyWriteMain.bind(key, owner, ttl), "writing the main cell")
+                            .thenCompose(written -> deleteShadowAsync(key, owner))
+                            .thenApply(deleted -> Result.of(Outcome.SUCCESS, lease(request, sent)));
+                });
+        // Lines 14-15, and a failure's clean-up.
+        return contended
+                .handle((result, error) -> result)
+                .thenCompose(result -> result != null && result.outcome == Outcome.SUCCESS
+                        ? CompletableFuture.completedFuture(null)
+                        : withdrawAsync(key, owner, mainWritten.get()))
+                .thenCompose(withdrawn -> contended);
     }
 
     private CassandraLease lease(LockRequest request, long sentNanos) {
@@ -185,36 +165,63 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     /** Listing 3 line 7: writes our shadow cell. */
     void writeShadow(String key, String owner, int ttl) {
-        calls.execute(statements.legacyWriteShadow.bind(key, owner, ttl), "writing the shadow cell");
+        CqlCalls.join(writeShadowAsync(key, owner, ttl));
+    }
+
+    private CompletionStage<?> writeShadowAsync(String key, String owner, int ttl) {
+        return calls.send(statements.legacyWriteShadow.bind(key, owner, ttl), "writing the shadow cell");
     }
 
     /** Listing 3 lines 8-9: whether the shadow row holds one cell (ours, written before). */
     boolean aloneInShadow(String key) {
-        return calls.rows(statements.legacyReadShadow.bind(key), "reading the shadow row")
-                        .size()
-                == 1;
+        return CqlCalls.join(aloneInShadowAsync(key));
+    }
+
+    private CompletionStage<Boolean> aloneInShadowAsync(String key) {
+        return calls.sendForRows(statements.legacyReadShadow.bind(key), "reading the shadow row")
+                .thenApply(rows -> rows.size() == 1);
     }
 
     /** Listing 3 lines 1 and 10: whether the main row is empty. */
     boolean mainRowEmpty(String key) {
-        return calls.rows(statements.legacyReadMain.bind(key), "reading the main row")
-                .isEmpty();
+        return CqlCalls.join(mainRowEmptyAsync(key));
     }
 
-    private void deleteShadow(String key, String owner) {
-        calls.execute(statements.legacyDeleteShadow.bind(key, owner), "deleting the shadow cell");
+    private CompletionStage<Boolean> mainRowEmptyAsync(String key) {
+        return calls.sendForRows(statements.legacyReadMain.bind(key), "reading the main row")
+                .thenApply(List::isEmpty);
+    }
+
+    private CompletionStage<?> deleteShadowAsync(String key, String owner) {
+        return calls.send(statements.legacyDeleteShadow.bind(key, owner), "deleting the shadow cell");
     }
 
     /** Listing 3 lines 14-15 (and a failure's clean-up): deletes our shadow cell, and our main cell if written. */
     void withdraw(String key, String owner, boolean mainWritten) {
+        CqlCalls.join(withdrawAsync(key, owner, mainWritten));
+    }
+
+    /** {@link #withdraw} without waiting; never fails (a cell that could not be deleted runs out with its TTL). */
+    private CompletionStage<Void> withdrawAsync(String key, String owner, boolean mainWritten) {
+        CompletionStage<?> deleted;
         try {
-            deleteShadow(key, owner);
-            if (mainWritten) {
-                calls.execute(statements.legacyDeleteMain.bind(key, owner), "deleting the main cell");
-            }
-        } catch (LockBackendException e) {
-            LOG.warn("Could not withdraw from lock '{}' ({}); its cells expire with their TTL", key, e.getMessage());
+            deleted = deleteShadowAsync(key, owner)
+                    .thenCompose(v -> mainWritten
+                            ? calls.send(statements.legacyDeleteMain.bind(key, owner), "deleting the main cell")
+                                    .thenAccept(answered -> {})
+                            : DONE);
+        } catch (RuntimeException e) {
+            deleted = CompletableFuture.failedFuture(e);
         }
+        return deleted.handle((v, error) -> {
+            if (error != null) {
+                LOG.warn(
+                        "Could not withdraw from lock '{}' ({}); its cells expire with their TTL",
+                        key,
+                        CqlCalls.unwrap(error).getMessage());
+            }
+            return null;
+        });
     }
 
     @Override
@@ -250,12 +257,30 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     @Override
     public boolean release(CassandraLease lease) {
-        CqlCalls.join(lease.fence().release()); // after a renewal's rewrite in flight (RewriteFence)
-        boolean ours = !calls.rows(
-                        statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()), "checking the main cell")
-                .isEmpty();
-        calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
-        return ours;
+        return CqlCalls.join(releaseAsync(lease));
+    }
+
+    /** {@link #release} without waiting; answers whether the main cell was still ours. */
+    CompletionStage<Boolean> releaseAsync(CassandraLease lease) {
+        try {
+            // After a renewal's rewrite in flight, so that it cannot bring the deleted cell back (RewriteFence).
+            return lease.fence()
+                    .release()
+                    .thenCompose(v -> calls.sendForRows(
+                            statements.legacyReadMainOwner.bind(lease.key(), lease.ownerId()),
+                            "checking the main cell"))
+                    .thenCompose(owned -> calls.send(
+                                    statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()),
+                                    "deleting the main cell")
+                            .thenApply(deleted -> !owned.isEmpty()));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        timers.shutdownNow();
     }
 
     /** The outcome of Listing 3 and, on success, the lease. */

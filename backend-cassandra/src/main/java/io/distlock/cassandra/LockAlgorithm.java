@@ -5,6 +5,7 @@ import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 
 /** One of the backend's two algorithms: seed 000's queue (section 5) or the legacy shadow table (section 4). */
 interface LockAlgorithm {
@@ -14,6 +15,12 @@ interface LockAlgorithm {
 
     /** Takes the lock, waiting until the deadline; nothing of a failed attempt is left in the store. */
     Optional<CassandraLease> acquire(LockRequest request, Deadline deadline) throws InterruptedException;
+
+    /**
+     * {@link #acquire} without a thread: the future completes on a driver or timer thread, as {@link
+     * io.distlock.spi.LockBackend#acquireAsync} describes; cancelling it withdraws the attempt.
+     */
+    CompletableFuture<Optional<CassandraLease>> acquireAsync(LockRequest request, Deadline deadline);
 
     /**
      * Rewrites the lease's cells with a TTL that keeps them {@code leaseTime} if the owner cell is still there: {@link

@@ -17,7 +17,6 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,13 +78,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         this.ticker = ticker;
         this.pollMinNanos = pollMin.toNanos();
         this.pollMaxNanos = pollMax.toNanos();
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "distlock-cassandra-poll");
-            t.setDaemon(true);
-            return t;
-        });
-        timer.setRemoveOnCancelPolicy(true); // a woken waiter cancels its poll timer
-        this.polls = timer;
+        this.polls = CassandraWait.newTimer();
     }
 
     @Override
@@ -119,11 +112,9 @@ final class QueueAlgorithm implements LockAlgorithm {
         return attempt(request).await(deadline);
     }
 
-    /**
-     * Listing 6 without a thread: the future completes on a driver or timer thread, as {@link
-     * io.distlock.spi.LockBackend#acquireAsync} describes (cancelling it withdraws the attempt).
-     */
-    CompletableFuture<Optional<CassandraLease>> acquireAsync(LockRequest request, Deadline deadline) {
+    /** Listing 6 without a thread. */
+    @Override
+    public CompletableFuture<Optional<CassandraLease>> acquireAsync(LockRequest request, Deadline deadline) {
         return attempt(request).waitFor(deadline).result();
     }
 
@@ -584,12 +575,16 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Starts Listing 6's loop: enqueue once, then poll until first and alone in the owner row, or the deadline. */
         PollingAcquisition<CassandraLease> waitFor(Deadline deadline) {
-            return new QueueWait(this, QueueAlgorithm.this, wakeUps, polls, deadline, outageLimit).start();
+            return queueWait(deadline).start();
+        }
+
+        private QueueWait queueWait(Deadline deadline) {
+            return new QueueWait(this, QueueAlgorithm.this, calls, wakeUps, polls, deadline, outageLimit);
         }
 
         /** Listing 6 on the calling thread: {@link #waitFor}, interrupted by interrupting the thread. */
         Optional<CassandraLease> await(Deadline deadline) throws InterruptedException {
-            return waitFor(deadline).await(calls.timeout().multipliedBy(3).plusSeconds(1));
+            return queueWait(deadline).awaitHere();
         }
 
         /** Listing 7: one pass, retrying lines 4-10 only while first in the queue, for a short while. */

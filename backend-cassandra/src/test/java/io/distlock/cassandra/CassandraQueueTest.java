@@ -368,6 +368,56 @@ class CassandraQueueTest {
         }
     }
 
+    /**
+     * Listing 4 without a thread: waiters of the legacy algorithm on a held key hold no thread of the blocking executor
+     * and park none inside the backend between their TryLocks; a cancelled one stops trying; once the holder releases,
+     * each of the others gets the lock in turn, and nothing is left in the tables.
+     */
+    @Test
+    void legacyAcquireAsync_waitersParkNoThread_cancelledOneStops_othersServed() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("legacy-async");
+        int waiters = 6;
+        java.util.concurrent.ThreadPoolExecutor executor =
+                (java.util.concurrent.ThreadPoolExecutor) java.util.concurrent.Executors.newCachedThreadPool();
+        try (CassandraLockBackend backend = open("algorithm=legacy", lease)) {
+            Lease held = backend.tryAcquire(request(key, lease)).orElseThrow();
+            long requestsBefore = backend.calls().requests();
+            List<CompletableFuture<Optional<Lease>>> pending = new ArrayList<>();
+            List<CompletableFuture<Void>> done = new ArrayList<>();
+            AtomicInteger served = new AtomicInteger();
+            for (int i = 0; i < waiters; i++) {
+                CompletableFuture<Optional<Lease>> waiting = backend.acquireAsync(
+                        request(key, lease), Deadline.after(Duration.ofMinutes(2), Ticker.system()), executor);
+                pending.add(waiting);
+                done.add(waiting.thenAccept(granted -> {
+                    served.incrementAndGet();
+                    backend.release(granted.orElseThrow());
+                }));
+            }
+            // Every waiter has tried at least twice (one main-row read each): they are between TryLocks now and then.
+            Deadlines.await(
+                    () -> backend.calls().requests() - requestsBefore >= 2L * waiters,
+                    TestTimeouts.scaled(Duration.ofSeconds(20)),
+                    () -> "the waiters did not try: " + (backend.calls().requests() - requestsBefore) + " requests");
+            assertThat(executor.getLargestPoolSize())
+                    .as("threads of the blocking executor used while waiting")
+                    .isZero();
+            assertThat(threadsParkedInTheBackend())
+                    .as("threads inside the backend while %d legacy acquireAsync calls wait", waiters)
+                    .isEmpty();
+
+            assertThat(pending.get(waiters - 1).cancel(false)).isTrue();
+            assertThat(backend.release(held)).isTrue();
+            CompletableFuture.allOf(done.subList(0, waiters - 1).toArray(CompletableFuture[]::new))
+                    .get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(served.get()).isEqualTo(waiters - 1);
+            assertThat(cellsOf(key)).isEmpty();
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
     /** Theorem 5: updaters whose clocks are seconds apart race on the cell; a reader never sees it go down. */
     @Test
     void globalTime_updatersSkewedBySeconds_neverDecreases_theorem5() throws Exception {
@@ -583,6 +633,18 @@ class CassandraQueueTest {
         assertThat(cellsOf(key)).isEmpty();
     }
 
+    /** The names of the threads, not running, with a frame of the backend on their stack. */
+    private static List<String> threadsParkedInTheBackend() {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(e -> e.getKey().getState() != Thread.State.RUNNABLE)
+                .filter(e -> java.util.Arrays.stream(e.getValue())
+                        .map(StackTraceElement::getClassName)
+                        .anyMatch(c -> c.startsWith("io.distlock.cassandra.")
+                                && !c.startsWith(CassandraQueueTest.class.getName())))
+                .map(e -> e.getKey().getName())
+                .toList();
+    }
+
     private static long queueCells(String key) {
         return cellsOf(key).stream()
                 .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
@@ -623,15 +685,7 @@ class CassandraQueueTest {
                     .as("threads of the blocking executor used while waiting")
                     .isZero();
             // This includes the locker's GlobalTime updater thread: its ticks wait for no answer either.
-            List<String> parked = Thread.getAllStackTraces().entrySet().stream()
-                    .filter(e -> e.getKey().getState() != Thread.State.RUNNABLE)
-                    .filter(e -> java.util.Arrays.stream(e.getValue())
-                            .map(StackTraceElement::getClassName)
-                            .anyMatch(c -> c.startsWith("io.distlock.cassandra.")
-                                    && !c.startsWith(CassandraQueueTest.class.getName())))
-                    .map(e -> e.getKey().getName())
-                    .toList();
-            assertThat(parked)
+            assertThat(threadsParkedInTheBackend())
                     .as("threads inside the backend while %d acquireAsync calls wait", waiters)
                     .isEmpty();
 
