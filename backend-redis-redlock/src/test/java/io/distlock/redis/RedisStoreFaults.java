@@ -126,53 +126,15 @@ final class RedisStoreFaults implements StoreFaults {
     @Override
     public Optional<NodeFaults> nodeFaults() {
         List<ServerNode> masters = redis.nodes();
-        NodeFaults plain = KitFaults.nodes(masters, KitFaults.majority(masters), () -> {
+        // A master is killed once it has told how long it must stay down, and comes back only after that.
+        return Optional.of(KitFaults.nodes(masters, KitFaults.majority(masters), this::goingDown, () -> {
             for (int m = 0; m < masters.size(); m++) {
                 if (!masters.get(m).isRunning()) {
                     awaitRejoin(m);
                 }
             }
             redis.resetFaults();
-        });
-        return Optional.of(new NodeFaults() {
-            @Override
-            public int nodeCount() {
-                return plain.nodeCount();
-            }
-
-            @Override
-            public int quorum() {
-                return plain.quorum();
-            }
-
-            /** Kills the master once it has told how long it must stay down. */
-            @Override
-            public void kill(int node) {
-                goingDown(node);
-                plain.kill(node);
-            }
-
-            @Override
-            public boolean canPause() {
-                return plain.canPause();
-            }
-
-            @Override
-            public void pause(int node) {
-                plain.pause(node);
-            }
-
-            @Override
-            public void resume(int node) {
-                plain.resume(node);
-            }
-
-            /** Brings the masters back, each once the keys it held have expired. */
-            @Override
-            public void restoreAll() {
-                plain.restoreAll();
-            }
-        });
+        }));
     }
 
     /** Lockers of the same scheme whose every master is reached through its proxy. */

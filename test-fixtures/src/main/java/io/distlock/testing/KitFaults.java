@@ -5,6 +5,7 @@ import io.distlock.kit.ClientPartition;
 import io.distlock.kit.NodeFaults;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -28,6 +29,16 @@ public final class KitFaults {
      * @param quorum the fewest nodes the store needs to grant and renew a lock
      */
     public static NodeFaults nodes(List<ServerNode> nodes, int quorum, Runnable restoreAll) {
+        return nodes(nodes, quorum, node -> {}, restoreAll);
+    }
+
+    /**
+     * {@link #nodes(List, int, Runnable)}, running {@code beforeKill} with the node's index before each kill (a store
+     * that must learn something from a node before it dies: a Redis master without persistence tells how long it
+     * has to stay down).
+     */
+    public static NodeFaults nodes(List<ServerNode> nodes, int quorum, IntConsumer beforeKill, Runnable restoreAll) {
+        Objects.requireNonNull(beforeKill, "beforeKill");
         List<ServerNode> all = List.copyOf(nodes);
         if (quorum < 1 || quorum > all.size()) {
             throw new IllegalArgumentException("quorum " + quorum + " of " + all.size() + " nodes");
@@ -46,6 +57,7 @@ public final class KitFaults {
 
             @Override
             public void kill(int node) {
+                beforeKill.accept(node);
                 all.get(node).kill9();
             }
 
