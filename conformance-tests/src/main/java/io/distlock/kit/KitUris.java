@@ -18,4 +18,18 @@ final class KitUris {
     static String scheme(String uri) {
         return parse(uri).getScheme().toLowerCase(java.util.Locale.ROOT);
     }
+
+    /** Whether {@code uri}'s query gives option {@code name}. */
+    static boolean hasOption(String uri, String name) {
+        String query = parse(uri).getRawQuery();
+        if (query == null) {
+            return false;
+        }
+        for (String pair : query.split("&")) {
+            if (pair.equals(name) || pair.startsWith(name + "=")) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -15,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,7 +36,7 @@ public interface MultiProcessContract extends LockerFixture {
 
     /** How long a worker JVM may take to start and connect. */
     private static Duration startup() {
-        return TestTimeouts.scaled(Duration.ofSeconds(30));
+        return Workers.startup();
     }
 
     private String workerUri() {
@@ -83,7 +82,7 @@ public interface MultiProcessContract extends LockerFixture {
                     overlaps.isEmpty(),
                     () -> "two holders were inside the critical section at once across processes (" + overlaps.size()
                             + " times): " + overlaps.subList(0, Math.min(5, overlaps.size())));
-            Map<String, Long> totals = awaitDone(workers, startup());
+            Map<String, Long> totals = workers.awaitDone(startup());
             long expected = (long) PROCESSES * THREADS_PER_PROCESS * perThread;
             assertEquals(expected, totals.get("sections"), "critical sections run");
             assertEquals(expected, readLong(workers.dir().resolve("counter")), "shared counter file (lost updates)");
@@ -112,7 +111,7 @@ public interface MultiProcessContract extends LockerFixture {
             for (int p = 0; p < PROCESSES; p++) {
                 workers.start("lock", key, 1, acquisitionsPerThread(), 0);
             }
-            awaitDone(workers, maxWait().multipliedBy(3).plus(startup()));
+            workers.awaitDone(maxWait().multipliedBy(3).plus(startup()));
             for (Worker worker : workers.all()) {
                 long longest = field(worker.lines("DONE").get(0), "maxWaitNanos");
                 assertTrue(
@@ -140,14 +139,14 @@ public interface MultiProcessContract extends LockerFixture {
                 workers.start("rounds", key, THREADS_PER_PROCESS, rounds, period.toMillis());
             }
             for (Worker worker : workers.all()) {
-                awaitLine(worker, "OPEN", startup());
+                Workers.awaitLine(worker, "OPEN", startup());
             }
             Path go = workers.dir().resolve("go");
             Path ready = workers.dir().resolve("go.tmp");
             long start = System.nanoTime() + period.toNanos();
             Files.writeString(ready, Long.toString(start));
             Files.move(ready, go, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            awaitDone(workers, maxWait().plus(period.multipliedBy(rounds + 1L)).plus(startup()));
+            workers.awaitDone(maxWait().plus(period.multipliedBy(rounds + 1L)).plus(startup()));
             long[] wins = new long[rounds];
             long[] late = new long[rounds];
             boolean[] heldAtStart = new boolean[rounds];
@@ -205,7 +204,7 @@ public interface MultiProcessContract extends LockerFixture {
                 RemoteLocker kit = openLocker(leaseTime())) {
             Worker holder =
                     workers.start("hold", key, 1, 1, Duration.ofMinutes(10).toMillis());
-            awaitLine(holder, "ACQUIRED", startup().plus(maxWait()));
+            Workers.awaitLine(holder, "ACQUIRED", startup().plus(maxWait()));
             Optional<RemoteLock> whileAlive = kit.tryLock(key);
             whileAlive.ifPresent(RemoteLock::close);
             assertFalse(whileAlive.isPresent(), "the kit took '" + key + "' while the worker held it");
@@ -240,7 +239,7 @@ public interface MultiProcessContract extends LockerFixture {
             int entriesHeld = storeEntries(key).map(List::size).orElse(0);
             Worker waiter =
                     workers.start("hold", key, 1, 1, Duration.ofMinutes(10).toMillis());
-            awaitLine(waiter, "TAKING", startup());
+            Workers.awaitLine(waiter, "TAKING", startup());
             // Give its request the time to reach the store: until its entry shows, where the fixture lists them. A
             // fair backend must queue its waiters in the store; an unfair one's refused attempt may leave nothing.
             Duration oneSecond = TestTimeouts.scaled(Duration.ofSeconds(1));
@@ -370,10 +369,10 @@ public interface MultiProcessContract extends LockerFixture {
         String nextOwner;
         try {
             Duration bound = freedWithin(model).plus(startup());
-            String acquired = awaitLine(next, "ACQUIRED", bound);
+            String acquired = Workers.awaitLine(next, "ACQUIRED", bound);
             nextOwner = acquired.split(" ")[1];
             if (Lockers.capabilities(this).fencing()) {
-                awaitLine(next, "WRITE " + nextOwner, bound);
+                Workers.awaitLine(next, "WRITE " + nextOwner, bound);
             }
         } finally {
             victim.thaw();
@@ -384,37 +383,12 @@ public interface MultiProcessContract extends LockerFixture {
         return new Freeze(victim, victimOwner, next, nextOwner);
     }
 
-    private static String awaitLine(Worker worker, String prefix, Duration timeout) throws InterruptedException {
-        return worker.await(l -> l.startsWith(prefix + " "), timeout)
-                .orElseThrow(() -> new AssertionError(
-                        "no '" + prefix + "' from " + worker.name() + " within " + timeout + "; " + worker.describe()));
-    }
-
     /** Waits for every worker to exit, whatever its exit code. */
     private static void awaitExits(Workers workers, Duration timeout) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
         for (Worker worker : workers.all()) {
             worker.awaitExit(Duration.ofNanos(Math.max(1, end - System.nanoTime())));
         }
-    }
-
-    /** Waits for every worker to exit with DONE; returns the sums of their DONE fields (lowest: the minimum). */
-    private static Map<String, Long> awaitDone(Workers workers, Duration timeout) throws InterruptedException {
-        Map<String, Long> totals = new HashMap<>();
-        long end = System.nanoTime() + timeout.toNanos();
-        for (Worker worker : workers.all()) {
-            int exit = worker.awaitExit(Duration.ofNanos(Math.max(1, end - System.nanoTime())));
-            List<String> done = worker.lines("DONE");
-            assertTrue(
-                    exit == 0 && done.size() == 1,
-                    () -> worker.name() + " failed (exit " + exit + "); " + worker.describe());
-            for (String part : done.get(0).substring("DONE ".length()).split(" ")) {
-                String[] kv = part.split("=");
-                long value = Long.parseLong(kv[1]);
-                totals.merge(kv[0], value, kv[0].equals("lowest") ? Math::min : Long::sum);
-            }
-        }
-        return totals;
     }
 
     private static long field(String line, String name) {

@@ -2,6 +2,7 @@ package io.distlock.kit;
 
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
 import io.distlock.internal.ProviderRegistry;
 import io.distlock.kit.history.HistoryRecorder;
@@ -27,12 +28,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * protocol.
  *
  * <p>Arguments are {@code name=value}: {@code uri}, {@code ttlMillis}, {@code key}, {@code dir} (shared with the kit
- * and the other workers), {@code mode} ({@code lock}, {@code trylock}, {@code hold} or {@code rounds}), {@code threads}, {@code count}
- * (critical sections per thread, holds, or rounds), {@code holdMillis} (a hold, or a round), {@code maxWaitMillis}.
+ * and the other workers), {@code mode} ({@code lock}, {@code trylock}, {@code hold}, {@code rounds} or {@code
+ * random}), {@code threads}, {@code count} (critical sections per thread, holds, rounds, or the random run's keys),
+ * {@code holdMillis} (a hold, a round, or the random run's wait), {@code maxWaitMillis}; optionally {@code
+ * connectTimeoutMillis} (unless the URI gives one, as a fixture may for a worker's slower start), and {@code seed} for {@code random}, which runs the randomized run's operations ({@link
+ * RandomOperations}) until a file {@code stop} appears in {@code dir}.
  *
  * <p>It reports on stdout, one event a line: {@code READY pid}, {@code ACQUIRED owner token}, {@code WRITE owner
  * token}, {@code LOST owner}, {@code HELD owner held=b lost=n}, {@code RELEASED owner result},
- * {@code OVERLAP detail}, {@code OPEN}, {@code TAKING key} (a hold asks for the lock), {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
+ * {@code OVERLAP detail}, {@code OPEN}, {@code TAKING key} (a hold asks for the lock), {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code OUTCOMES outcome=n...}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
  * outlives the kit.
  */
 public final class WorkerMain {
@@ -94,13 +98,18 @@ public final class WorkerMain {
         // time.
         InterceptingProvider provider = new InterceptingProvider(
                 ProviderRegistry.forScheme(KitUris.scheme(uri), WorkerMain.class.getClassLoader()), history);
-        try (RemoteLocker locker = RemoteLockers.builder()
+        RemoteLockerBuilder builder = RemoteLockers.builder()
                 .uri(uri)
                 .provider(provider)
-                .leaseTime(Duration.ofMillis(Long.parseLong(arg("ttlMillis"))))
-                .build()) {
+                .leaseTime(Duration.ofMillis(Long.parseLong(arg("ttlMillis"))));
+        if (args.containsKey("connectTimeoutMillis") && !KitUris.hasOption(uri, "connectTimeout")) {
+            builder.connectTimeout(Duration.ofMillis(Long.parseLong(arg("connectTimeoutMillis"))));
+        }
+        try (RemoteLocker locker = builder.build()) {
             if (mode.equals("rounds")) {
                 rounds(locker, threads, count);
+            } else if (mode.equals("random")) {
+                random(locker, threads, count);
             } else {
                 Concurrently.run("worker-" + mode, threads, maxWait.multipliedBy(count + 2L), i -> {
                     for (int n = 0; n < count; n++) {
@@ -163,6 +172,35 @@ public final class WorkerMain {
         });
         say("ROUNDS " + wins.toString().replaceAll("[\\[\\],]", ""));
         say("LATE " + late.toString().replaceAll("[\\[\\],]", ""));
+    }
+
+    /**
+     * The randomized run's share of this process: {@code threads} threads run random operations on {@code keyCount}
+     * keys until the kit's {@code stop} file appears; each thread's choices come from the run's {@code seed}. Reports
+     * the outcomes and the locks acquired; fails if a thread saw two holders inside a key's critical section.
+     */
+    private void random(RemoteLocker locker, int threads, int keyCount) throws Exception {
+        RandomOperations operations = new RandomOperations(
+                RandomOperations.keys(key, keyCount), Duration.ofMillis(Long.parseLong(arg("holdMillis"))), history);
+        locker.tryLock(key + "-warm-up").ifPresent(RemoteLock::release);
+        say("OPEN " + ProcessHandle.current().pid());
+        long seed = Long.parseLong(arg("seed"));
+        Path stop = dir.resolve("stop");
+        // The kit ends the run with its stop file, and the worker with its stdin.
+        Concurrently.run("worker-random", threads, Duration.ofDays(1), i -> {
+            java.util.Random random = new java.util.Random(seed + 1_000_003L * i);
+            while (!Files.exists(stop)) {
+                operations.runOne(locker, random);
+            }
+        });
+        operations.assertNoOverlap();
+        StringBuilder outcomes = new StringBuilder("OUTCOMES");
+        operations
+                .outcomes()
+                .forEach((outcome, n) ->
+                        outcomes.append(' ').append(outcome).append('=').append(n));
+        say(outcomes.toString());
+        sections.addAndGet(operations.acquired());
     }
 
     private static void sleepUntil(long nanos) throws InterruptedException {

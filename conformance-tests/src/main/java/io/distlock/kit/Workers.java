@@ -1,5 +1,7 @@
 package io.distlock.kit;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -7,6 +9,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +58,12 @@ final class Workers implements AutoCloseable {
      * @param holdMillis how long each hold lasts ({@code hold} only)
      */
     Worker start(String mode, String key, int threads, int count, long holdMillis) throws IOException {
+        return start(mode, key, threads, count, holdMillis, Map.of());
+    }
+
+    /** {@link #start(String, String, int, int, long)} with further arguments ({@link WorkerMain} lists them). */
+    Worker start(String mode, String key, int threads, int count, long holdMillis, Map<String, String> more)
+            throws IOException {
         Map<String, String> args = new LinkedHashMap<>();
         args.put("uri", uri);
         args.put("ttlMillis", Long.toString(ttl.toMillis()));
@@ -65,6 +74,7 @@ final class Workers implements AutoCloseable {
         args.put("count", Integer.toString(count));
         args.put("holdMillis", Long.toString(holdMillis));
         args.put("maxWaitMillis", Long.toString(maxWait.toMillis()));
+        args.putAll(more);
         Worker worker = Worker.start(mode + "-" + started.size(), dir, args);
         started.add(worker);
         return worker;
@@ -72,6 +82,45 @@ final class Workers implements AutoCloseable {
 
     List<Worker> all() {
         return List.copyOf(started);
+    }
+
+    /** How long a worker JVM may take to start and connect. */
+    static Duration startup() {
+        return TestTimeouts.scaled(Duration.ofSeconds(30));
+    }
+
+    /** Waits until every worker has said {@code prefix} (its store is open, say), at most {@code timeout} in all. */
+    void awaitLine(String prefix, Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        for (Worker worker : started) {
+            awaitLine(worker, prefix, Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+        }
+    }
+
+    /** Waits until {@code worker} says {@code prefix}; returns the line. */
+    static String awaitLine(Worker worker, String prefix, Duration timeout) throws InterruptedException {
+        return worker.await(l -> l.startsWith(prefix + " "), timeout)
+                .orElseThrow(() -> new AssertionError(
+                        "no '" + prefix + "' from " + worker.name() + " within " + timeout + "; " + worker.describe()));
+    }
+
+    /** Waits for every worker to exit with DONE; returns the sums of their DONE fields (lowest: the minimum). */
+    Map<String, Long> awaitDone(Duration timeout) throws InterruptedException {
+        Map<String, Long> totals = new HashMap<>();
+        long end = System.nanoTime() + timeout.toNanos();
+        for (Worker worker : started) {
+            int exit = worker.awaitExit(Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+            List<String> done = worker.lines("DONE");
+            assertTrue(
+                    exit == 0 && done.size() == 1,
+                    () -> worker.name() + " failed (exit " + exit + "); " + worker.describe());
+            for (String part : done.get(0).substring("DONE ".length()).split(" ")) {
+                String[] kv = part.split("=");
+                long value = Long.parseLong(kv[1]);
+                totals.merge(kv[0], value, kv[0].equals("lowest") ? Math::min : Long::sum);
+            }
+        }
+        return totals;
     }
 
     /** Kills every worker still running and deletes the shared directory. */

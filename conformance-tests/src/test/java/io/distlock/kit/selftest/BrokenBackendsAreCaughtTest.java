@@ -168,6 +168,20 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class JvmOnlyFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-jvmonly");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-jvmonly://" + DIR;
+        }
+
+        @Override
+        public Optional<io.distlock.kit.StoreFaults> storeFaults() {
+            return Optional.of(new FileStoreFaults(DIR, leaseTime()));
+        }
+    }
+
     static class FallingTokensFileLock extends LockerConformanceTests {
         static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-fallingtokens");
 
@@ -222,6 +236,16 @@ class BrokenBackendsAreCaughtTest {
     @Test
     void racyFileStore_failsMutualExclusionAcrossProcesses() {
         assertFails(RacyFileLock.class, "lock_isExclusive_acrossProcesses_theorem1", "at once across processes");
+    }
+
+    /** The randomized run's worker processes: a store that excludes only within a JVM passes the run in one JVM. */
+    @Test
+    void jvmOnlyFileStore_failsTheRandomizedRunAcrossProcesses() {
+        assertFails(
+                JvmOnlyFileLock.class,
+                "randomizedOperations_underRandomStoreFaults_keepTheHistoryConsistent",
+                "overlap",
+                "inside the critical section at once");
     }
 
     @Test

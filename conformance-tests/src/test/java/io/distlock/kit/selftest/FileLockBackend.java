@@ -35,7 +35,8 @@ final class FileLockBackend implements LockBackend {
         NEVER_EXPIRES,
         GENEROUS_VALIDITY,
         LEAVES_WAITERS,
-        WAITS_THROUGH_OUTAGES
+        WAITS_THROUGH_OUTAGES,
+        JVM_ONLY
     }
 
     /** How much longer than the lease the {@link Defect#GENEROUS_VALIDITY} variant says a lease is valid. */
@@ -146,7 +147,7 @@ final class FileLockBackend implements LockBackend {
             if (current.isPresent() && current.get().expiresNanos() - now > 0) {
                 return Optional.empty();
             }
-            if (defect == Defect.RACY) {
+            if (defect == Defect.RACY || defect == Defect.JVM_ONLY) {
                 pause(); // a store round trip between the check and the write, with nothing to make them atomic
             }
             long token = nextToken();
@@ -325,6 +326,14 @@ final class FileLockBackend implements LockBackend {
         try {
             if (defect == Defect.RACY) {
                 return step.run();
+            }
+            if (defect == Defect.JVM_ONLY) {
+                JVM_MUTEX.lock(); // excludes this JVM's threads; another process runs the same step meanwhile
+                try {
+                    return step.run();
+                } finally {
+                    JVM_MUTEX.unlock();
+                }
             }
             JVM_MUTEX.lock();
             try (FileChannel channel = FileChannel.open(

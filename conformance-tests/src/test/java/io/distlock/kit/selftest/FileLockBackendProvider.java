@@ -58,6 +58,17 @@ public class FileLockBackendProvider implements LockBackendProvider {
         }
     }
 
+    /**
+     * Broken: check and write are atomic among one process's threads but not across processes, like a client that
+     * guards a store without compare-and-set with a mutex of its own.
+     */
+    public static final class JvmOnly extends FileLockBackendProvider {
+        /** For the service loader. */
+        public JvmOnly() {
+            super("lockfile-jvmonly", FileLockBackend.Defect.JVM_ONLY);
+        }
+    }
+
     /** Broken: the store keeps every entry for a day, whatever the lease time: a dead holder's lock stays. */
     public static final class NeverExpires extends FileLockBackendProvider {
         /** For the service loader. */
