@@ -11,9 +11,9 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
+import io.distlock.kit.CrossProcessExclusionContract;
 import io.distlock.kit.LeaseContract;
 import io.distlock.kit.LockHandleContract;
-import io.distlock.kit.MultiProcessContract;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.kit.ProgressContract;
 import io.distlock.kit.TestTimeouts;
@@ -37,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A secured Cassandra node (password logins, grants, client encryption only, client certificates required) and the
  * ways distlock reaches it: the URI with credentials and TLS options, the driver's own configuration file, and the
- * application's own session. The kit's exclusion, lease and multi-process contracts run over the secured URI as role
+ * application's own session. The kit's exclusion and lease contracts and its exclusion across worker processes (`CrossProcessExclusionContract`) run over the secured URI as role
  * {@value #ROLE}, which holds SELECT and MODIFY on the keyspace and nothing else; its core contracts run through {@link
  * CassandraLockers#using}; each bad input fails with the cause named, within the connect timeout, and no message
  * carries the password.
@@ -359,9 +359,10 @@ class CassandraSecuredTest {
         assertThat(appSession.isClosed()).isFalse();
     }
 
-    /** The kit's exclusion, lease and multi-process contracts over the secured URI, as the locker's role. */
+    /** The kit's exclusion and lease contracts and its exclusion across worker processes (`CrossProcessExclusionContract`) over the secured URI, as the locker's role. */
     @Nested
-    class SecuredKit implements MutualExclusionContract, LeaseContract, MultiProcessContract, CassandraKitHooks {
+    class SecuredKit
+            implements MutualExclusionContract, LeaseContract, CrossProcessExclusionContract, CassandraKitHooks {
         @Override
         public CassandraCluster cluster() {
             return CASSANDRA;

@@ -1,7 +1,7 @@
 package io.distlock.etcd;
 
+import io.distlock.kit.CrossProcessExclusionContract;
 import io.distlock.kit.LeaseContract;
-import io.distlock.kit.MultiProcessContract;
 import io.distlock.kit.MultiProcessSupport;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.kit.TestTimeouts;
@@ -16,12 +16,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The kit's exclusion, lease and multi-process contracts over a secured connection ({@code etcd+https}, the locker's
+ * The kit's exclusion and lease contracts and its exclusion across worker processes (`CrossProcessExclusionContract`) over a secured connection ({@code etcd+https}, the locker's
  * client certificate, its etcd user and a password file), fair mode, against an etcd that serves TLS only, requires
  * client certificates and has authentication on. The worker processes open the same URI.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
-class EtcdSecuredConformanceTest implements MutualExclusionContract, LeaseContract, MultiProcessContract {
+class EtcdSecuredConformanceTest implements MutualExclusionContract, LeaseContract, CrossProcessExclusionContract {
 
     private static final String PREFIX = "/kit-tls";
     private static final SecuredEtcd SECURED = SecuredEtcd.create("kit");

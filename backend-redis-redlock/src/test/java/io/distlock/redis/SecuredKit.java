@@ -1,7 +1,7 @@
 package io.distlock.redis;
 
+import io.distlock.kit.CrossProcessExclusionContract;
 import io.distlock.kit.LeaseContract;
-import io.distlock.kit.MultiProcessContract;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.testing.RedisServers;
 import io.distlock.testing.TestPki;
@@ -11,12 +11,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The kit's exclusion, lease and multi-process contracts over secured connections ({@link SecuredRedis}): TLS with
+ * The kit's exclusion and lease contracts and its exclusion across worker processes (`CrossProcessExclusionContract`) over secured connections ({@link SecuredRedis}): TLS with
  * a client certificate, ACL user {@value SecuredRedis#LOCKER} with its password read from a file, all given as query
  * options, so that worker processes open the same URI.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
-abstract class SecuredKit implements MutualExclusionContract, LeaseContract, MultiProcessContract {
+abstract class SecuredKit implements MutualExclusionContract, LeaseContract, CrossProcessExclusionContract {
 
     private final RedisServers servers;
     private final TestPki pki;

@@ -1,7 +1,7 @@
 package io.distlock.zookeeper;
 
+import io.distlock.kit.CrossProcessExclusionContract;
 import io.distlock.kit.LeaseContract;
-import io.distlock.kit.MultiProcessContract;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.testing.TestPki;
 import io.distlock.testing.ZooKeeperEnsemble;
@@ -20,12 +20,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The kit's exclusion, lease and multi-process contracts over a secured connection: mutual TLS to the server's secure
+ * The kit's exclusion and lease contracts and its exclusion across worker processes (`CrossProcessExclusionContract`) over a secured connection: mutual TLS to the server's secure
  * port and a digest login, the password given by file (so the URI the worker processes get carries none), the lock
  * nodes under an ACL of the locker's identity.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
-class ZooKeeperSecuredConformanceTest implements MutualExclusionContract, LeaseContract, MultiProcessContract {
+class ZooKeeperSecuredConformanceTest implements MutualExclusionContract, LeaseContract, CrossProcessExclusionContract {
 
     private static final String BASE = "/secured-kit";
     private static final TestPki PKI = SecuredZk.pki("zk-kit-pki");
