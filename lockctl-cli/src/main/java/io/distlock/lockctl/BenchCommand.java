@@ -39,7 +39,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Seed 000's experiment for any store: P worker JVMs take one key N times each, started together.",
+            "Seed 000's experiment for any store: P worker JVMs (of T threads) take one key N times each, together.",
             "Reports waits (mean, p50, p99, max), acquisitions and hand-offs per second, Jain's fairness index,",
             "store requests per acquisition, CPU and peak RSS per worker. Several --store are alternated round by",
             "round (A B A B ...) and compared by the median of paired ratios against the first.",
@@ -51,6 +51,7 @@ import picocli.CommandLine.Spec;
             "  lockctl bench --store zk://127.0.0.1:2181/locks --processes 1,3,5 --acquisitions 5000",
             "  lockctl bench --store etcd://127.0.0.1:2379/locks --store peer:jetcd-lock://127.0.0.1:2379 --rounds 5",
             "  lockctl bench --store zk://h:2181/a --store zk://h:2181/b --mode uncontended --rounds 10",
+            "  lockctl bench --store redis://127.0.0.1:6379 --processes 1,3 --threads 4",
             "  lockctl bench --store redis://127.0.0.1:6379 --held 10000",
             "Peers (third-party locks, raw-store floors) come with the benchmarks module: scripts/bench-peers."
         })
@@ -80,8 +81,17 @@ final class BenchCommand implements Callable<Integer> {
             names = "--acquisitions",
             paramLabel = "N",
             defaultValue = "300",
-            description = "Acquisitions per process (uncontended: per store and round) (default: ${DEFAULT-VALUE}).")
+            description = "Acquisitions per process (per thread with --threads; uncontended: per store and round)"
+                    + " (default: ${DEFAULT-VALUE}).")
     int acquisitions;
+
+    @Option(
+            names = "--threads",
+            paramLabel = "T",
+            defaultValue = "1",
+            description = "Threads per worker JVM, all on its one locker, each doing --acquisitions (contended mode"
+                    + " only) (default: ${DEFAULT-VALUE}).")
+    int threads;
 
     @Option(
             names = "--rounds",
@@ -193,6 +203,7 @@ final class BenchCommand implements Callable<Integer> {
                     : (long) rounds
                             * targets.size()
                             * acquisitions
+                            * threads
                             * processes.stream().mapToInt(Integer::intValue).sum();
             try (Progress progress = Progress.of("bench", total + (long) held * targets.size())) {
                 if (mode == Mode.uncontended) {
@@ -201,7 +212,7 @@ final class BenchCommand implements Callable<Integer> {
                     for (int round = 1; round <= rounds; round++) {
                         for (int p : processes) {
                             for (int s = 0; s < targets.size(); s++) {
-                                runs.add(engine.contended(targets.get(s), s, round, p, progress.step()));
+                                runs.add(engine.contended(targets.get(s), s, round, p, threads, progress.step()));
                             }
                         }
                     }
@@ -245,6 +256,15 @@ final class BenchCommand implements Callable<Integer> {
         if (hold.isNegative()) {
             throw new ParameterException(spec.commandLine(), "--hold must not be negative");
         }
+        if (threads < 1 || threads > 64) {
+            throw new ParameterException(
+                    spec.commandLine(), "--threads must be between 1 and 64 (threads per worker JVM), got " + threads);
+        }
+        if (threads > 1 && (mode == Mode.uncontended || held > 0)) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--threads applies to the contended mode only: run --mode uncontended or --held without it");
+        }
     }
 
     private String commandLine() {
@@ -255,6 +275,9 @@ final class BenchCommand implements Callable<Integer> {
             args.addAll(List.of(
                     "--processes",
                     String.join(",", processes.stream().map(String::valueOf).toList())));
+        }
+        if (threads != 1) {
+            args.addAll(List.of("--threads", Integer.toString(threads)));
         }
         args.addAll(List.of("--acquisitions", Integer.toString(acquisitions), "--rounds", Integer.toString(rounds)));
         if (mode == Mode.uncontended) {

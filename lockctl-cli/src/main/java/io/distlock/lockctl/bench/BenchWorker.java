@@ -11,6 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionService;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorCompletionService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.Recording;
@@ -18,8 +24,8 @@ import jdk.jfr.Recording;
 /**
  * The worker JVM of {@code lockctl bench}. Talks to the engine by lines: it opens its target and warms up on a
  * private key, prints {@value #READY}, waits for {@code GO <nanoTime>}, starts at that instant of the host's monotonic
- * clock (so all workers start together), prints {@code P <done>} as it goes and {@value #DONE} once its result file
- * is written; {@code ERROR <message>} on failure.
+ * clock (so all workers start together; in the contended mode, all its threads), prints {@code P <done>} as it goes
+ * and {@value #DONE} once its result file is written; {@code ERROR <message>} on failure.
  */
 public final class BenchWorker {
 
@@ -82,43 +88,93 @@ public final class BenchWorker {
     }
 
     private WorkerResult contended() throws Exception {
-        int n = task.acquisitions();
-        long[] attempt = new long[n];
-        long[] grant = new long[n];
-        long[] release = new long[n];
-        int[] keyIndex = new int[n];
+        int threads = task.threads();
+        Stamps stamps = new Stamps(task.acquisitions() * threads);
         try (BenchTarget target = Targets.open(task.specs().get(0))) {
             warmUp(target, task.keyPrefix() + "warm-up-" + task.index());
             long requestsBefore = target.storeRequests().orElse(-1);
-            awaitGo();
-            long cpuBefore = cpuNanos();
-            int step = Math.max(1, n / 100);
-            for (int i = 0; i < n; i++) {
-                // worker w's i-th acquisition takes key (i + w) mod K: every key in turn, the workers staggered
-                keyIndex[i] = (i + task.index()) % task.keys();
-                String key = task.keyPrefix() + keyIndex[i];
-                attempt[i] = System.nanoTime();
-                BenchTarget.Held held = target.acquire(key);
-                grant[i] = System.nanoTime();
-                hold();
-                release[i] = System.nanoTime();
-                held.release();
-                if ((i + 1) % step == 0 || i + 1 == n) {
-                    out.println(PROGRESS + (i + 1));
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                // the threads wait at the latch, so that they start at the GO instant and not when they were created
+                CountDownLatch go = new CountDownLatch(1);
+                CompletionService<Void> finished = new ExecutorCompletionService<>(pool);
+                AtomicInteger done = new AtomicInteger();
+                for (int t = 0; t < threads; t++) {
+                    int thread = t;
+                    finished.submit(() -> {
+                        go.await();
+                        takeTheKeys(target, thread, stamps, done);
+                        return null;
+                    });
                 }
+                awaitGo();
+                long cpuBefore = cpuNanos();
+                go.countDown();
+                for (int t = 0; t < threads; t++) {
+                    finished.take().get(); // the first thread to fail fails the worker
+                }
+                long cpu = cpuNanos() - cpuBefore;
+                long requests = requestsBefore < 0 ? -1 : target.storeRequests().orElse(-1) - requestsBefore;
+                return new WorkerResult(
+                        task.index(),
+                        stamps.attempt,
+                        stamps.grant,
+                        stamps.release,
+                        stamps.keyIndex,
+                        stamps.thread,
+                        null,
+                        new long[] {requests},
+                        cpu,
+                        peakRss(),
+                        0);
+            } finally {
+                pool.shutdownNow();
             }
-            long requests = requestsBefore < 0 ? -1 : target.storeRequests().orElse(-1) - requestsBefore;
-            return new WorkerResult(
-                    task.index(),
-                    attempt,
-                    grant,
-                    release,
-                    keyIndex,
-                    null,
-                    new long[] {requests},
-                    cpuNanos() - cpuBefore,
-                    peakRss(),
-                    0);
+        }
+    }
+
+    /**
+     * Thread {@code t}'s part of a contended run: its acquisitions are {@code t * N .. (t + 1) * N - 1} of the stamps.
+     * Party {@code w * T + t} (worker w's thread t) takes key {@code (i + w * T + t) mod K} at its i-th acquisition:
+     * every party takes every key in turn, the parties staggered.
+     */
+    private void takeTheKeys(BenchTarget target, int t, Stamps stamps, AtomicInteger done) throws Exception {
+        int n = task.acquisitions();
+        int total = n * task.threads();
+        int step = Math.max(1, total / 100);
+        int party = task.index() * task.threads() + t;
+        for (int i = 0; i < n; i++) {
+            int at = t * n + i;
+            stamps.thread[at] = t;
+            stamps.keyIndex[at] = (i + party) % task.keys();
+            String key = task.keyPrefix() + stamps.keyIndex[at];
+            stamps.attempt[at] = System.nanoTime();
+            BenchTarget.Held held = target.acquire(key);
+            stamps.grant[at] = System.nanoTime();
+            hold();
+            stamps.release[at] = System.nanoTime();
+            held.release();
+            int sum = done.incrementAndGet();
+            if (sum % step == 0 || sum == total) {
+                out.println(PROGRESS + sum);
+            }
+        }
+    }
+
+    /** Per acquisition of a contended run, as in {@link WorkerResult}; each thread writes its own range. */
+    private static final class Stamps {
+        final long[] attempt;
+        final long[] grant;
+        final long[] release;
+        final int[] keyIndex;
+        final int[] thread;
+
+        Stamps(int acquisitions) {
+            attempt = new long[acquisitions];
+            grant = new long[acquisitions];
+            release = new long[acquisitions];
+            keyIndex = new int[acquisitions];
+            thread = new int[acquisitions];
         }
     }
 
@@ -166,7 +222,17 @@ public final class BenchWorker {
                         before[s] < 0 ? -1 : targets.get(s).storeRequests().orElse(-1) - before[s];
             }
             return new WorkerResult(
-                    task.index(), null, null, null, null, latency, requests, cpuNanos() - cpuBefore, peakRss(), 0);
+                    task.index(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    latency,
+                    requests,
+                    cpuNanos() - cpuBefore,
+                    peakRss(),
+                    0);
         } finally {
             for (BenchTarget target : targets) {
                 target.close();
@@ -194,7 +260,7 @@ public final class BenchWorker {
             }
             double perLock = (heapAfter - heapBefore) / (double) n;
             return new WorkerResult(
-                    task.index(), null, null, null, null, null, new long[] {-1}, cpuNanos(), peakRss(), perLock);
+                    task.index(), null, null, null, null, null, null, new long[] {-1}, cpuNanos(), peakRss(), perLock);
         }
     }
 

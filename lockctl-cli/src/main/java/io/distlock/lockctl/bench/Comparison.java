@@ -9,6 +9,7 @@ import java.util.function.ToDoubleFunction;
  * against the first store (round by round: this store's figure / the first store's figure in the same round).
  *
  * @param processes worker JVMs
+ * @param threads threads per worker JVM (a {@code bench.json} written before {@code --threads} has none: 1)
  * @param store the target spec
  * @param storeIndex its position among the {@code --store}s
  * @param rounds rounds measured
@@ -30,6 +31,7 @@ import java.util.function.ToDoubleFunction;
  */
 public record Comparison(
         int processes,
+        int threads,
         String store,
         int storeIndex,
         int rounds,
@@ -49,6 +51,11 @@ public record Comparison(
         double maxWaitRatio,
         double cpuRatio) {
 
+    /** Reads a {@code bench.json} written before {@code --threads}, which has no {@code threads}, as one thread. */
+    public Comparison {
+        threads = Math.max(threads, 1);
+    }
+
     /** The comparisons of every store at every process count among {@code runs}. */
     public static List<Comparison> of(List<RunSummary> runs, List<String> stores, List<Integer> processCounts) {
         List<Comparison> out = new ArrayList<>();
@@ -65,6 +72,7 @@ public record Comparison(
                         : median(mine, r -> r.storeRequestsPerAcquisition());
                 out.add(new Comparison(
                         p,
+                        mine.get(0).threads(),
                         stores.get(s),
                         s,
                         mine.size(),

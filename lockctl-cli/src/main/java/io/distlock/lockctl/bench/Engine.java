@@ -12,8 +12,9 @@ import java.util.UUID;
 import java.util.function.LongConsumer;
 
 /**
- * Seed 000's experiment (section 6) for any target: P worker JVMs take one key N times each, started together after a
- * warm-up; every wait and every grant is stamped on the host's monotonic clock, common to all the JVMs.
+ * Seed 000's experiment (section 6) for any target: P worker JVMs of T threads each take one key N times per thread,
+ * started together after a warm-up; every wait and every grant is stamped on the host's monotonic clock, common to
+ * all the JVMs. A party is one thread of one worker (worker w's thread t is party {@code w * T + t}).
  */
 public final class Engine {
 
@@ -29,7 +30,7 @@ public final class Engine {
 
     /**
      * @param workDir where task files, results and worker logs go
-     * @param acquisitions per process (contended), per target and round (uncontended), or locks kept (held)
+     * @param acquisitions per thread (contended), per target and round (uncontended), or locks kept (held)
      * @param keys how many keys the acquisitions are spread over
      * @param holdNanos how long each lock is held
      * @param warmUp acquisitions on a private key before the start
@@ -47,10 +48,11 @@ public final class Engine {
     /**
      * One contended run.
      *
+     * @param threads threads per worker JVM, all on the worker's one target
      * @param progress told the total of acquisitions done so far in this run, now and then
      * @throws BenchException if a worker fails (its log is named)
      */
-    public RunData contended(String spec, int storeIndex, int round, int processes, LongConsumer progress)
+    public RunData contended(String spec, int storeIndex, int round, int processes, int threads, LongConsumer progress)
             throws IOException, InterruptedException {
         String name = "r" + round + "-s" + storeIndex + "-p" + processes;
         String prefix = "bench-" + UUID.randomUUID().toString().substring(0, 8) + "-";
@@ -60,6 +62,7 @@ public final class Engine {
                     WorkerTask.CONTENDED,
                     List.of(spec),
                     i,
+                    threads,
                     acquisitions,
                     keys,
                     holdNanos,
@@ -69,7 +72,7 @@ public final class Engine {
                     workDir.resolve(name + "-w" + i + ".result.json").toString()));
         }
         List<WorkerResult> results = runWorkers(tasks, name, progress);
-        return summarize(spec, storeIndex, round, keys, results);
+        return summarize(spec, storeIndex, round, keys, threads, results);
     }
 
     /**
@@ -84,6 +87,7 @@ public final class Engine {
                 WorkerTask.UNCONTENDED,
                 specs,
                 0,
+                1,
                 acquisitions,
                 keys,
                 holdNanos,
@@ -107,6 +111,7 @@ public final class Engine {
                 WorkerTask.HELD,
                 List.of(spec),
                 0,
+                1,
                 held,
                 1,
                 0,
@@ -148,42 +153,59 @@ public final class Engine {
         }
     }
 
-    /** The figures of one contended run from its workers' raw data. */
-    static RunData summarize(String spec, int storeIndex, int round, int keys, List<WorkerResult> results) {
+    /**
+     * The figures of one contended run from its workers' raw data ({@code results} in worker order, {@code threads}
+     * threads each).
+     */
+    static RunData summarize(
+            String spec, int storeIndex, int round, int keys, int threads, List<WorkerResult> results) {
         int p = results.size();
+        int parties = p * threads;
         long start = Long.MAX_VALUE;
         long end = Long.MIN_VALUE;
-        for (WorkerResult r : results) {
-            start = Math.min(start, r.attemptNanos()[0]);
-            end = Math.max(end, r.releaseNanos()[r.releaseNanos().length - 1]);
+        int[] count = new int[parties];
+        for (int w = 0; w < p; w++) {
+            WorkerResult r = results.get(w);
+            start = Math.min(start, Arrays.stream(r.attemptNanos()).min().orElseThrow());
+            end = Math.max(end, Arrays.stream(r.releaseNanos()).max().orElseThrow());
+            for (int t : r.thread()) {
+                count[w * threads + t]++;
+            }
         }
         int total = results.stream().mapToInt(r -> r.grantNanos().length).sum();
         long[] waits = new long[total];
-        List<double[]> grantMs = new ArrayList<>();
-        List<double[]> waitMs = new ArrayList<>();
-        List<long[]> events = new ArrayList<>(); // grant, release, process, key
+        long[][] grants = new long[parties][];
+        double[][] grantMs = new double[parties][];
+        double[][] waitMs = new double[parties][];
+        for (int party = 0; party < parties; party++) {
+            grants[party] = new long[count[party]];
+            grantMs[party] = new double[count[party]];
+            waitMs[party] = new double[count[party]];
+        }
+        int[] filled = new int[parties];
+        List<long[]> events = new ArrayList<>(); // grant, release, process, key, thread
         int at = 0;
-        for (WorkerResult r : results) {
-            int n = r.grantNanos().length;
-            double[] g = new double[n];
-            double[] w = new double[n];
-            for (int i = 0; i < n; i++) {
+        for (int w = 0; w < p; w++) {
+            WorkerResult r = results.get(w);
+            for (int i = 0; i < r.grantNanos().length; i++) {
+                int party = w * threads + r.thread()[i];
+                int k = filled[party]++;
                 long wait = r.grantNanos()[i] - r.attemptNanos()[i];
                 waits[at++] = wait;
-                g[i] = Stats.millis(r.grantNanos()[i] - start);
-                w[i] = Stats.millis(wait);
-                events.add(new long[] {r.grantNanos()[i], r.releaseNanos()[i], r.index(), r.keyIndex()[i]});
+                grants[party][k] = r.grantNanos()[i];
+                grantMs[party][k] = Stats.millis(r.grantNanos()[i] - start);
+                waitMs[party][k] = Stats.millis(wait);
+                events.add(new long[] {r.grantNanos()[i], r.releaseNanos()[i], w, r.keyIndex()[i], r.thread()[i]});
             }
-            grantMs.add(g);
-            waitMs.add(w);
         }
         long[] sorted = Stats.sorted(waits);
         double seconds = (end - start) / 1e9;
 
-        // hand-offs: consecutive grants of one key to different processes
+        // hand-offs: consecutive grants of one key to different processes; apart, to another thread of one process
         events.sort(Comparator.comparingLong(e -> e[0]));
         Map<Long, long[]> previous = new HashMap<>();
         int handOffs = 0;
+        int threadHandOffs = 0;
         double handOffNanos = 0;
         int[] perKey = new int[keys];
         int[] handOffsPerKey = new int[keys];
@@ -194,19 +216,19 @@ public final class Engine {
                 handOffs++;
                 handOffsPerKey[(int) e[3]]++;
                 handOffNanos += Math.max(0, e[0] - prev[1]);
+            } else if (prev != null && prev[4] != e[4]) {
+                threadHandOffs++;
             }
         }
-        // fairness: grants per process while every process was still taking the lock
+        // fairness: grants per party while every party was still taking the lock
         long firstDone = Long.MAX_VALUE;
-        for (WorkerResult r : results) {
-            firstDone = Math.min(firstDone, r.grantNanos()[r.grantNanos().length - 1]);
+        for (long[] g : grants) {
+            firstDone = Math.min(firstDone, Arrays.stream(g).max().orElse(Long.MIN_VALUE));
         }
-        double[] shares = new double[p];
-        for (int i = 0; i < p; i++) {
+        double[] shares = new double[parties];
+        for (int party = 0; party < parties; party++) {
             final long cut = firstDone;
-            shares[i] = Arrays.stream(results.get(i).grantNanos())
-                    .filter(t -> t <= cut)
-                    .count();
+            shares[party] = Arrays.stream(grants[party]).filter(t -> t <= cut).count();
         }
         long requests = 0;
         boolean counted = true;
@@ -222,6 +244,7 @@ public final class Engine {
                 storeIndex,
                 round,
                 p,
+                threads,
                 total,
                 seconds,
                 Stats.millis(Stats.mean(waits)),
@@ -230,6 +253,7 @@ public final class Engine {
                 Stats.millis(sorted[sorted.length - 1]),
                 total / seconds,
                 handOffs / seconds,
+                threadHandOffs / seconds,
                 handOffs == 0 ? 0 : Stats.millis(handOffNanos / handOffs),
                 Stats.jain(shares),
                 counted ? (double) requests / total : null,
@@ -241,6 +265,6 @@ public final class Engine {
                 keys,
                 Arrays.stream(perKey).boxed().toList(),
                 Arrays.stream(handOffsPerKey).boxed().toList());
-        return new RunData(summary, grantMs, waitMs);
+        return new RunData(summary, List.of(grantMs), List.of(waitMs));
     }
 }

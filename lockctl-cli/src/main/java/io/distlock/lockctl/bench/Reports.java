@@ -32,8 +32,8 @@ public final class Reports {
                     .append(")\n");
             s.append(String.format(
                     Locale.ROOT,
-                    "%-3s %-40s %9s %7s %9s %9s %9s %9s %9s %7s %8s %8s%n",
-                    "P",
+                    "%-5s %-40s %9s %7s %9s %9s %9s %9s %9s %7s %8s %8s%n",
+                    processesHeader(report),
                     "store",
                     "acq/s",
                     "rate x",
@@ -48,8 +48,8 @@ public final class Reports {
             for (Comparison c : report.comparisons()) {
                 s.append(String.format(
                         Locale.ROOT,
-                        "%-3d %-40s %9.1f %7.2f %9.2f %9.2f %9.2f %9.1f %9.2f %7.4f %8s %8.3f%n",
-                        c.processes(),
+                        "%-5s %-40s %9.1f %7.2f %9.2f %9.2f %9.2f %9.1f %9.2f %7.4f %8s %8.3f%n",
+                        processes(c.processes(), c.threads()),
                         shorten(c.store()),
                         c.acquisitionsPerSecond(),
                         c.rateRatio(),
@@ -71,8 +71,8 @@ public final class Reports {
                     if (c.storeIndex() > 0) {
                         ranges.add(String.format(
                                 Locale.ROOT,
-                                "P=%d %s %.2f-%.2f",
-                                c.processes(),
+                                "%s %s %.2f-%.2f",
+                                processesShown(c.processes(), c.threads()),
                                 shorten(c.store()),
                                 c.rateRatioMin(),
                                 c.rateRatioMax()));
@@ -85,9 +85,9 @@ public final class Reports {
                 if (r.keys() > 1 && r.acquisitionsPerKey() != null) {
                     s.append(String.format(
                             Locale.ROOT,
-                            "Round %d, P=%d, %s: %d keys, acquisitions per key %s, hand-offs per key %s%n",
+                            "Round %d, %s, %s: %d keys, acquisitions per key %s, hand-offs per key %s%n",
                             r.round(),
-                            r.processes(),
+                            processesShown(r.processes(), r.threads()),
                             shorten(r.store()),
                             r.keys(),
                             r.acquisitionsPerKey(),
@@ -160,7 +160,10 @@ public final class Reports {
         return charts;
     }
 
-    /** Seed 000's Figure 1: x = acquisition number, y = ms since the start, one line per process. */
+    /**
+     * Seed 000's Figure 1: x = acquisition number, y = ms since the start, one line per process (per thread of each
+     * process when a process runs several).
+     */
     static XYChart figure1(RunData run) {
         RunSummary s = run.summary();
         XYChart chart = new XYChartBuilder()
@@ -168,10 +171,11 @@ public final class Reports {
                 .height(560)
                 .title(String.format(
                         Locale.ROOT,
-                        "%s: %d processes x %d acquisitions",
+                        "%s: %d processes%s x %d acquisitions",
                         shorten(s.store()),
                         s.processes(),
-                        s.acquisitions() / s.processes()))
+                        threadsShown(s.threads()),
+                        s.acquisitions() / (s.processes() * s.threads())))
                 .xAxisTitle("acquisition number")
                 .yAxisTitle("ms since the start")
                 .build();
@@ -186,7 +190,10 @@ public final class Reports {
                 x[i] = i + 1;
             }
             double[][] xy = thin(x, y);
-            XYSeries series = chart.addSeries("process " + (p + 1), xy[0], xy[1]);
+            String party = s.threads() == 1
+                    ? "process " + (p + 1)
+                    : "process " + (p / s.threads() + 1) + " thread " + (p % s.threads() + 1);
+            XYSeries series = chart.addSeries(party, xy[0], xy[1]);
             series.setMarker(SeriesMarkers.NONE);
         }
         return chart;
@@ -197,7 +204,10 @@ public final class Reports {
         XYChart chart = new XYChartBuilder()
                 .width(900)
                 .height(560)
-                .title("Wait for the lock, " + processes + " processes (CDF)")
+                .title("Wait for the lock, " + processes + " processes"
+                        + threadsShown(
+                                runs.isEmpty() ? 1 : runs.get(0).summary().threads())
+                        + " (CDF)")
                 .xAxisTitle("wait (ms, log scale)")
                 .yAxisTitle("fraction of acquisitions")
                 .build();
@@ -267,7 +277,7 @@ public final class Reports {
             table(
                     h,
                     List.of(
-                            "P",
+                            processesHeader(report),
                             "store",
                             "acq/s",
                             "rate x",
@@ -282,7 +292,7 @@ public final class Reports {
                             "CPU ms/acq"),
                     report.comparisons().stream()
                             .map(c -> List.of(
-                                    Integer.toString(c.processes()),
+                                    processes(c.processes(), c.threads()),
                                     Redaction.uri(c.store()),
                                     fmt("%.1f", c.acquisitionsPerSecond()),
                                     fmt("%.2f", c.rateRatio()),
@@ -377,6 +387,26 @@ public final class Reports {
                         out.writeString(Redaction.uri(value));
                     }
                 });
+    }
+
+    /** The head of the tables' first column: {@code P}, or {@code P x T} when the processes ran several threads. */
+    private static String processesHeader(BenchReport report) {
+        return report.comparisons().stream().allMatch(c -> c.threads() == 1) ? "P" : "P x T";
+    }
+
+    /** A row's processes in the tables: {@code 5}, or {@code 5 x 4} for 5 processes of 4 threads. */
+    private static String processes(int processes, int threads) {
+        return threads == 1 ? Integer.toString(processes) : processes + " x " + threads;
+    }
+
+    /** A run's processes in a line of text: {@code P=5}, or {@code P=5 x T=4} for 5 processes of 4 threads. */
+    private static String processesShown(int processes, int threads) {
+        return "P=" + processes + (threads == 1 ? "" : " x T=" + threads);
+    }
+
+    /** In a chart's title after the processes: nothing, or {@code  x 4 threads} for processes of 4 threads. */
+    private static String threadsShown(int threads) {
+        return threads == 1 ? "" : " x " + threads + " threads";
     }
 
     /** A store as shown: its secrets hidden, at most 40 characters. */

@@ -3,13 +3,16 @@ package io.distlock.lockctl.bench;
 import java.util.List;
 
 /**
- * The figures of one contended run: P worker JVMs, N acquisitions each, one target.
+ * The figures of one contended run: P worker JVMs of T threads each, N acquisitions per thread, one target. A party is
+ * one thread of one process.
  *
  * @param store the target spec
  * @param storeIndex its position among the {@code --store}s (ratios are against 0)
  * @param round the round, from 1
  * @param processes worker JVMs
- * @param acquisitions acquisitions in all
+ * @param threads threads per worker JVM, all on its one target ({@code --threads}; a {@code bench.json} written before
+ *     the option has none: 1)
+ * @param acquisitions acquisitions in all (P x T x N)
  * @param seconds from the common start to the last release
  * @param meanWaitMs mean wait (attempt to grant)
  * @param p50WaitMs median wait
@@ -17,8 +20,9 @@ import java.util.List;
  * @param maxWaitMs longest wait
  * @param acquisitionsPerSecond acquisitions / seconds
  * @param handOffsPerSecond grants that passed the key from one process to another, per second
+ * @param threadHandOffsPerSecond grants that passed the key from one thread to another of the same process, per second
  * @param meanHandOffMs mean time from a holder starting its release to the next process's grant on that key
- * @param jain Jain's index over the processes' grants while all of them were still running
+ * @param jain Jain's index over the parties' grants (P x T of them) while all of them were still taking the lock
  * @param storeRequestsPerAcquisition store round trips per acquisition (acquire + release), null if not counted
  * @param cpuMsPerAcquisition the workers' CPU time (all threads, measured part only) per acquisition
  * @param workerCpuSeconds each worker's CPU time
@@ -32,6 +36,7 @@ public record RunSummary(
         int storeIndex,
         int round,
         int processes,
+        int threads,
         int acquisitions,
         double seconds,
         double meanWaitMs,
@@ -40,6 +45,7 @@ public record RunSummary(
         double maxWaitMs,
         double acquisitionsPerSecond,
         double handOffsPerSecond,
+        double threadHandOffsPerSecond,
         double meanHandOffMs,
         double jain,
         Double storeRequestsPerAcquisition,
@@ -48,4 +54,10 @@ public record RunSummary(
         List<Double> workerPeakRssMiB,
         int keys,
         List<Integer> acquisitionsPerKey,
-        List<Integer> handOffsPerKey) {}
+        List<Integer> handOffsPerKey) {
+
+    /** Reads a {@code bench.json} written before {@code --threads}, which has no {@code threads}, as one thread. */
+    public RunSummary {
+        threads = Math.max(threads, 1);
+    }
+}

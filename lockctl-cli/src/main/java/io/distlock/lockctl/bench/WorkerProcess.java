@@ -74,8 +74,10 @@ final class WorkerProcess implements AutoCloseable {
                 if (line.equals(BenchWorker.READY)) {
                     ready.countDown();
                 } else if (line.startsWith(BenchWorker.PROGRESS)) {
-                    progress.set(Long.parseLong(
-                            line.substring(BenchWorker.PROGRESS.length()).trim()));
+                    // the worker's threads may print their counts out of order
+                    long done = Long.parseLong(
+                            line.substring(BenchWorker.PROGRESS.length()).trim());
+                    progress.accumulateAndGet(done, Math::max);
                 } else if (line.equals(BenchWorker.DONE)) {
                     break;
                 } else if (line.startsWith(BenchWorker.ERROR)) {

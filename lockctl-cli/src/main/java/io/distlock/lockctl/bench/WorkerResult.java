@@ -8,6 +8,7 @@ package io.distlock.lockctl.bench;
  * @param grantNanos per acquisition: when the lock was granted ({@code contended})
  * @param releaseNanos per acquisition: when the holder started releasing ({@code contended})
  * @param keyIndex per acquisition: which of the run's keys it took, from 0 ({@code contended})
+ * @param thread per acquisition: which of the worker's threads took it, from 0 ({@code contended})
  * @param latencyNanos per round and target: acquire + release times ({@code uncontended})
  * @param storeRequests per target: store requests during the measured part, or -1 if the target does not count them
  * @param cpuNanos the worker JVM's CPU time (user + system, all its threads) during the measured part
@@ -20,6 +21,7 @@ record WorkerResult(
         long[] grantNanos,
         long[] releaseNanos,
         int[] keyIndex,
+        int[] thread,
         long[][][] latencyNanos,
         long[] storeRequests,
         long cpuNanos,

@@ -8,7 +8,9 @@ import java.util.List;
  * @param mode {@code contended}, {@code uncontended} or {@code held}
  * @param specs the targets (one, except for {@code uncontended}, which interleaves them)
  * @param index this worker's number, from 0
- * @param acquisitions measured acquisitions (per target and round for {@code uncontended}; locks kept for {@code held})
+ * @param threads threads taking the lock in this worker, all on its one target ({@code contended}; else 1)
+ * @param acquisitions measured acquisitions per thread (per target and round for {@code uncontended}; locks kept for
+ *     {@code held})
  * @param keys how many keys the acquisitions are spread over
  * @param holdNanos how long each lock is held
  * @param warmUp acquisitions on a private key before the start
@@ -20,6 +22,7 @@ record WorkerTask(
         String mode,
         List<String> specs,
         int index,
+        int threads,
         int acquisitions,
         int keys,
         long holdNanos,
