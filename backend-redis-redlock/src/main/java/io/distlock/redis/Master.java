@@ -1,5 +1,6 @@
 package io.distlock.redis;
 
+import io.distlock.spi.RequestTimeouts;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -35,7 +36,7 @@ final class Master implements AutoCloseable {
     private final Duration instanceTimeout;
     private final String keyPrefix;
     private final LongAdder requests;
-    private final CommandTimeouts timeouts = new CommandTimeouts();
+    private final RequestTimeouts timeouts = new RequestTimeouts();
     private final Object connectLock = new Object();
     private volatile StatefulRedisConnection<String, String> connection;
     private CompletableFuture<StatefulRedisConnection<String, String>> connecting;

@@ -1,10 +1,8 @@
-package io.distlock.redis;
+package io.distlock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.distlock.kit.Deadlines;
-import io.distlock.kit.TestTimeouts;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -13,20 +11,19 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The per-master command timeouts: late commands fail, answered ones cost no timer of their own. */
+/** The shared request timeouts: late requests fail, answered ones cost no timer of their own. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
-class CommandTimeoutsTest {
+class RequestTimeoutsTest {
 
     private static final Duration SHORT = Duration.ofMillis(50);
 
     @Test
     void bound_unansweredCommand_failsWithTimeoutAfterItsTimeout() throws Exception {
-        CommandTimeouts timeouts = new CommandTimeouts();
+        RequestTimeouts timeouts = new RequestTimeouts();
         long start = System.nanoTime();
         CompletableFuture<String> command = timeouts.bound(new CompletableFuture<>(), SHORT);
 
-        assertThatThrownBy(() ->
-                        command.get(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
+        assertThatThrownBy(() -> command.get(scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
                 .isInstanceOf(ExecutionException.class)
                 .hasCauseInstanceOf(TimeoutException.class);
         assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(SHORT.toNanos());
@@ -34,27 +31,29 @@ class CommandTimeoutsTest {
 
     @Test
     void bound_answeredCommand_keepsItsAnswer() throws Exception {
-        CommandTimeouts timeouts = new CommandTimeouts();
+        RequestTimeouts timeouts = new RequestTimeouts();
         CompletableFuture<String> command = timeouts.bound(new CompletableFuture<>(), SHORT);
         command.complete("OK");
 
         // the check at its deadline forgets it, and leaves its answer alone
-        Deadlines.await(
-                () -> timeouts.remembered() == 0,
-                TestTimeouts.scaled(Duration.ofSeconds(5)),
-                () -> "the answered command was not dropped");
+        long end = System.nanoTime() + scaled(Duration.ofSeconds(5)).toNanos();
+        while (timeouts.remembered() != 0) {
+            assertThat(System.nanoTime() - end)
+                    .as("the answered command was not dropped")
+                    .isNegative();
+            Thread.sleep(5);
+        }
         assertThat(command.get()).isEqualTo("OK");
     }
 
     /** A release's long timeout armed first must not delay the failure of an attempt's short one sent after it. */
     @Test
     void bound_shortTimeoutAfterALongOne_failsAtItsOwnTimeout() throws Exception {
-        CommandTimeouts timeouts = new CommandTimeouts();
+        RequestTimeouts timeouts = new RequestTimeouts();
         CompletableFuture<String> slow = timeouts.bound(new CompletableFuture<>(), Duration.ofMinutes(5));
         CompletableFuture<String> fast = timeouts.bound(new CompletableFuture<>(), SHORT);
 
-        assertThatThrownBy(() ->
-                        fast.get(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
+        assertThatThrownBy(() -> fast.get(scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
                 .hasCauseInstanceOf(TimeoutException.class);
         assertThat(slow).isNotDone();
     }
@@ -65,7 +64,7 @@ class CommandTimeoutsTest {
      */
     @Test
     void bound_streamOfAnsweredCommands_armsAboutOneCheckPerTimeout() throws Exception {
-        CommandTimeouts timeouts = new CommandTimeouts();
+        RequestTimeouts timeouts = new RequestTimeouts();
         Duration timeout = Duration.ofMillis(100);
         int commands = 500;
         long start = System.nanoTime();
@@ -77,5 +76,34 @@ class CommandTimeoutsTest {
         long elapsedTimeouts = (System.nanoTime() - start) / timeout.toNanos() + 1;
 
         assertThat(timeouts.armings()).isLessThanOrEqualTo(2 * elapsedTimeouts);
+    }
+
+    @Test
+    void bound_byDeadline_unansweredRequest_failsWithTimeoutOnceItPassed() throws Exception {
+        RequestTimeouts timeouts = new RequestTimeouts();
+        long start = System.nanoTime();
+        CompletableFuture<String> request =
+                timeouts.bound(new CompletableFuture<>(), Deadline.after(SHORT, System::nanoTime));
+
+        assertThatThrownBy(() -> request.get(scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
+                .hasCauseInstanceOf(TimeoutException.class);
+        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(SHORT.toNanos());
+    }
+
+    @Test
+    void bound_byUnboundedDeadline_setsNothing() {
+        RequestTimeouts timeouts = new RequestTimeouts();
+        CompletableFuture<String> request =
+                timeouts.bound(new CompletableFuture<>(), Deadline.unbounded(System::nanoTime));
+
+        assertThat(timeouts.remembered()).isZero();
+        assertThat(timeouts.armings()).isZero();
+        assertThat(request).isNotDone();
+    }
+
+    /** {@code base} times the {@code distlock.test.timeout.factor} system property, as the kit scales its timeouts. */
+    private static Duration scaled(Duration base) {
+        double factor = Double.parseDouble(System.getProperty("distlock.test.timeout.factor", "1"));
+        return Duration.ofNanos((long) (base.toNanos() * Math.max(1, factor)));
     }
 }
