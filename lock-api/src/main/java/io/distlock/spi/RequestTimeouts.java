@@ -40,19 +40,6 @@ public final class RequestTimeouts {
         return bound(request, timeout.toNanos());
     }
 
-    /**
-     * Returns {@code request}, failed with a {@link TimeoutException} if it has not completed when {@code deadline}
-     * passes; an unbounded deadline sets nothing. The time left is read from the deadline's ticker once, now; the wait
-     * runs on {@link System#nanoTime()}, as {@code orTimeout}'s does.
-     */
-    public <T> CompletableFuture<T> bound(CompletableFuture<T> request, Deadline deadline) {
-        long left = deadline.remainingNanos();
-        if (left == Long.MAX_VALUE || request.isDone()) {
-            return request;
-        }
-        return bound(request, Math.max(0, left));
-    }
-
     private <T> CompletableFuture<T> bound(CompletableFuture<T> request, long timeoutNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         pending.add(new Bounded(request, deadline));

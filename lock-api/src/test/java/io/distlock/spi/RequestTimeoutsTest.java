@@ -78,29 +78,6 @@ class RequestTimeoutsTest {
         assertThat(timeouts.armings()).isLessThanOrEqualTo(2 * elapsedTimeouts);
     }
 
-    @Test
-    void bound_byDeadline_unansweredRequest_failsWithTimeoutOnceItPassed() throws Exception {
-        RequestTimeouts timeouts = new RequestTimeouts();
-        long start = System.nanoTime();
-        CompletableFuture<String> request =
-                timeouts.bound(new CompletableFuture<>(), Deadline.after(SHORT, System::nanoTime));
-
-        assertThatThrownBy(() -> request.get(scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
-                .hasCauseInstanceOf(TimeoutException.class);
-        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(SHORT.toNanos());
-    }
-
-    @Test
-    void bound_byUnboundedDeadline_setsNothing() {
-        RequestTimeouts timeouts = new RequestTimeouts();
-        CompletableFuture<String> request =
-                timeouts.bound(new CompletableFuture<>(), Deadline.unbounded(System::nanoTime));
-
-        assertThat(timeouts.remembered()).isZero();
-        assertThat(timeouts.armings()).isZero();
-        assertThat(request).isNotDone();
-    }
-
     /** {@code base} times the {@code distlock.test.timeout.factor} system property, as the kit scales its timeouts. */
     private static Duration scaled(Duration base) {
         double factor = Double.parseDouble(System.getProperty("distlock.test.timeout.factor", "1"));
