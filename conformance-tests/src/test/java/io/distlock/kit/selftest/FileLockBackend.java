@@ -113,15 +113,22 @@ final class FileLockBackend implements LockBackend {
         return attempt(request);
     }
 
-    /** Announces the attempt, waits a round trip, and gives up if any other attempt was announced meanwhile. */
+    /**
+     * How long a {@link Defect#CONTENDED_TRYLOCK} attempt waits for rivals: longer than the quarter round (75 ms)
+     * within which the kit counts attempts across processes as simultaneous, so that every such round catches the
+     * defect however the threads' starts spread on a loaded machine (with a round trip of 4 ms, as it was, simultaneous
+     * attempts on a busy machine often missed each other and the defect went unseen).
+     */
+    private static final long CONTENDED_WINDOW_MILLIS = 100;
+
+    /** Announces the attempt, waits for rivals, and gives up if any other attempt was announced meanwhile. */
     private Optional<Lease> contended(LockRequest request) {
         String prefix = fileOf(request.key()).getFileName() + ".attempt.";
         Path mine = dir.resolve(prefix + request.ownerId());
         try {
             Files.createFile(mine);
             try {
-                pause();
-                pause();
+                Thread.sleep(CONTENDED_WINDOW_MILLIS);
                 try (java.util.stream.Stream<Path> all = Files.list(dir)) {
                     if (all.filter(p -> p.getFileName().toString().startsWith(prefix))
                                     .count()
@@ -130,6 +137,9 @@ final class FileLockBackend implements LockBackend {
                     }
                 }
                 return attempt(request);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Optional.empty();
             } finally {
                 Files.deleteIfExists(mine);
             }
