@@ -19,7 +19,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * messages meanwhile, so that contenders that just split do not all come back at once, and longer after splits in a
  * row ({@link #afterSplit}); when too few masters answer, the shared exponential back-off of {@link
  * Step#storeFailed}, which ends the wait once the masters have been unreachable for {@code connectTimeout}. An
- * attempt that fails part-way deletes what it set, so there is nothing to withdraw.
+ * attempt that fails part-way deletes what it set, so there is nothing to withdraw. An acquisition that starts just
+ * after its locker released the key, which others were waiting for, first backs off for what is left of the courtesy
+ * ({@link HandOffCourtesy}), deaf to releases; a grant that found the key held is marked so on its lease.
  */
 final class Acquisition extends PollingAcquisition<Lease> {
 
@@ -32,6 +34,8 @@ final class Acquisition extends PollingAcquisition<Lease> {
     private final Deadline deadline;
     // Attempts are sequential (each is sent after the previous answered), on whichever thread answered.
     private volatile int splitsInARow;
+    private volatile long courtesyNanos;
+    private volatile boolean waited;
 
     Acquisition(
             Redlock redlock,
@@ -42,17 +46,24 @@ final class Acquisition extends PollingAcquisition<Lease> {
             Executor completion,
             LockRequest request,
             Deadline deadline,
-            Duration outageLimit) {
+            Duration outageLimit,
+            long courtesyNanos) {
         super(request.key(), deadline, outageLimit, timers, wakeUps, settings.redisKey(request.key()), completion);
         this.redlock = redlock;
         this.messages = messages;
         this.settings = settings;
         this.request = request;
         this.deadline = deadline;
+        this.courtesyNanos = courtesyNanos;
     }
 
     @Override
     protected CompletionStage<Step<Lease>> attempt() {
+        long courtesy = courtesyNanos;
+        if (courtesy > 0) { // this locker just released the key, which others wait for: their turn first
+            courtesyNanos = 0;
+            return CompletableFuture.completedFuture(Step.backOff(courtesy));
+        }
         return redlock.attempt(request).handle((attempt, error) -> {
             if (error != null) {
                 throw new LockBackendException(
@@ -60,8 +71,12 @@ final class Acquisition extends PollingAcquisition<Lease> {
             }
             switch (attempt.outcome()) {
                 case GRANTED:
+                    if (waited) {
+                        attempt.lease().markWaitedFor();
+                    }
                     return Step.granted(attempt.lease());
                 case HELD:
+                    waited = true;
                     splitsInARow = 0;
                     CompletableFuture<Void> ready = messages.subscribed();
                     if (!ready.isDone()) {
@@ -72,6 +87,7 @@ final class Acquisition extends PollingAcquisition<Lease> {
                 case UNANSWERED:
                     return Step.storeFailed(unreachable(attempt.tally()));
                 default:
+                    waited = true;
                     return afterSplit(++splitsInARow);
             }
         });

@@ -43,6 +43,12 @@ import java.util.concurrent.atomic.LongAdder;
  *       long (seed 002's desynchronisation of clients that heard the same release).
  *   <li>{@value #POLL_INTERVAL} (default ttl/4, at most 500ms): the longest a waiter sleeps without a release message
  *       (a lost message, a holder that died) before it tries again.
+ *   <li>{@value #COURTESY} (default 2ms on one master; on several, 2ms + {@code retryDelay}): a locker that
+ *       releases a key it had to wait for, and asks for it again at once, waits this long before its attempt, so
+ *       that the waiters the release woke get the key first (a woken waiter needs a message and a round trip; the
+ *       releaser would otherwise win most races). It costs the releaser nothing while another holds the key, and at
+ *       most this long when nobody took it; an uncontended locker never pauses. {@code 0} turns it off: more
+ *       hand-offs stay in the releasing process, which raises the rate and lowers fairness.
  *   <li>{@code connectTimeout} (common): also how long a wait goes on while too few masters answer; it then fails
  *       with a {@link LockBackendException} naming them, deadline or not.
  *   <li>{@value #CLOCK_DRIFT_FACTOR} (default 0.01): the drift allowance is ttl x factor + 2 ms.
@@ -87,6 +93,11 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
     public static final String RETRY_DELAY = "retryDelay";
     /** Option: the longest a waiter sleeps without a release message; default ttl/4, at most 500ms. */
     public static final String POLL_INTERVAL = "pollInterval";
+    /**
+     * Option: how long a locker that released a contended key waits before asking for it again; default 2ms on one
+     * master, 2ms + {@code retryDelay} on several; {@code 0} turns it off.
+     */
+    public static final String COURTESY = "courtesy";
     /** Option: the clock drift allowed per unit of ttl; default 0.01. */
     public static final String CLOCK_DRIFT_FACTOR = "clockDriftFactor";
     /** Option: the prefix of every key in Redis; default {@code distlock:}. */

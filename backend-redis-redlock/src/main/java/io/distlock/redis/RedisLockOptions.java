@@ -53,6 +53,13 @@ public final class RedisLockOptions {
         return put(RedisLockBackendProvider.POLL_INTERVAL, millis(interval));
     }
 
+    /** See {@link RedisLockBackendProvider#COURTESY}; {@link Duration#ZERO} turns it off. */
+    public RedisLockOptions courtesy(Duration courtesy) {
+        return put(
+                RedisLockBackendProvider.COURTESY,
+                Objects.requireNonNull(courtesy, "courtesy").isZero() ? "0" : millis(courtesy));
+    }
+
     /** See {@link RedisLockBackendProvider#CLOCK_DRIFT_FACTOR}. */
     public RedisLockOptions clockDriftFactor(double factor) {
         return put(RedisLockBackendProvider.CLOCK_DRIFT_FACTOR, Double.toString(factor));

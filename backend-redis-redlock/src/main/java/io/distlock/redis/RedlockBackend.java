@@ -45,6 +45,7 @@ final class RedlockBackend implements LockBackend {
     private final Redlock redlock;
     private final WakeUps wakeUps = new WakeUps();
     private final ReleaseMessages messages;
+    private final HandOffCourtesy courtesy;
     private final ScheduledThreadPoolExecutor timers;
     private final LongAdder requests;
 
@@ -72,6 +73,7 @@ final class RedlockBackend implements LockBackend {
         this.messages = new ReleaseMessages(
                 masters, settings.releaseChannel(), majority, wakeUps, timers, settings.retryDelay());
         messages.open();
+        this.courtesy = new HandOffCourtesy(settings.courtesyOn(masters.size()));
     }
 
     @Override
@@ -148,7 +150,8 @@ final class RedlockBackend implements LockBackend {
                         completion,
                         request,
                         deadline,
-                        settings.connectTimeout())
+                        settings.connectTimeout(),
+                        courtesy.delayNanos(settings.redisKey(request.key())))
                 .start();
     }
 
@@ -182,8 +185,10 @@ final class RedlockBackend implements LockBackend {
      */
     @Override
     public boolean release(Lease lease) {
-        Tally tally = redlock.release((RedlockLease) lease).join();
+        RedlockLease l = (RedlockLease) lease;
+        Tally tally = redlock.release(l).join();
         if (tally.yes() >= redlock.majority()) {
+            courtesy.released(l);
             return true;
         }
         if (tally.yes() + tally.failed() + tally.pending() < redlock.majority()) {

@@ -14,6 +14,7 @@ final class RedlockLease implements Lease {
     private final String redisKey;
     private final String value;
     private volatile long validUntilNanos;
+    private volatile boolean waitedFor;
 
     RedlockLease(String key, String ownerId, String redisKey, String value, long validUntilNanos) {
         this.key = key;
@@ -51,6 +52,15 @@ final class RedlockLease implements Lease {
     @Override
     public long validUntilNanos() {
         return validUntilNanos;
+    }
+
+    /** Whether its acquisition found the key held before it was granted: the key is contended. */
+    boolean waitedFor() {
+        return waitedFor;
+    }
+
+    void markWaitedFor() {
+        this.waitedFor = true;
     }
 
     void renewed(long validUntil) {

@@ -4,6 +4,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The backend's options, read and checked once when it opens.
@@ -13,6 +14,8 @@ import java.util.Optional;
  * @param retryCount how many more attempts a {@code tryLock} makes after a split vote or unanswered masters
  * @param retryDelay the bound of the random delay before such a retry (seed 002, "retry on failure")
  * @param pollInterval the longest a waiter sleeps without a release message before it tries again
+ * @param courtesy how long a locker that released a contended key lets the woken waiters have it before it asks for
+ *     the key again; empty for the default, which depends on the number of masters ({@link #courtesyOn})
  * @param driftFactor the clock drift allowed per unit of lease time (seed 002: drift = ttl x factor + 2 ms)
  * @param keyPrefix prepended to every lock key in Redis; the release channel is {@code <keyPrefix>released}
  * @param connectTimeout how long opening waits for a majority of the masters
@@ -23,6 +26,7 @@ record RedlockSettings(
         int retryCount,
         Duration retryDelay,
         Duration pollInterval,
+        Optional<Duration> courtesy,
         double driftFactor,
         String keyPrefix,
         Duration connectTimeout) {
@@ -33,10 +37,18 @@ record RedlockSettings(
     static final int DEFAULT_RETRY_COUNT = 3;
     static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(10);
     static final Duration MAX_DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+    /**
+     * The courtesy on one master unless given: about what a woken waiter takes, on a busy machine, from the release
+     * message to its {@code SET NX}; on several masters the waiters' random delay ({@code retryDelay}) comes on top.
+     */
+    static final Duration DEFAULT_COURTESY = Duration.ofMillis(2);
+
     static final double DEFAULT_DRIFT_FACTOR = 0.01;
     static final String DEFAULT_KEY_PREFIX = "distlock:";
     /** The constant part of the drift allowance, seed 002: "plus 2 milliseconds for the resolution of the TTL". */
     static final Duration DRIFT_CONSTANT = Duration.ofMillis(2);
+    /** A zero duration, which turns the courtesy off (other duration options must be positive). */
+    private static final Pattern ZERO = Pattern.compile("0+\\s*(ms|s|m|h)?", Pattern.CASE_INSENSITIVE);
     /** The lease time must be at least this many per-instance timeouts. */
     static final int MIN_TTL_PER_INSTANCE_TIMEOUT = 10;
 
@@ -52,10 +64,22 @@ record RedlockSettings(
                 ? ttl.dividedBy(4)
                 : MAX_DEFAULT_POLL_INTERVAL;
         Duration pollInterval = config.durationOption(RedisLockBackendProvider.POLL_INTERVAL, defaultPoll);
+        Optional<Duration> courtesy = config.option(RedisLockBackendProvider.COURTESY)
+                .map(v -> ZERO.matcher(v.trim()).matches()
+                        ? Duration.ZERO
+                        : config.durationOption(RedisLockBackendProvider.COURTESY, DEFAULT_COURTESY));
         double drift = driftFactor(config);
         String prefix = config.stringOption(RedisLockBackendProvider.KEY_PREFIX, DEFAULT_KEY_PREFIX);
         RedlockSettings settings = new RedlockSettings(
-                ttl, instanceTimeout, retryCount, retryDelay, pollInterval, drift, prefix, config.connectTimeout());
+                ttl,
+                instanceTimeout,
+                retryCount,
+                retryDelay,
+                pollInterval,
+                courtesy,
+                drift,
+                prefix,
+                config.connectTimeout());
         settings.check();
         return settings;
     }
@@ -90,10 +114,19 @@ record RedlockSettings(
                     + instanceTimeout.multipliedBy(MIN_TTL_PER_INSTANCE_TIMEOUT) + " or lower "
                     + RedisLockBackendProvider.INSTANCE_TIMEOUT);
         }
+        if (courtesy.isPresent() && courtesy.get().compareTo(leaseTime) >= 0) {
+            throw new LockConfigurationException("Option '" + RedisLockBackendProvider.COURTESY + "' must be shorter"
+                    + " than the ttl " + leaseTime + ", got " + courtesy.get());
+        }
         if (keyPrefix.length() > 256) {
             throw new LockConfigurationException("Option '" + RedisLockBackendProvider.KEY_PREFIX
                     + "' must be at most 256 characters, got " + keyPrefix.length());
         }
+    }
+
+    /** The courtesy over {@code masters} masters: as given, or the default (see {@link #DEFAULT_COURTESY}). */
+    Duration courtesyOn(int masters) {
+        return courtesy.orElseGet(() -> masters > 1 ? DEFAULT_COURTESY.plus(retryDelay) : DEFAULT_COURTESY);
     }
 
     /** Seed 002's drift allowance for a lease of {@code ttl}: ttl x factor + 2 ms, in nanoseconds. */

@@ -64,6 +64,9 @@ class RedisUriTest {
                 .hasMessageNotContaining("secret");
         rejected("redis://127.0.0.1:7001?clockDriftFactor=0.7", "clockDriftFactor", "[0, 0.5)");
         rejected("redis://127.0.0.1:7001?retryCount=-1", "retryCount");
+        rejected("redis://127.0.0.1:7001?courtesy=soon", "courtesy", "must be a duration");
+        rejected("redis://127.0.0.1:7001?courtesy=-2ms", "courtesy", "must be a duration");
+        rejected("redis://127.0.0.1:7001?ttl=1s&courtesy=1s", "courtesy", "shorter than the ttl");
         rejected("redis://127.0.0.1:7001?instanceTimout=20ms", "Unknown option", "instanceTimout", "instanceTimeout");
     }
 
@@ -73,7 +76,9 @@ class RedisUriTest {
                         .instanceTimeout(Duration.ofMillis(20))
                         .retryCount(5)
                         .clockDriftFactor(0.02)
+                        .courtesy(Duration.ZERO)
                         .asMap())
+                .containsEntry("courtesy", "0")
                 .containsEntry("instanceTimeout", "20ms")
                 .containsEntry("retryCount", "5")
                 .containsEntry("clockDriftFactor", "0.02");

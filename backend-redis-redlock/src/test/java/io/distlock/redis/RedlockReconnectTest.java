@@ -95,6 +95,7 @@ class RedlockReconnectTest {
                 0,
                 Duration.ofMillis(10),
                 Duration.ofMillis(500),
+                Optional.empty(),
                 0.01,
                 "distlock:",
                 TestTimeouts.scaled(Duration.ofSeconds(20)));

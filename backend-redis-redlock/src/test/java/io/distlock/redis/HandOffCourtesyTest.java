@@ -1,0 +1,136 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.distlock.Ticker;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.testing.RedisServers;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The releaser's courtesy on one real Redis: a locker that releases a key others wait for, and asks for it again at
+ * once, lets the waiter its release woke have it; a locker whose grants never waited does not pause.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class HandOffCourtesyTest {
+
+    @RegisterExtension
+    static final RedisServers REDIS = RedisServers.builder().servers(1).build();
+
+    private static final Duration TTL = TestTimeouts.scaled(Duration.ofSeconds(30));
+
+    private static LockBackend open(Duration courtesy) {
+        return Backends.open(REDIS.endpoints(), TTL, Ticker.system(), Map.of("courtesy", courtesy.toMillis() + "ms"));
+    }
+
+    private static CompletableFuture<Optional<Lease>> acquire(LockBackend backend, String key) {
+        return backend.acquireAsync(Backends.request(key, TTL), Deadline.after(TTL, Ticker.system()), Runnable::run);
+    }
+
+    /**
+     * Two lockers each take the key four times, holding it for a while each time. Both first find it held (by a third
+     * grant), so every grant is one that had to wait, and each holder asks again at once after its release: with the courtesy the waiter the release woke
+     * gets the key, so the grants alternate. Without it the releaser's own {@code SET NX} leaves before the woken
+     * waiter's and wins most races, and the same locker is granted twice in a row.
+     */
+    @Test
+    void release_ofAContendedKey_thenAskingAgainAtOnce_letsTheWokenWaiterHaveIt() throws Exception {
+        String key = RedisProbe.uniqueKey("courtesy");
+        Duration courtesy = TestTimeouts.scaled(Duration.ofMillis(200));
+        Duration hold = courtesy.multipliedBy(3);
+        List<String> grants = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend a = open(courtesy);
+                LockBackend b = open(courtesy)) {
+            Lease first = b.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long sets = probe.calls("set");
+            List<Future<?>> lockers = new ArrayList<>();
+            for (Map.Entry<String, LockBackend> locker : Map.of("a", a, "b", b).entrySet()) {
+                lockers.add(threads.submit(() -> {
+                    for (int i = 0; i < 4; i++) {
+                        Lease lease = locker.getValue()
+                                .acquire(Backends.request(key, TTL), Deadline.after(TTL, Ticker.system()))
+                                .orElseThrow();
+                        grants.add(locker.getKey());
+                        Thread.sleep(hold.toMillis());
+                        assertThat(locker.getValue().release(lease)).isTrue();
+                    }
+                    return null;
+                }));
+            }
+            Deadlines.await(
+                    () -> probe.calls("set") >= sets + 2,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the lockers made no attempt");
+            assertThat(b.release(first)).isTrue();
+            for (Future<?> locker : lockers) {
+                locker.get(TTL.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(grants).hasSize(8);
+        for (int i = 1; i < grants.size(); i++) {
+            assertThat(grants.get(i))
+                    .as("grant %d of %s: the releaser took the key back from the waiter it woke", i, grants)
+                    .isNotEqualTo(grants.get(i - 1));
+        }
+    }
+
+    /** A locker whose grants never found the key held asks again at once after its release: no courtesy to pay. */
+    @Test
+    void release_ofAnUncontendedKey_thenAskingAgain_isGrantedWithoutTheCourtesy() throws Exception {
+        String key = RedisProbe.uniqueKey("no-courtesy");
+        Duration longCourtesy = TestTimeouts.scaled(Duration.ofSeconds(20));
+        try (LockBackend backend = open(longCourtesy)) {
+            for (int i = 0; i < 3; i++) {
+                CompletableFuture<Optional<Lease>> acquisition = acquire(backend, key);
+                Lease lease = acquisition
+                        .get(longCourtesy.toMillis() / 2, TimeUnit.MILLISECONDS)
+                        .orElseThrow();
+                assertThat(backend.release(lease)).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void courtesy_defaultsByNumberOfMasters_andZeroTurnsItOff() {
+        assertThat(settings(Map.of()).courtesyOn(1)).isEqualTo(Duration.ofMillis(2));
+        assertThat(settings(Map.of()).courtesyOn(5)).isEqualTo(Duration.ofMillis(12));
+        assertThat(settings(Map.of("retryDelay", "40ms")).courtesyOn(3)).isEqualTo(Duration.ofMillis(42));
+        assertThat(settings(Map.of("courtesy", "7ms")).courtesyOn(5)).isEqualTo(Duration.ofMillis(7));
+        assertThat(settings(Map.of("courtesy", "0")).courtesyOn(1)).isZero();
+        assertThat(settings(Map.of("courtesy", "0ms")).courtesyOn(5)).isZero();
+    }
+
+    private static RedlockSettings settings(Map<String, String> options) {
+        return RedlockSettings.read(new BackendConfig(
+                URI.create("redis://127.0.0.1:7001"),
+                options,
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(5),
+                Ticker.system(),
+                Clock.systemUTC()));
+    }
+}
