@@ -74,6 +74,10 @@ final class Workers implements AutoCloseable {
         args.put("count", Integer.toString(count));
         args.put("holdMillis", Long.toString(holdMillis));
         args.put("maxWaitMillis", Long.toString(maxWait.toMillis()));
+        // A worker may take as long to connect as the kit waits for it to open (unless the URI or the test sets its
+        // own): with the locker's default (10 s), a worker JVM setting up TLS at load 10 gave up on every master
+        // before it had contacted one.
+        args.put("connectTimeoutMillis", Long.toString(startup().toMillis()));
         args.putAll(more);
         Worker worker = Worker.start(mode + "-" + started.size(), dir, args);
         started.add(worker);
