@@ -304,6 +304,9 @@ final class Master implements AutoCloseable {
     }
 
     private void subscribeFailed(String channel, Throwable e) {
+        if (closed) {
+            return; // closed while the pub/sub connection was opening: nothing failed that anybody waits for
+        }
         failed("cannot subscribe: ", e, true);
         if (refusal.isPresent()) {
             log.warn("Release messages from {} are not heard, waiters there poll instead: {}", name, refusal.get());
