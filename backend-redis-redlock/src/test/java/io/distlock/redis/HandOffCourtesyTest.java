@@ -48,9 +48,9 @@ class HandOffCourtesyTest {
     }
 
     /**
-     * Two lockers each take the key four times, holding it for a while each time. Both first find it held (by a third
-     * grant), so every grant is one that had to wait, and each holder asks again at once after its release: with the courtesy the waiter the release woke
-     * gets the key, so the grants alternate. Without it the releaser's own {@code SET NX} leaves before the woken
+     * Two lockers each take the key four times, holding it for a while each time. Both first find it held (by a grant
+     * to b taken before), so every grant is one that had to wait, and each holder asks again at once after its
+     * release: with the courtesy the waiter the release woke gets the key, so the grants alternate. Without it the releaser's own {@code SET NX} leaves before the woken
      * waiter's and wins most races, and the same locker is granted twice in a row.
      */
     @Test
