@@ -1,6 +1,6 @@
 package io.distlock.cassandra;
 
-import io.distlock.kit.FencingContract;
+import io.distlock.kit.AbandonedAttemptContract;
 import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.testing.CassandraCluster;
@@ -11,9 +11,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The conformance kit against one Cassandra node (shared with {@link CassandraQueueTest}, a keyspace per class):
- * the whole kit for the queue algorithm, its fencing and exclusion contracts with {@code fencing=true}, and the
- * exclusion contract for the legacy algorithm.
+ * The conformance kit against one Cassandra node (shared with {@link CassandraQueueTest}, a keyspace per class): the
+ * whole kit for the queue algorithm with {@code fencing=true} (which runs every step of the queue without fencing too,
+ * plus the token), the exclusion and abandoned-attempt contracts without fencing (where a grant is handed over with
+ * no step after it), and the exclusion contract for the legacy algorithm.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class CassandraSingleNodeTest {
@@ -28,24 +29,7 @@ class CassandraSingleNodeTest {
     }
 
     @Nested
-    class QueueKit extends LockerConformanceTests implements CassandraKitHooks {
-        @Override
-        public CassandraCluster cluster() {
-            return CASSANDRA;
-        }
-
-        @Override
-        public String options() {
-            return "";
-        }
-    }
-
-    /**
-     * Fencing adds one step after each grant; its contracts run here, and the whole kit with fencing runs on three
-     * nodes ({@link CassandraThreeNodeTest}), which keeps this class within the build's time budget.
-     */
-    @Nested
-    class FencedQueueKit implements FencingContract, MutualExclusionContract, CassandraKitHooks {
+    class FencedQueueKit extends LockerConformanceTests implements CassandraKitHooks {
         @Override
         public CassandraCluster cluster() {
             return CASSANDRA;
@@ -54,6 +38,20 @@ class CassandraSingleNodeTest {
         @Override
         public String options() {
             return "fencing=true";
+        }
+    }
+
+    /** Without fencing a grant is handed over as soon as the queue gives it: exclusion and abandoned attempts. */
+    @Nested
+    class QueueKit implements MutualExclusionContract, AbandonedAttemptContract, CassandraKitHooks {
+        @Override
+        public CassandraCluster cluster() {
+            return CASSANDRA;
+        }
+
+        @Override
+        public String options() {
+            return "";
         }
     }
 

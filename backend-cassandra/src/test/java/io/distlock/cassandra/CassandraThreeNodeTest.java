@@ -1,6 +1,10 @@
 package io.distlock.cassandra;
 
-import io.distlock.kit.LockerConformanceTests;
+import io.distlock.kit.CrossProcessExclusionContract;
+import io.distlock.kit.FaultMatrixContract;
+import io.distlock.kit.FencingContract;
+import io.distlock.kit.MutualExclusionContract;
+import io.distlock.kit.ProgressContract;
 import io.distlock.testing.CassandraCluster;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -11,10 +15,15 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A three-node cluster with RF = 3, forked once for the class: the conformance kit for the queue algorithm with
- * fencing (every path of the queue without fencing is a part of it), with the kit's fault matrix: a minority of
- * nodes killed during a contended run (QUORUM rides it out), a majority killed (calls fail by their deadline, nothing
- * is half held after recovery).
+ * A three-node cluster with RF = 3, forked once for the class: the parts of the conformance kit that three replicas
+ * change, for the queue algorithm with fencing (every path of the queue without fencing is a part of it): exclusion,
+ * within this JVM and across worker processes, and progress with every read and write at QUORUM, the fencing counter's
+ * Paxos rounds on three replicas, and the kit's fault matrix: a minority of nodes killed during a contended run (QUORUM
+ * rides it out), a majority killed (calls fail by their deadline, nothing is half held after recovery). The rest of the
+ * kit (leases, fixed leases, handles, bad input, several keys, clocks, killed and frozen worker processes, the fenced
+ * resource) runs with fencing on one node ({@link CassandraSingleNodeTest}), the store faults and the randomized run on
+ * a dedicated one ({@link CassandraStoreFaultTest}): the client sends the same statements there, and one node forks in
+ * a fraction of three's time.
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class CassandraThreeNodeTest {
@@ -33,7 +42,13 @@ class CassandraThreeNodeTest {
     }
 
     @Nested
-    class FencedQueueKit extends LockerConformanceTests implements CassandraKitHooks {
+    class FencedQueueKit
+            implements MutualExclusionContract,
+                    ProgressContract,
+                    FencingContract,
+                    CrossProcessExclusionContract,
+                    FaultMatrixContract,
+                    CassandraKitHooks {
         @Override
         public CassandraCluster cluster() {
             return CASSANDRA;
@@ -59,21 +74,5 @@ class CassandraThreeNodeTest {
         @Disabled("restarting three Cassandra nodes takes 40-50 s on 2 cores (minutes under load): the run cannot"
                 + " recover within its limit; the one-node class runs the restart under waiters")
         public void storeRestartedWhileWaitersWait_eachGetsTheLockOrAClearExceptionByItsDeadline() {}
-
-        /** Not on three nodes: see the reason. */
-        @Override
-        @Test
-        @Disabled("stopping and starting the whole three-node cluster takes about 40 s on 2 cores, and to the client"
-                + " it is the same outage as one node's (every contact point down); the one-node class runs it"
-                + " (CassandraStoreFaultTest)")
-        public void storeDown_tryLock_lock_andLockWithoutDeadline_failWithBackendException_withinConnectTimeout() {}
-
-        /** Not on three nodes: see the reason. */
-        @Override
-        @Test
-        @Disabled("a nemesis that restarts three Cassandra nodes stalls the run for 40-50 s (minutes under load) per"
-                + " restart: not within the CI budget; the node faults run in the fault matrix of this class, the"
-                + " randomized run on one node (CassandraStoreFaultTest)")
-        public void randomizedOperations_underRandomStoreFaults_keepTheHistoryConsistent() {}
     }
 }
