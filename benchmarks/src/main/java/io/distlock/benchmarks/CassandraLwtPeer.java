@@ -49,6 +49,12 @@ public final class CassandraLwtPeer implements BenchTargetFactory {
         }
     }
 
+    /** Each acquisition writes an owner of its own, so the threads of one client exclude each other. */
+    @Override
+    public boolean sharedByThreads(String spec) {
+        return true;
+    }
+
     @Override
     public String describe() {
         return "peer:cassandra-lwt://h:9042/keyspace (raw LWT INSERT IF NOT EXISTS floor)";

@@ -4,8 +4,8 @@ import io.distlock.lockctl.bench.BenchTarget;
 import io.distlock.lockctl.bench.BenchTargetFactory;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -34,7 +34,7 @@ public final class CuratorPeer implements BenchTargetFactory {
             throw new IllegalStateException("Cannot reach ZooKeeper at " + peer.hosts() + " within 10 s");
         }
         String base = "/" + (peer.path().isEmpty() ? "curator" : peer.path());
-        Map<String, InterProcessMutex> mutexes = new HashMap<>();
+        Map<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
         return new BenchTarget() {
             @Override
             public Held acquire(String key) throws Exception {
@@ -50,6 +50,12 @@ public final class CuratorPeer implements BenchTargetFactory {
                 client.close();
             }
         };
+    }
+
+    /** {@code InterProcessMutex} is held by the thread that acquired it; other threads of the process wait. */
+    @Override
+    public boolean sharedByThreads(String spec) {
+        return true;
     }
 
     @Override

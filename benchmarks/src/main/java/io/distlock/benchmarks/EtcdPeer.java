@@ -71,6 +71,12 @@ public final class EtcdPeer implements BenchTargetFactory {
         };
     }
 
+    /** Only the txn floor: the Lock service and the queue floor name their key after the client's one lease. */
+    @Override
+    public boolean sharedByThreads(String spec) {
+        return PeerSpec.names(spec, "etcd-txn");
+    }
+
     @Override
     public String describe() {
         return "peer:jetcd-lock://h:2379 (etcd Lock service), peer:etcd-txn://h:2379 (raw txn floor),"

@@ -56,6 +56,12 @@ public final class RedisFloorPeer implements BenchTargetFactory {
         return new Floor(clients, masters, masters.get(0).digest(script));
     }
 
+    /** Each acquisition sets a value of its own, so the threads of one client exclude each other. */
+    @Override
+    public boolean sharedByThreads(String spec) {
+        return true;
+    }
+
     @Override
     public String describe() {
         return "peer:redis-setnx://h1:6379[,h2,...] (raw SET NX PX + Lua compare-and-delete, one or N masters)";

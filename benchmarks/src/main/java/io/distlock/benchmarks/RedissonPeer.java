@@ -52,6 +52,12 @@ public final class RedissonPeer implements BenchTargetFactory {
         };
     }
 
+    /** An {@code RLock} is held by the thread that locked it; other threads of the process wait. */
+    @Override
+    public boolean sharedByThreads(String spec) {
+        return true;
+    }
+
     @Override
     public String describe() {
         return "peer:redisson://h:6379 (Redisson RLock), peer:redisson-redlock://h1,h2,h3 (RedissonRedLock)";

@@ -83,6 +83,28 @@ class PeersTest {
         }
     }
 
+    /** The peers that let {@code lockctl bench --threads} share one target: its threads exclude each other. */
+    @Test
+    void peersSharedByThreads_twoThreadsOfOneTarget_excludeEachOther() throws Exception {
+        for (String spec : List.of(
+                "peer:curator://" + ZK.connectString() + "/peers",
+                "peer:redisson://" + REDIS.endpoints().get(0),
+                "peer:redisson-redlock://" + String.join(",", REDIS.endpoints()),
+                "peer:etcd-txn://" + etcd(),
+                "peer:redis-setnx://" + String.join(",", REDIS.endpoints()))) {
+            assertThat(Targets.sharedByThreads(spec)).as(spec).isTrue();
+            assertExcludes(spec, 1);
+        }
+    }
+
+    /** jetcd's Lock service and the queue floor name their key after the client's one lease: not for two threads. */
+    @Test
+    void peersKeyedByTheirLease_areNotSharedByThreads_distlockLockersAre() {
+        assertThat(Targets.sharedByThreads("peer:jetcd-lock://" + etcd())).isFalse();
+        assertThat(Targets.sharedByThreads("peer:etcd-queue://" + etcd())).isFalse();
+        assertThat(Targets.sharedByThreads("etcd://" + etcd() + "/bench")).isTrue();
+    }
+
     @Test
     void unknownPeer_isRejectedWithThePeersAvailable() {
         assertThatThrownBy(() -> Targets.open("peer:nosuch://h"))
@@ -97,15 +119,25 @@ class PeersTest {
 
     /** Two clients each take the key {@value #PER_CLIENT} times around a read-pause-write of a plain counter. */
     private static void assertExcludes(String spec) throws Exception {
+        assertExcludes(spec, 2);
+    }
+
+    /**
+     * Two threads each take the key {@value #PER_CLIENT} times around a read-pause-write of a plain counter, each on a
+     * target of its own ({@code targets} 2) or both on one ({@code targets} 1).
+     */
+    private static void assertExcludes(String spec, int targets) throws Exception {
         String key = "exclusion-" + System.nanoTime();
         int[] counter = {0};
         ExecutorService pool = Executors.newFixedThreadPool(2);
-        List<BenchTarget> targets = new ArrayList<>();
+        List<BenchTarget> opened = new ArrayList<>();
         try {
-            targets.add(Targets.open(spec));
-            targets.add(Targets.open(spec));
+            for (int t = 0; t < targets; t++) {
+                opened.add(Targets.open(spec));
+            }
             List<Future<?>> done = new ArrayList<>();
-            for (BenchTarget target : targets) {
+            for (int thread = 0; thread < 2; thread++) {
+                BenchTarget target = opened.get(thread % targets);
                 done.add(pool.submit(() -> {
                     for (int i = 0; i < PER_CLIENT; i++) {
                         BenchTarget.Held held = target.acquire(key);
@@ -122,11 +154,13 @@ class PeersTest {
                 f.get(limit.toMillis(), TimeUnit.MILLISECONDS);
             }
             synchronized (counter) {
-                assertThat(counter[0]).as(spec).isEqualTo(2 * PER_CLIENT);
+                assertThat(counter[0])
+                        .as(spec + " on " + targets + " target(s)")
+                        .isEqualTo(2 * PER_CLIENT);
             }
         } finally {
             pool.shutdownNow();
-            for (BenchTarget target : targets) {
+            for (BenchTarget target : opened) {
                 target.close();
             }
         }

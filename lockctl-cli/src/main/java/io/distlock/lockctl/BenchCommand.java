@@ -265,6 +265,17 @@ final class BenchCommand implements Callable<Integer> {
                     spec.commandLine(),
                     "--threads applies to the contended mode only: run --mode uncontended or --held without it");
         }
+        if (threads > 1) {
+            for (String store : stores) {
+                if (!Targets.sharedByThreads(store)) {
+                    throw new ParameterException(
+                            spec.commandLine(),
+                            "--threads " + threads + " cannot measure " + store + ": its lock belongs to the client's"
+                                    + " process, not to a thread, so the threads of one worker would hold it at once;"
+                                    + " measure it with --threads 1");
+                }
+            }
+        }
     }
 
     private String commandLine() {

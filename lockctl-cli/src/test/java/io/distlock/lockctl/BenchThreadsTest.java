@@ -81,4 +81,15 @@ class BenchThreadsTest {
         assertThat(held.exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(held.err()).contains("--threads applies to the contended mode only");
     }
+
+    /** A target whose lock belongs to its process (the test peer keeps the default) is refused, before any worker. */
+    @Test
+    void bench_threads_onATargetThatThreadsCannotShare_oneLineAndUsageCode() {
+        Cli shared = Cli.run("bench", "--store", "memory:", "--store", "peer:ballast://1", "--threads", "2");
+
+        assertThat(shared.exitCode()).as(shared.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(shared.err())
+                .contains("--threads 2 cannot measure peer:ballast://1")
+                .contains("measure it with --threads 1");
+    }
 }

@@ -5,7 +5,9 @@ import java.util.OptionalLong;
 /**
  * One lock implementation under measurement, opened in a worker JVM: a distlock locker for a lock URI, or a peer (a
  * third-party lock or a raw-store floor) from the {@code benchmarks} module. The engine calls it from one thread at a
- * time, exactly as it calls every other target, so figures compare like with like.
+ * time, exactly as it calls every other target, so figures compare like with like; with {@code --threads T}, from T
+ * threads at once, each lock its thread's own, which only targets shared by threads ({@link
+ * Targets#sharedByThreads}) are given.
  */
 public interface BenchTarget extends AutoCloseable {
 

@@ -18,6 +18,16 @@ public interface BenchTargetFactory {
      */
     BenchTarget open(String spec) throws Exception;
 
+    /**
+     * Whether one target opened from {@code spec} may be used by several threads at once, each holding its locks as
+     * its own ({@code lockctl bench --threads}): false (the default) where a lock belongs to the target's process or
+     * connection, e.g. a queue key named after the client's one lease, which two of its threads would both take as
+     * theirs. Must not connect.
+     */
+    default boolean sharedByThreads(String spec) {
+        return false;
+    }
+
     /** One line for {@code lockctl bench --help}: the spec's form and what it measures. */
     String describe();
 }

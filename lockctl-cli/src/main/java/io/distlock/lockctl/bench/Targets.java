@@ -29,6 +29,19 @@ public final class Targets {
         return new DistlockTarget(spec);
     }
 
+    /**
+     * Whether a target of {@code spec} may be used by several threads at once ({@link
+     * BenchTargetFactory#sharedByThreads}); a distlock locker always may. Does not connect.
+     */
+    public static boolean sharedByThreads(String spec) {
+        for (BenchTargetFactory factory : factories()) {
+            if (factory.supports(spec)) {
+                return factory.sharedByThreads(spec);
+            }
+        }
+        return true;
+    }
+
     /** One line per peer factory on the classpath, for help texts. */
     public static String describeAll() {
         List<String> lines = new ArrayList<>();
