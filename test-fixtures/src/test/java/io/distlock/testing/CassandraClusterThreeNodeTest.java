@@ -32,8 +32,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * every client connection.
  *
  * <p>Outside the build unless {@value #PROPERTY} is {@code true}: three forked nodes cost about two minutes, and the
- * backend's {@code CassandraThreeNodeTest} runs on this same three-node fixture in every build (nodes killed, restarted
- * and cut off through the kit's fault matrix), so a fixture that broke shows there too.
+ * backend's {@code CassandraThreeNodeTest} runs on this same three-node fixture in every build (nodes killed and
+ * restarted through the kit's fault matrix), so a fixture that broke shows there too.
  */
 @EnabledIfSystemProperty(named = CassandraClusterThreeNodeTest.PROPERTY, matches = "true")
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
