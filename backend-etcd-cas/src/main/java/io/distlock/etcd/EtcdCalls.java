@@ -5,6 +5,7 @@ import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KV;
 import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.EtcdException;
@@ -111,9 +112,22 @@ final class EtcdCalls {
      * tells when etcd has really answered every send of it, which may be after the result timed out.
      */
     Write<TxnResponse> write(String what, UnaryOperator<Txn> body, Deadline deadline) {
-        Write<TxnResponse> write = new Write<>(new CompletableFuture<>(), ticker.read());
-        attempt(what, () -> body.apply(client.getKVClient().txn()).commit(), deadline, write, 1);
+        return send(what, () -> body.apply(client.getKVClient().txn()).commit(), deadline);
+    }
+
+    /**
+     * Any request that may write, sent by {@code call} (asked again for each repeat, so a repeat may differ from the
+     * first send) and repeated after a lost reply until {@code deadline}.
+     */
+    <T> Write<T> send(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
+        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read());
+        attempt(what, call, deadline, write, 1);
         return write;
+    }
+
+    /** The KV client, for a request the caller builds itself (sent through {@link #send}). */
+    KV kv() {
+        return client.getKVClient();
     }
 
     /**
@@ -219,9 +233,7 @@ final class EtcdCalls {
     }
 
     private <T> CompletableFuture<T> retrying(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
-        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read());
-        attempt(what, call, deadline, write, 1);
-        return write.result();
+        return send(what, call, deadline).result();
     }
 
     private <T> void attempt(

@@ -9,6 +9,7 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -230,17 +232,27 @@ final class EtcdLockBackend implements LockBackend {
     }
 
     /**
-     * Deletes the lock key if its create revision is still ours. A repeat after a lost reply finds the key gone; while
-     * our session lives, only a delete can have removed it, and ours was in flight: that counts as released.
+     * Deletes the lock key if it is still ours (its create revision). A repeat after a lost reply finds the key gone;
+     * while our session lives, only a delete can have removed it, and ours was in flight: that counts as released.
+     *
+     * <p>In fair mode the first send is a plain delete. The key is named after our session's lease, and only an attempt
+     * of this session that has claimed the name puts it, so the key there is ours; etcd applies a plain delete without
+     * reading the key for a compare first, which made an uncontended acquire + release about 6 % faster (see
+     * docs/etcd.md). A late send must still never delete a later attempt's key: a send that timed out, or whose reply
+     * was lost, may be applied after a later put of the same key. So a repeat compares the create revision, and the name
+     * is given back (so that this session may put the key again) only once every send of the release has had etcd's
+     * answer or failed on its connection ({@link EtcdCalls.Write#settled()}), as the clean-up of an attempt waits for
+     * its put. In cas mode the key is every locker's, so every send compares.
      */
     @Override
     public boolean release(Lease lease) {
         EtcdLease etcd = (EtcdLease) lease;
+        Releasing releasing = releaseAsync(etcd);
         try {
-            return releaseAsync(etcd).get();
+            return releasing.result().get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            etcd.session().deleteLater(etcd.etcdKey(), lease.ownerId(), etcd.claimedName());
+            etcd.session().deleteLater(etcd.etcdKey(), lease.ownerId(), etcd.claimedName(), releasing.settled());
             throw new LockBackendException(
                     "Interrupted releasing lock '" + lease.key() + "'; its key is deleted in the background", e);
         } catch (ExecutionException e) {
@@ -248,40 +260,91 @@ final class EtcdLockBackend implements LockBackend {
         }
     }
 
-    private CompletableFuture<Boolean> releaseAsync(EtcdLease etcd) {
+    /** What a send of a release found: our key deleted, no key, or the key of another holder (left alone). */
+    private enum Deletion {
+        OURS,
+        GONE,
+        ANOTHER
+    }
+
+    /** A release in flight: its result, and the write whose sends must settle before the name is given back. */
+    private record Releasing(CompletableFuture<Boolean> result, EtcdCalls.Write<Deletion> write) {
+        CompletableFuture<Void> settled() {
+            return write == null ? CompletableFuture.completedFuture(null) : write.settled();
+        }
+    }
+
+    private Releasing releaseAsync(EtcdLease etcd) {
         EtcdSession session = etcd.session();
         etcd.releasing();
         session.forget(etcd);
         if (session.isLost()) {
             unclaim(etcd); // its lease is gone or revoked, and its keys with it
-            return CompletableFuture.completedFuture(false);
+            return new Releasing(CompletableFuture.completedFuture(false), null);
         }
-        // A lock told lost by its key's watch still sends the guarded delete: harmless if the key is gone or another's,
-        // and it never leaves a key behind should the report have been wrong.
+        // A lock told lost by its key's watch still sends the delete: harmless if the key is gone or another's, and it
+        // never leaves a key behind should the report have been wrong.
         boolean toldLost = etcd.isLost();
+        boolean plainFirst = etcd.claimedName() != null;
         AtomicInteger sends = new AtomicInteger();
-        String key = etcd.etcdKey();
-        return calls.txn(
-                        "releasing lock '" + etcd.key() + "'",
-                        txn -> {
-                            sends.incrementAndGet();
-                            return txn.If(new Cmp(
-                                            bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(etcd.createRevision())))
-                                    .Then(Op.delete(bytes(key), DeleteOption.DEFAULT))
-                                    .Else(Op.get(bytes(key), GetOption.DEFAULT));
-                        },
-                        Deadline.after(operationTimeout, calls.ticker()))
-                .handle((response, failure) -> {
-                    if (failure != null) {
-                        session.deleteLater(key, etcd.ownerId(), etcd.claimedName());
-                        throw new java.util.concurrent.CompletionException(EtcdCalls.unwrap(failure));
+        EtcdCalls.Write<Deletion> write = calls.send(
+                "releasing lock '" + etcd.key() + "'",
+                () -> sends.incrementAndGet() == 1 && plainFirst ? plainDelete(etcd) : guardedDelete(etcd),
+                Deadline.after(operationTimeout, calls.ticker()));
+        CompletableFuture<Boolean> result = write.result().handle((deletion, failure) -> {
+            // asked here, with the result known: when every send is answered, settled() is complete at once, and the
+            // name is given back before the caller learns that the lock is released
+            CompletableFuture<Void> settled = write.settled();
+            if (failure != null) {
+                session.deleteLater(etcd.etcdKey(), etcd.ownerId(), etcd.claimedName(), settled);
+                throw new CompletionException(EtcdCalls.unwrap(failure));
+            }
+            settled.whenComplete((v, e) -> unclaim(etcd));
+            return switch (deletion) {
+                case OURS -> !toldLost;
+                case GONE -> sends.get() > 1 && !session.isLost() && !toldLost;
+                case ANOTHER -> false;
+            };
+        });
+        return new Releasing(result, write);
+    }
+
+    /** Deletes the key, whatever it holds (fair mode's first send; see {@link #release}). */
+    private CompletableFuture<Deletion> plainDelete(EtcdLease etcd) {
+        return calls.kv()
+                .delete(
+                        bytes(etcd.etcdKey()),
+                        DeleteOption.builder().withPrevKV(true).build())
+                .thenApply(response -> {
+                    if (response.getPrevKvs().isEmpty()) {
+                        return Deletion.GONE;
                     }
-                    unclaim(etcd);
+                    if (response.getPrevKvs().get(0).getCreateRevision() == etcd.createRevision()) {
+                        return Deletion.OURS;
+                    }
+                    // Only a client using our session's lease id could have put it: not a lock of this locker's
+                    log.warn(
+                            "Released lock '{}' deleted a key {} that another client put with this locker's lease",
+                            etcd.key(),
+                            etcd.etcdKey());
+                    return Deletion.ANOTHER;
+                });
+    }
+
+    /** Deletes the key only if its create revision is still ours. */
+    private CompletableFuture<Deletion> guardedDelete(EtcdLease etcd) {
+        ByteSequence key = bytes(etcd.etcdKey());
+        return calls.kv()
+                .txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(etcd.createRevision())))
+                .Then(Op.delete(key, DeleteOption.DEFAULT))
+                .Else(Op.get(key, GetOption.DEFAULT))
+                .commit()
+                .thenApply(response -> {
                     if (response.isSucceeded()) {
-                        return !toldLost;
+                        return Deletion.OURS;
                     }
-                    boolean gone = response.getGetResponses().get(0).getKvs().isEmpty();
-                    return gone && sends.get() > 1 && !session.isLost() && !toldLost;
+                    return response.getGetResponses().get(0).getKvs().isEmpty() ? Deletion.GONE : Deletion.ANOTHER;
                 });
     }
 
@@ -293,7 +356,7 @@ final class EtcdLockBackend implements LockBackend {
 
     /** Releases a grant nobody can receive any more. */
     void releaseQuietly(EtcdLease lease) {
-        releaseAsync(lease).whenComplete((released, e) -> {
+        releaseAsync(lease).result().whenComplete((released, e) -> {
             if (e != null) {
                 log.debug("Could not release the unwanted grant of '{}': {}", lease.key(), e.toString());
             }

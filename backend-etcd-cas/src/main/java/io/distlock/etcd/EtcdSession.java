@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -51,8 +52,11 @@ final class EtcdSession {
     /** Keys of attempts that could not be deleted at once, by key. */
     private final Map<String, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
 
-    /** A key to delete if it still holds {@code ownerId}; then {@code claimedName} (if any) is given back. */
-    private record PendingDelete(String ownerId, String claimedName) {}
+    /**
+     * A key to delete if it still holds {@code ownerId}; then {@code claimedName} (if any) is given back, once {@code
+     * giveBackAfter} has completed too.
+     */
+    private record PendingDelete(String ownerId, String claimedName, CompletableFuture<?> giveBackAfter) {}
 
     private final AtomicBoolean lost = new AtomicBoolean();
     private volatile long validUntilNanos;
@@ -174,7 +178,16 @@ final class EtcdSession {
      * session ends (which removes the key anyway); for an attempt whose clean-up could not reach etcd.
      */
     void deleteLater(String key, String ownerId, String claimedName) {
-        pendingDeletes.put(key, new PendingDelete(ownerId, claimedName));
+        deleteLater(key, ownerId, claimedName, CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * As {@link #deleteLater(String, String, String)}, but {@code claimedName} is given back only once {@code
+     * giveBackAfter} has completed too (normally or not): for a release whose plain delete may still be in flight,
+     * which must not land on the key of a later attempt of this session (see {@link EtcdLockBackend#release}).
+     */
+    void deleteLater(String key, String ownerId, String claimedName, CompletableFuture<?> giveBackAfter) {
+        pendingDeletes.put(key, new PendingDelete(ownerId, claimedName, giveBackAfter));
     }
 
     /** A keep-alive sent now; completes with the new validity, or exceptionally. */
@@ -233,7 +246,8 @@ final class EtcdSession {
                 .thenRun(() -> {
                     pendingDeletes.remove(key, pending);
                     if (pending.claimedName() != null) {
-                        unclaim(pending.claimedName(), pending.ownerId());
+                        pending.giveBackAfter()
+                                .whenComplete((r, e) -> unclaim(pending.claimedName(), pending.ownerId()));
                     }
                 }));
     }

@@ -1,10 +1,12 @@
 package io.distlock.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.LockBackendException;
 import io.distlock.LockTimeoutException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
@@ -450,20 +452,24 @@ class EtcdLockTest {
         }
     }
 
-    /** A repeated release whose first reply was lost finds the key gone while the session lives: released. */
-    @Test
-    void lostReply_onRelease_repeatReportsReleased() throws Exception {
+    /**
+     * A repeated release whose first reply was lost finds the key gone while the session lives: released. In fair mode
+     * the first send is a plain delete and the repeat a guarded one; in cas mode both are guarded.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lostReply_onRelease_repeatReportsReleased(EtcdLockMode mode) throws Exception {
         String key = EtcdTesting.unique("lost-release");
         Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
         TcpProxy proxy = ETCD.member(0).proxy();
-        try (LockBackend backend = backend(EtcdLockMode.CAS, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl)) {
+        try (LockBackend backend = backend(mode, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl)) {
             Lease lease = backend.tryAcquire(request(key, ttl)).orElseThrow();
             proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
             CompletableFuture<Boolean> release = CompletableFuture.supplyAsync(() -> backend.release(lease));
             Deadlines.await(
                     () -> {
                         try {
-                            return keysUnder(lockPrefix(EtcdLockMode.CAS, key)).isEmpty();
+                            return keysUnder(lockPrefix(mode, key)).isEmpty();
                         } catch (Exception e) {
                             return false;
                         }
@@ -475,6 +481,49 @@ class EtcdLockTest {
             assertTrue(release.get(maxWait().toMillis(), TimeUnit.MILLISECONDS), "release after a lost reply");
         } finally {
             proxy.heal();
+        }
+    }
+
+    /**
+     * A fair-mode release first sends a plain delete of the key named after the session's lease. Here that delete
+     * leaves the client only after the release has timed out, after the session's background delete has removed the
+     * key, and after the same locker has taken the lock again. The late delete must find nothing of the new holder's.
+     * It would if the name were given back to the session before every send of the release had settled: the next
+     * attempt would put the same key in the same session, and the late delete would remove it under its holder.
+     */
+    @Test
+    void fairRelease_plainDeleteLandingLate_neverDeletesTheNextHoldersKey() throws Exception {
+        String key = EtcdTesting.unique("late-delete");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(3));
+        Duration operationTimeout = TestTimeouts.scaled(Duration.ofSeconds(1));
+        try (DelayingInterceptor hold = new DelayingInterceptor();
+                RemoteLocker locker = interceptedLocker(
+                        "?mode=fair&operationTimeout=" + operationTimeout.toMillis() + "ms", ttl, hold)) {
+            RemoteLock first = locker.lock(key, maxWait());
+            CompletableFuture<Void> letDeleteGo = hold.holdNext("DeleteRange");
+            assertThatThrownBy(first::release)
+                    .as("a release whose delete gets no answer within the operation timeout")
+                    .isInstanceOf(LockBackendException.class);
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return keysUnder(lockPrefix(EtcdLockMode.FAIR, key)).isEmpty();
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the session never deleted the key of the failed release");
+            RemoteLock second = locker.lock(key, maxWait());
+            letDeleteGo.complete(null);
+            hold.delayedCallClosed().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(keysUnder(lockPrefix(EtcdLockMode.FAIR, key)).values())
+                    .as("etcd keys of '%s' after the first release's delete landed", key)
+                    .extracting(kv -> kv.getValue().toString(StandardCharsets.UTF_8))
+                    .containsExactly(second.ownerId());
+            assertTrue(second.isHeld(), "the second holder still holds the lock");
+            assertEquals(ReleaseResult.RELEASED, second.release());
+            assertNothingLeft(EtcdLockMode.FAIR, key, "the second release");
         }
     }
 
