@@ -130,6 +130,16 @@ final class BenchCommand implements Callable<Integer> {
     int warmUp;
 
     @Option(
+            names = "--contended-warm-up",
+            paramLabel = "N",
+            defaultValue = "0",
+            description =
+                    "Contended mode: after the private warm-up, every thread of every worker takes one shared key N"
+                            + " times, all at once, so that the wait and the hand-off are compiled before the start, not while"
+                            + " they are measured (default: ${DEFAULT-VALUE}, none).")
+    int contendedWarmUp;
+
+    @Option(
             names = "--held",
             paramLabel = "N",
             defaultValue = "0",
@@ -190,7 +200,8 @@ final class BenchCommand implements Callable<Integer> {
                     t.storeRequests();
                 }
             }
-            Engine engine = new Engine(work, acquisitions, keys, hold.toNanos(), warmUp, flightRecorder);
+            Engine engine =
+                    new Engine(work, acquisitions, keys, hold.toNanos(), warmUp, contendedWarmUp, flightRecorder);
             String environment = environment();
             console.println("lockctl bench: " + String.join(" vs ", targets) + " (" + environment + ")");
             console.flush();
@@ -250,6 +261,15 @@ final class BenchCommand implements Callable<Integer> {
                     spec.commandLine(),
                     "--acquisitions, --rounds and --keys must be at least 1, --warm-up and --held not negative");
         }
+        if (contendedWarmUp < 0) {
+            throw new ParameterException(spec.commandLine(), "--contended-warm-up must not be negative");
+        }
+        if (contendedWarmUp > 0 && (mode == Mode.uncontended || held > 0)) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--contended-warm-up applies to the contended mode only: run --mode uncontended or --held without"
+                            + " it");
+        }
         if (processes.isEmpty() || processes.stream().anyMatch(p -> p < 1 || p > 64)) {
             throw new ParameterException(spec.commandLine(), "--processes must be between 1 and 64, e.g. 1,3,5");
         }
@@ -299,6 +319,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (warmUp != DEFAULT_WARM_UP) {
             args.addAll(List.of("--warm-up", Integer.toString(warmUp)));
+        }
+        if (contendedWarmUp > 0) {
+            args.addAll(List.of("--contended-warm-up", Integer.toString(contendedWarmUp)));
         }
         if (keys != 1) {
             args.addAll(List.of("--keys", Integer.toString(keys)));

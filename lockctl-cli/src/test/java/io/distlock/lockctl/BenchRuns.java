@@ -24,6 +24,13 @@ final class BenchRuns {
         return cli;
     }
 
+    /** Runs {@code lockctl ARGS} and checks that it was refused with the usage exit code and {@code message}. */
+    static void assertRefused(String message, String... args) {
+        Cli cli = Cli.run(args);
+        assertThat(cli.exitCode()).as(cli.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(cli.err()).contains(message);
+    }
+
     /** The {@code bench.json} a run wrote into {@code out}. */
     static JsonNode report(Path out) throws IOException {
         return new ObjectMapper().readTree(out.resolve("bench.json").toFile());

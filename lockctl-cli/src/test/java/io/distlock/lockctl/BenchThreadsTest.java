@@ -1,5 +1,6 @@
 package io.distlock.lockctl;
 
+import static io.distlock.lockctl.BenchRuns.assertRefused;
 import static io.distlock.lockctl.BenchRuns.bench;
 import static io.distlock.lockctl.BenchRuns.report;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,17 +70,25 @@ class BenchThreadsTest {
 
     @Test
     void bench_threadsOutOfRangeOrOutsideTheContendedMode_oneLineAndUsageCode() {
-        Cli zero = Cli.run("bench", "--store", "memory:", "--threads", "0");
-        assertThat(zero.exitCode()).isEqualTo(ExitCodes.USAGE);
-        assertThat(zero.err()).contains("--threads must be between 1 and 64");
-
-        Cli uncontended = Cli.run("bench", "--store", "memory:", "--threads", "2", "--mode", "uncontended");
-        assertThat(uncontended.exitCode()).isEqualTo(ExitCodes.USAGE);
-        assertThat(uncontended.err()).contains("--threads applies to the contended mode only");
-
-        Cli held = Cli.run("bench", "--store", "memory:", "--threads", "2", "--held", "10");
-        assertThat(held.exitCode()).isEqualTo(ExitCodes.USAGE);
-        assertThat(held.err()).contains("--threads applies to the contended mode only");
+        assertRefused("--threads must be between 1 and 64", "bench", "--store", "memory:", "--threads", "0");
+        assertRefused(
+                "--threads applies to the contended mode only",
+                "bench",
+                "--store",
+                "memory:",
+                "--threads",
+                "2",
+                "--mode",
+                "uncontended");
+        assertRefused(
+                "--threads applies to the contended mode only",
+                "bench",
+                "--store",
+                "memory:",
+                "--threads",
+                "2",
+                "--held",
+                "10");
     }
 
     /** A target whose lock belongs to its process (the test peer keeps the default) is refused, before any worker. */

@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorCompletionService;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import jdk.jfr.FlightRecorder;
@@ -25,7 +26,9 @@ import jdk.jfr.Recording;
  * The worker JVM of {@code lockctl bench}. Talks to the engine by lines: it opens its target and warms up on a
  * private key, prints {@value #READY}, waits for {@code GO <nanoTime>}, starts at that instant of the host's monotonic
  * clock (so all workers start together; in the contended mode, all its threads), prints {@code P <done>} as it goes
- * and {@value #DONE} once its result file is written; {@code ERROR <message>} on failure.
+ * and {@value #DONE} once its result file is written; {@code ERROR <message>} on failure. With a contended warm-up,
+ * the first {@code GO} starts that warm-up on a key shared by all workers, and a second {@value #READY} and {@code GO}
+ * start the measured part.
  */
 public final class BenchWorker {
 
@@ -37,6 +40,8 @@ public final class BenchWorker {
 
     private final PrintStream out;
     private final WorkerTask task;
+    /** The engine's lines ({@code GO}), read one at a time: one reader, as it may read ahead. */
+    private BufferedReader in;
 
     private BenchWorker(PrintStream out, WorkerTask task) {
         this.out = out;
@@ -92,9 +97,12 @@ public final class BenchWorker {
         Stamps stamps = new Stamps(task.acquisitions() * threads);
         try (BenchTarget target = Targets.open(task.specs().get(0))) {
             warmUp(target, task.keyPrefix() + "warm-up-" + task.index());
-            long requestsBefore = target.storeRequests().orElse(-1);
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             try {
+                if (task.contendedWarmUp() > 0) {
+                    contendedWarmUp(target, pool);
+                }
+                long requestsBefore = target.storeRequests().orElse(-1);
                 // the threads wait at the latch, so that they start at the GO instant and not when they were created
                 CountDownLatch go = new CountDownLatch(1);
                 CompletionService<Void> finished = new ExecutorCompletionService<>(pool);
@@ -270,9 +278,38 @@ public final class BenchWorker {
         }
     }
 
+    /**
+     * Every thread of every worker takes one shared key {@link WorkerTask#contendedWarmUp()} times, all started
+     * together, holding it as the measured part will: the wait and the hand-off are compiled before the start, not
+     * while they are measured.
+     */
+    private void contendedWarmUp(BenchTarget target, ExecutorService pool) throws Exception {
+        String key = task.keyPrefix() + "warm-up-shared";
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Void>> threads = new ArrayList<>();
+        for (int t = 0; t < task.threads(); t++) {
+            threads.add(pool.submit(() -> {
+                go.await();
+                for (int i = 0; i < task.contendedWarmUp(); i++) {
+                    BenchTarget.Held held = target.acquire(key);
+                    hold();
+                    held.release();
+                }
+                return null;
+            }));
+        }
+        awaitGo();
+        go.countDown();
+        for (Future<Void> f : threads) {
+            f.get();
+        }
+    }
+
     private void awaitGo() throws IOException {
         out.println(READY);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        if (in == null) {
+            in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        }
         String line = in.readLine();
         if (line == null || !line.startsWith(GO)) {
             throw new IllegalStateException("Expected '" + GO + "<nanoTime>' from the engine, got " + line);

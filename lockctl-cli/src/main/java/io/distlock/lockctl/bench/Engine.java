@@ -26,6 +26,7 @@ public final class Engine {
     private final int keys;
     private final long holdNanos;
     private final int warmUp;
+    private final int contendedWarmUp;
     private final boolean flightRecorder;
 
     /**
@@ -34,14 +35,24 @@ public final class Engine {
      * @param keys how many keys the acquisitions are spread over
      * @param holdNanos how long each lock is held
      * @param warmUp acquisitions on a private key before the start
+     * @param contendedWarmUp contended runs: acquisitions per thread on a key shared by all the run's workers, all
+     *     started together after the private warm-up, so that the wait path is compiled too before the start (0: none)
      * @param flightRecorder record every worker JVM with JDK Flight Recorder ({@code <workDir>/<worker>.jfr})
      */
-    public Engine(Path workDir, int acquisitions, int keys, long holdNanos, int warmUp, boolean flightRecorder) {
+    public Engine(
+            Path workDir,
+            int acquisitions,
+            int keys,
+            long holdNanos,
+            int warmUp,
+            int contendedWarmUp,
+            boolean flightRecorder) {
         this.workDir = workDir;
         this.acquisitions = acquisitions;
         this.keys = keys;
         this.holdNanos = holdNanos;
         this.warmUp = warmUp;
+        this.contendedWarmUp = contendedWarmUp;
         this.flightRecorder = flightRecorder;
     }
 
@@ -67,6 +78,7 @@ public final class Engine {
                     keys,
                     holdNanos,
                     warmUp,
+                    contendedWarmUp,
                     1,
                     prefix,
                     workDir.resolve(name + "-w" + i + ".result.json").toString()));
@@ -92,6 +104,7 @@ public final class Engine {
                 keys,
                 holdNanos,
                 warmUp,
+                0,
                 rounds,
                 prefix,
                 workDir.resolve("uncontended.result.json").toString());
@@ -116,6 +129,7 @@ public final class Engine {
                 1,
                 0,
                 warmUp,
+                0,
                 1,
                 prefix,
                 workDir.resolve(name + "-w0.result.json").toString());
@@ -129,12 +143,16 @@ public final class Engine {
             for (WorkerTask task : tasks) {
                 workers.add(WorkerProcess.start(task, workDir, name + "-w" + task.index(), flightRecorder));
             }
-            for (WorkerProcess w : workers) {
-                w.awaitReady(READY_TIMEOUT_MILLIS);
-            }
-            long start = System.nanoTime() + START_DELAY_NANOS;
-            for (WorkerProcess w : workers) {
-                w.go(start);
+            // with a contended warm-up, each worker is ready twice: for the warm-up, then for the measured part
+            int starts = tasks.get(0).contendedWarmUp() > 0 ? 2 : 1;
+            for (int s = 0; s < starts; s++) {
+                for (WorkerProcess w : workers) {
+                    w.awaitReady(READY_TIMEOUT_MILLIS);
+                }
+                long start = System.nanoTime() + START_DELAY_NANOS;
+                for (WorkerProcess w : workers) {
+                    w.go(start);
+                }
             }
             for (WorkerProcess w : workers) {
                 while (!w.awaitFinished(200)) {

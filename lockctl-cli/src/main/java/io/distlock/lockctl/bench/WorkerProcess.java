@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -24,7 +25,9 @@ final class WorkerProcess implements AutoCloseable {
     private final Process process;
     private final WorkerTask task;
     private final Path log;
-    private final CountDownLatch ready = new CountDownLatch(1);
+    /** One permit per {@code READY} the worker printed; released plenty once it has ended, so no wait hangs. */
+    private final Semaphore ready = new Semaphore(0);
+
     private final CountDownLatch finished = new CountDownLatch(1);
     private final AtomicLong progress = new AtomicLong();
     private final AtomicReference<String> error = new AtomicReference<>();
@@ -72,7 +75,7 @@ final class WorkerProcess implements AutoCloseable {
                 new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 if (line.equals(BenchWorker.READY)) {
-                    ready.countDown();
+                    ready.release();
                 } else if (line.startsWith(BenchWorker.PROGRESS)) {
                     // the worker's threads may print their counts out of order
                     long done = Long.parseLong(
@@ -89,13 +92,16 @@ final class WorkerProcess implements AutoCloseable {
             error.compareAndSet(null, "lost the worker's output: " + e);
         } finally {
             finished.countDown();
-            ready.countDown();
+            ready.release(Integer.MAX_VALUE / 2);
         }
     }
 
-    /** Waits until the worker has opened its target and warmed up; throws if it failed instead. */
+    /**
+     * Waits until the worker is ready for its next start (it has opened its target and warmed up); throws if it failed
+     * instead.
+     */
     void awaitReady(long timeoutMillis) throws InterruptedException {
-        if (!ready.await(timeoutMillis, TimeUnit.MILLISECONDS)) {
+        if (!ready.tryAcquire(timeoutMillis, TimeUnit.MILLISECONDS)) {
             throw failure("did not get ready within " + timeoutMillis + " ms");
         }
         if (finished.getCount() == 0) {

@@ -14,6 +14,8 @@ import java.util.List;
  * @param keys how many keys the acquisitions are spread over
  * @param holdNanos how long each lock is held
  * @param warmUp acquisitions on a private key before the start
+ * @param contendedWarmUp acquisitions per thread on a key shared by every worker of the run, all contending at once,
+ *     after the private warm-up and before the start ({@code contended} only; 0: none)
  * @param rounds rounds of the {@code uncontended} mode
  * @param keyPrefix prefix of every key this run uses (unique per run, so that runs never share a queue)
  * @param resultFile where the worker writes its {@link WorkerResult}
@@ -27,6 +29,7 @@ record WorkerTask(
         int keys,
         long holdNanos,
         int warmUp,
+        int contendedWarmUp,
         int rounds,
         String keyPrefix,
         String resultFile) {
