@@ -466,16 +466,7 @@ class EtcdLockTest {
             Lease lease = backend.tryAcquire(request(key, ttl)).orElseThrow();
             proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
             CompletableFuture<Boolean> release = CompletableFuture.supplyAsync(() -> backend.release(lease));
-            Deadlines.await(
-                    () -> {
-                        try {
-                            return keysUnder(lockPrefix(mode, key)).isEmpty();
-                        } catch (Exception e) {
-                            return false;
-                        }
-                    },
-                    maxWait(),
-                    () -> "the release never reached etcd");
+            awaitKeyCount(mode, key, 0, "the release never reached etcd");
             proxy.drop();
             proxy.heal();
             assertTrue(release.get(maxWait().toMillis(), TimeUnit.MILLISECONDS), "release after a lost reply");
@@ -504,16 +495,7 @@ class EtcdLockTest {
             assertThatThrownBy(first::release)
                     .as("a release whose delete gets no answer within the operation timeout")
                     .isInstanceOf(LockBackendException.class);
-            Deadlines.await(
-                    () -> {
-                        try {
-                            return keysUnder(lockPrefix(EtcdLockMode.FAIR, key)).isEmpty();
-                        } catch (Exception e) {
-                            return false;
-                        }
-                    },
-                    maxWait(),
-                    () -> "the session never deleted the key of the failed release");
+            awaitKeyCount(EtcdLockMode.FAIR, key, 0, "the session never deleted the key of the failed release");
             RemoteLock second = locker.lock(key, maxWait());
             letDeleteGo.complete(null);
             hold.delayedCallClosed().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
