@@ -140,6 +140,7 @@ public abstract class PollingAcquisition<L extends Lease> {
     private boolean wakeable; // ... and a wake-up cuts it short
     private boolean finished;
     private ScheduledFuture<?> timer;
+    private long timerDue; // when it fires, in System.nanoTime()
     private long arming; // which timer is the live one
     private int failuresInARow;
     private Deadline outageEnds; // set at the first of failuresInARow
@@ -286,14 +287,19 @@ public abstract class PollingAcquisition<L extends Lease> {
                 int seen = waiter.signals();
                 next = () -> send(seen);
             } else {
-                long generation = ++arming;
                 long delay = step.storeFailure != null ? retryDelayLocked() : step.delayNanos;
+                long wait = Math.max(0, deadline.remainingNanos(delay));
+                inFlight = false;
+                if (step.wakeOnRelease && keepsTimerLocked(wait)) {
+                    armed = true;
+                    wakeable = true;
+                    return;
+                }
+                cancelTimerLocked();
+                long generation = ++arming;
                 try {
-                    timer = timers.schedule(
-                            () -> onTimer(generation),
-                            Math.max(0, deadline.remainingNanos(delay)),
-                            TimeUnit.NANOSECONDS);
-                    inFlight = false;
+                    timer = timers.schedule(() -> onTimer(generation), wait, TimeUnit.NANOSECONDS);
+                    timerDue = System.nanoTime() + wait;
                     armed = true;
                     wakeable = step.wakeOnRelease;
                     return;
@@ -339,6 +345,7 @@ public abstract class PollingAcquisition<L extends Lease> {
             if (finished || !armed || generation != arming) {
                 return; // woken by a release meanwhile
             }
+            timer = null; // it has fired
             seen = resendLocked();
         }
         send(seen);
@@ -360,11 +367,29 @@ public abstract class PollingAcquisition<L extends Lease> {
         return true;
     }
 
-    /** Guarded by this: the timer is off, an attempt goes out. */
+    /**
+     * Guarded by this: an attempt goes out. A poll timer cut short by a wake-up is left running: it fires into an
+     * acquisition that is not armed (and does nothing then), or the next poll step takes it over ({@link
+     * #keepsTimerLocked}).
+     */
     private int resendLocked() {
-        disarmLocked();
+        armed = false;
         inFlight = true;
         return waiter.signals();
+    }
+
+    /**
+     * Guarded by this: whether the poll timer left running by a wake-up fires within {@code [wait / 2, wait]} from
+     * now, so that it can serve as the timer of the next poll step. A waiter woken many times a second then sets a
+     * timer every few hundred milliseconds instead of one per wake-up (each a hand-off to the timer thread, woken to
+     * learn that its next task changed).
+     */
+    private boolean keepsTimerLocked(long wait) {
+        if (timer == null || timer.isDone()) {
+            return false;
+        }
+        long left = timerDue - System.nanoTime();
+        return left <= wait && left >= wait / 2;
     }
 
     /** Cancelled by the caller: stop, and let an attempt in flight clean up when it answers. */
@@ -395,6 +420,11 @@ public abstract class PollingAcquisition<L extends Lease> {
     /** Guarded by this. */
     private void disarmLocked() {
         armed = false;
+        cancelTimerLocked();
+    }
+
+    /** Guarded by this. */
+    private void cancelTimerLocked() {
         if (timer != null) {
             timer.cancel(false);
             timer = null;

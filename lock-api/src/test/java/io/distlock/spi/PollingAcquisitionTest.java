@@ -198,6 +198,71 @@ class PollingAcquisitionTest {
     }
 
     @Test
+    void aWaiterWokenAgainAndAgain_keepsOnePollTimer_whichStillPolls() throws Exception {
+        timers.keepDelays();
+        long poll = TimeUnit.MILLISECONDS.toNanos(1500);
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(poll));
+
+        for (int i = 0; i < 3; i++) {
+            wakeUps.wake("k");
+            waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(poll));
+        }
+        assertThat(timers.delaysMillis())
+                .as("one timer for the four polls: the wake-ups left it running, the polls took it over")
+                .hasSize(1);
+
+        // no wake-up from here on: the attempt below is the kept timer's
+        waiting.nextAttempt().complete(PollingAcquisition.Step.granted(new TestLease()));
+        assertThat(waiting.result().get(5, TimeUnit.SECONDS)).isPresent();
+        assertThat(timers.delaysMillis()).hasSize(1);
+    }
+
+    @Test
+    void aPollTimerLeftRunning_thatFiresWhileAnAttemptIsInFlight_sendsNoSecondAttempt() throws Exception {
+        timers.keepDelays();
+        long poll = TimeUnit.MILLISECONDS.toNanos(20);
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(poll));
+
+        wakeUps.wake("k");
+        CompletableFuture<PollingAcquisition.Step<TestLease>> inFlight = waiting.nextAttempt();
+        waitUntil(() -> timers.scheduled().get(0).isDone());
+        Thread.sleep(50);
+        assertThat(waiting.attemptsNow())
+                .as("the timer fired into an attempt in flight")
+                .isZero();
+
+        inFlight.complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+        assertThat(timers.delaysMillis()).as("a fired timer is not taken over").hasSize(2);
+        wakeUps.wake("k");
+        waiting.nextAttempt().complete(PollingAcquisition.Step.granted(new TestLease()));
+        assertThat(waiting.result().get(5, TimeUnit.SECONDS)).isPresent();
+    }
+
+    @Test
+    void aPollTimerLeftRunning_isNotTakenOver_byABackOff_orByAPollThatMustComeSooner() throws Exception {
+        Scripted waiting = start(Deadline.unbounded(ticker));
+        waiting.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+
+        wakeUps.wake("k");
+        waiting.nextAttempt().complete(PollingAcquisition.Step.backOff(AN_HOUR));
+        assertThat(timers.scheduled()).hasSize(2);
+        assertThat(timers.scheduled().get(0).isCancelled())
+                .as("the poll timer, replaced by the back-off's")
+                .isTrue();
+
+        Scripted other = start(Deadline.unbounded(ticker));
+        other.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR));
+        wakeUps.wakeOne("k"); // the first is backing off: deaf, so this one is woken
+        other.nextAttempt().complete(PollingAcquisition.Step.pollAfter(AN_HOUR / 4));
+        assertThat(timers.delaysMillis())
+                .as("an hour left on the old timer, a quarter of one asked for: a new timer")
+                .hasSize(4);
+        assertThat(timers.scheduled().get(2).isCancelled()).isTrue();
+    }
+
+    @Test
     void wakeOne_wakesTheLongestWaitingListener_andSkipsOneBackingOff() throws Exception {
         Scripted first = start(Deadline.unbounded(ticker));
         Scripted second = start(Deadline.unbounded(ticker));
@@ -405,10 +470,12 @@ class PollingAcquisitionTest {
 
     /**
      * Timers that record the delay each poll asked for and fire at once, except the hour-long ones (a waiter that
-     * must wait for a wake-up), which fire in an hour.
+     * must wait for a wake-up), which fire in an hour; or, once {@link #keepDelays} is set, each when asked.
      */
     private static final class RecordingTimers extends ScheduledThreadPoolExecutor {
         private final List<Long> delaysMillis = new CopyOnWriteArrayList<>();
+        private final List<ScheduledFuture<?>> scheduled = new CopyOnWriteArrayList<>();
+        private volatile boolean keepDelays;
 
         RecordingTimers() {
             super(1);
@@ -417,11 +484,23 @@ class PollingAcquisitionTest {
         @Override
         public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
             delaysMillis.add(unit.toMillis(delay));
-            return super.schedule(command, unit.toNanos(delay) >= AN_HOUR ? delay : 0, unit);
+            ScheduledFuture<?> timer =
+                    super.schedule(command, keepDelays || unit.toNanos(delay) >= AN_HOUR ? delay : 0, unit);
+            scheduled.add(timer);
+            return timer;
+        }
+
+        /** From now on, every timer fires after the delay it asked for. */
+        void keepDelays() {
+            keepDelays = true;
         }
 
         List<Long> delaysMillis() {
             return List.copyOf(delaysMillis);
+        }
+
+        List<ScheduledFuture<?>> scheduled() {
+            return List.copyOf(scheduled);
         }
     }
 
