@@ -140,7 +140,6 @@ public abstract class PollingAcquisition<L extends Lease> {
     private boolean wakeable; // ... and a wake-up cuts it short
     private boolean finished;
     private ScheduledFuture<?> timer;
-    private long timerDue; // when it fires, in System.nanoTime()
     private long arming; // which timer is the live one
     private int failuresInARow;
     private Deadline outageEnds; // set at the first of failuresInARow
@@ -299,7 +298,6 @@ public abstract class PollingAcquisition<L extends Lease> {
                 long generation = ++arming;
                 try {
                     timer = timers.schedule(() -> onTimer(generation), wait, TimeUnit.NANOSECONDS);
-                    timerDue = System.nanoTime() + wait;
                     armed = true;
                     wakeable = step.wakeOnRelease;
                     return;
@@ -388,7 +386,7 @@ public abstract class PollingAcquisition<L extends Lease> {
         if (timer == null || timer.isDone()) {
             return false;
         }
-        long left = timerDue - System.nanoTime();
+        long left = timer.getDelay(TimeUnit.NANOSECONDS);
         return left <= wait && left >= wait / 2;
     }
 
