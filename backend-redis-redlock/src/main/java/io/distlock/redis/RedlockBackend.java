@@ -70,10 +70,10 @@ final class RedlockBackend implements LockBackend {
             return t;
         });
         timers.setRemoveOnCancelPolicy(true);
-        this.messages = new ReleaseMessages(
-                masters, settings.releaseChannel(), majority, wakeUps, timers, settings.retryDelay());
-        messages.open();
         this.courtesy = new HandOffCourtesy(settings.courtesyOn(masters.size()));
+        this.messages = new ReleaseMessages(
+                masters, settings.releaseChannel(), majority, wakeUps, timers, settings.retryDelay(), courtesy);
+        messages.open();
     }
 
     @Override
@@ -186,6 +186,7 @@ final class RedlockBackend implements LockBackend {
     @Override
     public boolean release(Lease lease) {
         RedlockLease l = (RedlockLease) lease;
+        courtesy.releasing(l);
         Tally tally = redlock.release(l).join();
         if (tally.yes() >= redlock.majority()) {
             courtesy.released(l);

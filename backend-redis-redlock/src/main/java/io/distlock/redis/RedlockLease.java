@@ -44,6 +44,11 @@ final class RedlockLease implements Lease {
         return value;
     }
 
+    /** What a release message names this acquisition by: the start of its value (see {@code release.lua}). */
+    String releaseId() {
+        return value.substring(0, ReleaseMessages.RELEASE_ID_LENGTH);
+    }
+
     @Override
     public OptionalLong fencingToken() {
         return OptionalLong.empty();

@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * a random delay of at most {@code retryDelay} (seed 002's random retry delay): every locker hears the release at about
  * the same instant, and their woken waiters would otherwise send their {@code SET NX} to the masters together and split
  * the votes. One master cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is
- * woken at once, on the thread that heard the message: a delay would only leave the lock free meanwhile.
+ * woken at once, on the thread that heard the message: a delay would only leave the lock free meanwhile. This
+ * locker's own release of a key that other lockers take too wakes its own waiter only after the releaser's courtesy
+ * ({@link HandOffCourtesy#wakeDelayNanos}), so that their woken waiters try first.
  */
 final class ReleaseMessages {
 
@@ -41,7 +43,7 @@ final class ReleaseMessages {
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** Length of the release id that starts a message, then a space, then the key (see {@code release.lua}). */
-    private static final int RELEASE_ID_LENGTH = 40;
+    static final int RELEASE_ID_LENGTH = 40;
 
     private final List<Master> masters;
     private final String channel;
@@ -49,6 +51,7 @@ final class ReleaseMessages {
     private final WakeUps wakeUps;
     private final ScheduledExecutorService timers;
     private final long jitterNanos;
+    private final HandOffCourtesy courtesy;
     /** When a waiter last wanted the messages (a {@link System#nanoTime()} reading); guarded by this. */
     private long lastWait;
     /** Whether {@link #unsubscribeIfIdle} is due; guarded by this. */
@@ -67,13 +70,15 @@ final class ReleaseMessages {
             int majority,
             WakeUps wakeUps,
             ScheduledExecutorService timers,
-            Duration jitter) {
+            Duration jitter,
+            HandOffCourtesy courtesy) {
         this.masters = masters;
         this.channel = channel;
         this.majority = majority;
         this.wakeUps = wakeUps;
         this.timers = timers;
         this.jitterNanos = masters.size() > 1 ? jitter.toNanos() : 0;
+        this.courtesy = courtesy;
     }
 
     /**
@@ -156,6 +161,7 @@ final class ReleaseMessages {
             // waiter that registers later attempts before it waits, so it cannot miss this release.
             return;
         }
+        long courtesyNanos = 0;
         if (named) {
             String release = message.substring(0, RELEASE_ID_LENGTH);
             synchronized (heard) {
@@ -163,12 +169,15 @@ final class ReleaseMessages {
                     return; // the same release, heard from another master
                 }
             }
+            courtesyNanos = courtesy.wakeDelayNanos(release, redisKey);
         }
-        if (jitterNanos == 0) {
+        if (jitterNanos == 0 && courtesyNanos == 0) {
             wakeUps.wakeOne(redisKey); // sends the attempt without blocking
             return;
         }
-        long delay = ThreadLocalRandom.current().nextLong(jitterNanos + 1);
+        long delay = Math.max(
+                courtesyNanos,
+                jitterNanos == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitterNanos + 1));
         try {
             timers.schedule(() -> wakeUps.wakeOne(redisKey), delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {

@@ -38,9 +38,19 @@ class HandOffCourtesyTest {
     static final RedisServers REDIS = RedisServers.builder().servers(1).build();
 
     private static final Duration TTL = TestTimeouts.scaled(Duration.ofSeconds(30));
+    private static final String CHANNEL = "distlock:released";
 
     private static LockBackend open(Duration courtesy) {
         return Backends.open(REDIS.endpoints(), TTL, Ticker.system(), Map.of("courtesy", courtesy.toMillis() + "ms"));
+    }
+
+    /** A locker whose waiters poll only once a minute: they are woken by release messages alone. */
+    private static LockBackend openWokenByMessagesOnly(Duration courtesy) {
+        return Backends.open(
+                REDIS.endpoints(),
+                TTL,
+                Ticker.system(),
+                Map.of("courtesy", courtesy.toMillis() + "ms", "pollInterval", "60s"));
     }
 
     private static CompletableFuture<Optional<Lease>> acquire(LockBackend backend, String key) {
@@ -96,6 +106,105 @@ class HandOffCourtesyTest {
                     .as("grant %d of %s: the releaser took the key back from the waiter it woke", i, grants)
                     .isNotEqualTo(grants.get(i - 1));
         }
+    }
+
+    /**
+     * Locker a has two threads on the key, locker b one; the key goes round, each holder releasing without asking
+     * again. When a's holder releases, its release wakes a's other thread and b's waiter at the same instant; b has
+     * released the key lately, so a's own waiter is woken only after the courtesy, and b's waiter has it first, in
+     * every one of the rounds. Without the courtesy on the releaser's own waiters the two woken waiters race, and a
+     * keeps the key about half of the time.
+     */
+    @Test
+    void release_ofAKeyOtherLockersTakeToo_wakesTheReleasersOwnWaiterAfterTheCourtesy() throws Exception {
+        String key = RedisProbe.uniqueKey("sibling-courtesy");
+        String elsewhere = RedisProbe.uniqueKey("keeps-b-subscribed");
+        Duration courtesy = TestTimeouts.scaled(Duration.ofMillis(300));
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend a = openWokenByMessagesOnly(courtesy);
+                LockBackend b = openWokenByMessagesOnly(courtesy)) {
+            // b waits on another key throughout, so that it is subscribed to the release messages from the start.
+            Lease aElsewhere = a.tryAcquire(Backends.request(elsewhere, TTL)).orElseThrow();
+            CompletableFuture<Optional<Lease>> bElsewhere = acquire(b, elsewhere);
+            awaitSubscribers(probe, 1);
+            Lease held = b.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            for (int round = 0; round < 4; round++) {
+                long sets = probe.calls("set");
+                CompletableFuture<Optional<Lease>> a1 = acquire(a, key);
+                CompletableFuture<Optional<Lease>> a2 = acquire(a, key);
+                awaitSets(probe, sets + 2);
+                awaitSubscribers(probe, 2);
+                assertThat(b.release(held)).isTrue(); // heard by a: another locker releases this key
+                CompletableFuture.anyOf(a1, a2).get(TTL.toMillis(), TimeUnit.MILLISECONDS);
+                CompletableFuture<Optional<Lease>> winner = a1.isDone() ? a1 : a2;
+                CompletableFuture<Optional<Lease>> sibling = winner == a1 ? a2 : a1;
+                // b's own next acquisition, started within the courtesy of b's release, would first pause for it
+                // (the releaser's courtesy): start it once that has passed, so that only a's pause is measured.
+                Thread.sleep(courtesy.toMillis() + 50);
+                sets = probe.calls("set");
+                CompletableFuture<Optional<Lease>> bWaits = acquire(b, key);
+                awaitSets(probe, sets + 1);
+                assertThat(a.release(winner.join().orElseThrow())).isTrue();
+                held = bWaits.get(TTL.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+                assertThat(sibling)
+                        .as("round %d: a's own waiter took the key its sibling released, ahead of b's waiter", round)
+                        .isNotDone();
+                sibling.cancel(false);
+            }
+            assertThat(b.release(held)).isTrue();
+            assertThat(a.release(aElsewhere)).isTrue();
+            assertThat(b.release(bElsewhere
+                            .get(TTL.toMillis(), TimeUnit.MILLISECONDS)
+                            .orElseThrow()))
+                    .isTrue();
+        }
+    }
+
+    /**
+     * Every waiter of the key in one locker, and no other locker releasing it: a release hands the key to the next
+     * thread at once, however long the courtesy (a pause would only leave the key free).
+     */
+    @Test
+    void release_ofAKeyOnlyThisLockerTakes_wakesItsOwnWaiterAtOnce() throws Exception {
+        String key = RedisProbe.uniqueKey("own-waiters");
+        Duration longCourtesy = TestTimeouts.scaled(Duration.ofSeconds(20));
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend backend = openWokenByMessagesOnly(longCourtesy)) {
+            Lease held = backend.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long sets = probe.calls("set");
+            List<CompletableFuture<Optional<Lease>>> waiting = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                waiting.add(acquire(backend, key));
+            }
+            awaitSets(probe, sets + 3);
+            awaitSubscribers(probe, 1); // so that it hears its own releases, the first one (not waited for) too
+            while (!waiting.isEmpty()) {
+                assertThat(backend.release(held)).isTrue();
+                CompletableFuture.anyOf(waiting.toArray(CompletableFuture[]::new))
+                        .get(longCourtesy.toMillis() / 2, TimeUnit.MILLISECONDS);
+                CompletableFuture<Optional<Lease>> next = waiting.stream()
+                        .filter(CompletableFuture::isDone)
+                        .findFirst()
+                        .orElseThrow();
+                waiting.remove(next);
+                held = next.join().orElseThrow();
+            }
+            assertThat(backend.release(held)).isTrue();
+        }
+    }
+
+    private static void awaitSets(RedisProbe probe, long sets) {
+        Deadlines.await(
+                () -> probe.calls("set") >= sets,
+                TestTimeouts.scaled(Duration.ofSeconds(10)),
+                () -> "expected " + sets + " SET calls, saw " + probe.calls("set"));
+    }
+
+    private static void awaitSubscribers(RedisProbe probe, long lockers) {
+        Deadlines.await(
+                () -> probe.subscribers(0, CHANNEL) >= lockers,
+                TestTimeouts.scaled(Duration.ofSeconds(10)),
+                () -> lockers + " locker(s) subscribed to " + CHANNEL + " expected");
     }
 
     /** A locker whose grants never found the key held asks again at once after its release: no courtesy to pay. */
