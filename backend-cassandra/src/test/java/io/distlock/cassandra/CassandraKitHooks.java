@@ -207,7 +207,10 @@ interface CassandraKitHooks extends LockerFixture {
         }
     }
 
-    /** Every cell of {@code key} in the lock tables (queue, owner, legacy main and shadow), one line each. */
+    /**
+     * Every cell of {@code key} in the lock tables (queue, owner, legacy main and shadow), one line each. Read at
+     * {@code QUORUM}, as the backend writes: a read of one replica may miss a write it has not received yet.
+     */
     static List<String> entries(CqlSession session, String key) {
         List<String> cells = new ArrayList<>();
         for (String table : List.of(
@@ -215,8 +218,9 @@ interface CassandraKitHooks extends LockerFixture {
                 CassandraStatements.OWNER_TABLE,
                 CassandraStatements.LEGACY_MAIN_TABLE,
                 CassandraStatements.LEGACY_SHADOW_TABLE)) {
-            for (Row row : session.execute(
-                    SimpleStatement.newInstance("SELECT * FROM " + table + " WHERE lock_id = ?", key))) {
+            for (Row row :
+                    session.execute(SimpleStatement.newInstance("SELECT * FROM " + table + " WHERE lock_id = ?", key)
+                            .setConsistencyLevel(DefaultConsistencyLevel.QUORUM))) {
                 if (table.equals(CassandraStatements.QUEUE_TABLE) && row.isNull("ticket")) {
                     continue; // only the queue's low-water mark (a static cell): no lock's or waiter's entry
                 }

@@ -54,7 +54,7 @@ final class ZkStoreFaults implements StoreFaults {
             operator.start();
             operator.blockUntilConnected();
             String lockPath = ZKPaths.makePath(basePath, KeyCodec.encode(key));
-            List<String> nodes = operator.getChildren().forPath(lockPath);
+            List<String> nodes = SyncedReads.children(operator, lockPath);
             if (nodes.isEmpty()) {
                 throw new IllegalStateException("No lock node under " + lockPath + " to delete");
             }

@@ -9,7 +9,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -57,13 +56,11 @@ class ZooKeeperEnsembleConformanceTest extends LockerConformanceTests {
         return Optional.of(new ZkStoreFaults(ZK, BASE));
     }
 
-    /** The queue nodes under the key's node: the holder's and any waiter's. */
+    /** The queue nodes under the key's node, the holder's and any waiter's, as the leader has them. */
     @Override
     public Optional<List<String>> storeEntries(String key) {
         try {
-            return Optional.of(curator.getChildren().forPath(ZKPaths.makePath(BASE, KeyCodec.encode(key))));
-        } catch (KeeperException.NoNodeException e) {
-            return Optional.of(List.of());
+            return Optional.of(SyncedReads.children(curator, ZKPaths.makePath(BASE, KeyCodec.encode(key))));
         } catch (Exception e) {
             throw new IllegalStateException("Cannot list the lock nodes of '" + key + "'", e);
         }

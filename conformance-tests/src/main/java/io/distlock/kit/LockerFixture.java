@@ -148,8 +148,10 @@ public interface LockerFixture {
     /**
      * What the store holds for {@code key}, read directly from the store with the backend author's own client: one
      * line per entry (a lock record, a waiter's queue node, a lease), in any readable form. The kit checks with it
-     * that nothing is left behind after a release, a failed {@code tryLock}, a timed-out wait and an interrupted wait.
-     * Empty (the default) when the fixture cannot list entries: the kit then checks only that the key is free.
+     * that nothing is left behind after a release, a failed {@code tryLock}, a timed-out wait and an interrupted wait,
+     * right after the call, so the read must see every write the backend has completed: on a store whose replicas
+     * may serve stale reads (a ZooKeeper follower), sync or read from the leader first. Empty (the default) when the
+     * fixture cannot list entries: the kit then checks only that the key is free.
      */
     default Optional<List<String>> storeEntries(String key) {
         return Optional.empty();
