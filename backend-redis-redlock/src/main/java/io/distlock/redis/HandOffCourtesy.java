@@ -24,10 +24,10 @@ final class HandOffCourtesy {
      */
     static final int RIVALS_SEEN_COURTESIES = 250;
 
-    private final long courtesyNanos;
-
     /** In {@link #ownReleases}: a release of this locker's that owes no courtesy (its acquisition never waited). */
     private static final long UNCONTENDED = Long.MIN_VALUE;
+
+    private final long courtesyNanos;
 
     /**
      * Release id (see {@code release.lua}) to the {@link System#nanoTime()} of each of this locker's releases of a
