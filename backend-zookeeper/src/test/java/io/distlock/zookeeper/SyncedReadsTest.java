@@ -2,9 +2,13 @@ package io.distlock.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.ZooKeeperEnsemble;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -27,10 +31,7 @@ class SyncedReadsTest {
 
     @Test
     void children_readThroughAFollower_includeWhatWasJustCreatedThroughTheLeader() throws Exception {
-        int leader = IntStream.range(0, 3)
-                .filter(i -> ZK.mode(i).equals("leader"))
-                .findFirst()
-                .orElseThrow();
+        int leader = serverIn("leader");
         int follower = (leader + 1) % 3;
         try (CuratorFramework writer = connected(ZK.server(leader).endpoint());
                 CuratorFramework reader = connected(ZK.server(follower).endpoint())) {
@@ -45,6 +46,44 @@ class SyncedReadsTest {
             assertThat(missed)
                     .as("writes the follower's reader did not see right after they were made")
                     .isEmpty();
+        }
+    }
+
+    /**
+     * While the reader's only server is down, the synced read waits for it to come back, as any Curator read does,
+     * instead of failing at once with a connection loss. The kit's "nothing left behind" check, right after a majority
+     * of the ensemble came back, once failed that way while its client was still reconnecting.
+     */
+    @Test
+    void children_whileTheReadersServerIsDown_waitForItToComeBack() throws Exception {
+        int follower = serverIn("follower");
+        try (CuratorFramework writer = connected(ZK.connectString());
+                CuratorFramework reader = connected(ZK.server(follower).endpoint())) {
+            writer.create().creatingParentsIfNeeded().forPath("/restarted/node");
+            ZK.server(follower).stop();
+            CompletableFuture<Void> back = CompletableFuture.runAsync(() -> {
+                sleep(Duration.ofSeconds(1));
+                ZK.server(follower).restart();
+            });
+            assertThat(SyncedReads.children(reader, "/restarted")).containsExactly("node");
+            back.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The index of a server of the ensemble in {@code mode} ("leader" or "follower"). */
+    private static int serverIn(String mode) {
+        return IntStream.range(0, 3)
+                .filter(i -> ZK.mode(i).equals(mode))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    private static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 
