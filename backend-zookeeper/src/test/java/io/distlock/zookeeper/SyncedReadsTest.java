@@ -61,12 +61,13 @@ class SyncedReadsTest {
                 CuratorFramework reader = connected(ZK.server(follower).endpoint())) {
             writer.create().creatingParentsIfNeeded().forPath("/restarted/node");
             ZK.server(follower).stop();
-            CompletableFuture<Void> back = CompletableFuture.runAsync(() -> {
-                sleep(Duration.ofSeconds(1));
-                ZK.server(follower).restart();
-            });
-            assertThat(SyncedReads.children(reader, "/restarted")).containsExactly("node");
-            back.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            CompletableFuture<Void> back = CompletableFuture.runAsync(
+                    ZK.server(follower)::restart, CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS));
+            try {
+                assertThat(SyncedReads.children(reader, "/restarted")).containsExactly("node");
+            } finally {
+                back.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            }
         }
     }
 
@@ -76,15 +77,6 @@ class SyncedReadsTest {
                 .filter(i -> ZK.mode(i).equals(mode))
                 .findFirst()
                 .orElseThrow();
-    }
-
-    private static void sleep(Duration duration) {
-        try {
-            Thread.sleep(duration.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 
     private static CuratorFramework connected(String endpoint) throws InterruptedException {
