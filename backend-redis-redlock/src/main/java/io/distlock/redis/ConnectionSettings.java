@@ -10,6 +10,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.SslVerifyMode;
+import io.lettuce.core.TimeoutOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -84,12 +85,16 @@ record ConnectionSettings(Optional<String> user, Optional<Secret> password, int 
      * of queueing until it returns, long after the attempt that sent them gave up; so do the commands still unanswered
      * when a connection drops: re-sent on reconnection, a {@code SET NX} whose clean-up was rejected meanwhile would
      * hold the key for a whole ttl (RedlockReconnectTest). TLS trust and client certificates go to Lettuce's {@link
-     * SslOptions}, whose handshake is bounded by the connect timeout.
+     * SslOptions}, whose handshake is bounded by the connect timeout. Lettuce's own per-command timeout is off: every
+     * command is bounded by the backend's timeouts already ({@code instanceTimeout} or the confirm timeout, see {@link
+     * Master}), and Lettuce's would arm a second timer for each, to cancel a command long after its answer stopped
+     * mattering.
      */
     ClientOptions clientOptions(Duration connectTimeout) {
         ClientOptions.Builder options = ClientOptions.builder()
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
                 .socketOptions(
                         SocketOptions.builder().connectTimeout(connectTimeout).build());
         tls.ifPresent(t -> {

@@ -43,12 +43,17 @@ final class Redlock {
     private final int majority;
     private final RedlockSettings settings;
     private final Ticker ticker;
+    // Read once: confirmTimeout() divides a Duration (in BigDecimal); every release needs both, a renewal the first.
+    private final Duration confirmTimeout;
+    private final String releaseChannel;
 
     Redlock(List<Master> masters, int majority, RedlockSettings settings, Ticker ticker) {
         this.masters = masters;
         this.majority = majority;
         this.settings = settings;
         this.ticker = ticker;
+        this.confirmTimeout = settings.confirmTimeout();
+        this.releaseChannel = settings.releaseChannel();
     }
 
     int majority() {
@@ -126,7 +131,7 @@ final class Redlock {
         String ttl = Long.toString(RedlockSettings.pxMillis(leaseTime));
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
         for (Master m : masters) {
-            votes.add(m.run(settings.confirmTimeout(), LuaScript.RENEW, lease.redisKey(), lease.value(), ttl));
+            votes.add(m.run(confirmTimeout, LuaScript.RENEW, lease.redisKey(), lease.value(), ttl));
         }
         return Tally.count(votes, majority, true).thenApply(tally -> {
             long now = ticker.read();
@@ -159,12 +164,7 @@ final class Redlock {
     CompletableFuture<Tally> release(RedlockLease lease) {
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
         for (Master m : masters) {
-            votes.add(m.run(
-                    settings.confirmTimeout(),
-                    LuaScript.RELEASE,
-                    lease.redisKey(),
-                    lease.value(),
-                    settings.releaseChannel()));
+            votes.add(m.run(confirmTimeout, LuaScript.RELEASE, lease.redisKey(), lease.value(), releaseChannel));
         }
         CompletableFuture<?>[] all = votes.toArray(CompletableFuture[]::new);
         return Tally.count(votes, majority, true).thenCompose(decided -> CompletableFuture.allOf(all)
