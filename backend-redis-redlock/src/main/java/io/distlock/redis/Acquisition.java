@@ -20,8 +20,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * row ({@link #afterSplit}); when too few masters answer, the shared exponential back-off of {@link
  * Step#storeFailed}, which ends the wait once the masters have been unreachable for {@code connectTimeout}. An
  * attempt that fails part-way deletes what it set, so there is nothing to withdraw. An acquisition that starts just
- * after its locker released the key, which others were waiting for, first backs off for what is left of the courtesy
- * ({@link HandOffCourtesy}), deaf to releases; a grant that found the key held is marked so on its lease.
+ * after its locker released the key, which others were waiting for, first waits for what is left of the courtesy
+ * ({@link HandOffCourtesy}), or until its locker's turn comes round; a grant that found the key held, or that other
+ * lockers had meanwhile, is marked so on its lease.
  */
 final class Acquisition extends PollingAcquisition<Lease> {
 
@@ -32,9 +33,13 @@ final class Acquisition extends PollingAcquisition<Lease> {
     private final RedlockSettings settings;
     private final LockRequest request;
     private final Deadline deadline;
+    private final HandOffCourtesy handOffs;
+    private final String redisKey;
+    private final boolean tookCourtesy;
+    private final long courtesyEnds;
     // Attempts are sequential (each is sent after the previous answered), on whichever thread answered.
     private volatile int splitsInARow;
-    private volatile long courtesyNanos;
+    private volatile boolean inCourtesy;
     private volatile boolean waited;
 
     Acquisition(
@@ -47,22 +52,30 @@ final class Acquisition extends PollingAcquisition<Lease> {
             LockRequest request,
             Deadline deadline,
             Duration outageLimit,
-            long courtesyNanos) {
+            HandOffCourtesy handOffs) {
         super(request.key(), deadline, outageLimit, timers, wakeUps, settings.redisKey(request.key()), completion);
         this.redlock = redlock;
         this.messages = messages;
         this.settings = settings;
         this.request = request;
         this.deadline = deadline;
-        this.courtesyNanos = courtesyNanos;
+        this.handOffs = handOffs;
+        this.redisKey = settings.redisKey(request.key());
+        long courtesy = handOffs.delayNanos(redisKey);
+        this.tookCourtesy = courtesy > 0;
+        this.inCourtesy = tookCourtesy;
+        this.courtesyEnds = System.nanoTime() + courtesy;
     }
 
     @Override
     protected CompletionStage<Step<Lease>> attempt() {
-        long courtesy = courtesyNanos;
-        if (courtesy > 0) { // this locker just released the key, which others wait for: their turn first
-            courtesyNanos = 0;
-            return CompletableFuture.completedFuture(Step.backOff(courtesy));
+        if (inCourtesy) { // this locker just released the key, which others wait for: their turn first
+            long left = courtesyEnds - System.nanoTime();
+            if (left > 0 && !handOffs.turnCame(redisKey)) {
+                // the first attempt, or woken by something other than the locker's turn (its own release): wait on
+                return CompletableFuture.completedFuture(Step.pollAfter(left));
+            }
+            inCourtesy = false;
         }
         return redlock.attempt(request).handle((attempt, error) -> {
             if (error != null) {
@@ -71,7 +84,7 @@ final class Acquisition extends PollingAcquisition<Lease> {
             }
             switch (attempt.outcome()) {
                 case GRANTED:
-                    if (waited) {
+                    if (waited || (tookCourtesy && handOffs.rivalReleasedSinceOwn(redisKey))) {
                         attempt.lease().markWaitedFor();
                     }
                     return Step.granted(attempt.lease());

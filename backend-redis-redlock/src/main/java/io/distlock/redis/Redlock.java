@@ -38,6 +38,7 @@ final class Redlock {
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int VALUE_BYTES = 20;
+    private static final int LOCKER_ID_BYTES = HandOffCourtesy.LOCKER_ID_LENGTH / 2;
 
     private final List<Master> masters;
     private final int majority;
@@ -46,6 +47,8 @@ final class Redlock {
     // Read once: confirmTimeout() divides a Duration (in BigDecimal); every release needs both, a renewal the first.
     private final Duration confirmTimeout;
     private final String releaseChannel;
+    /** The start of every value this locker sets: {@link #newValue}. */
+    private final String lockerId;
 
     Redlock(List<Master> masters, int majority, RedlockSettings settings, Ticker ticker) {
         this.masters = masters;
@@ -54,6 +57,9 @@ final class Redlock {
         this.ticker = ticker;
         this.confirmTimeout = settings.confirmTimeout();
         this.releaseChannel = settings.releaseChannel();
+        byte[] id = new byte[LOCKER_ID_BYTES];
+        RANDOM.nextBytes(id);
+        this.lockerId = HexFormat.of().formatHex(id);
     }
 
     int majority() {
@@ -183,10 +189,15 @@ final class Redlock {
         return failed.stream().collect(Collectors.joining(", "));
     }
 
-    /** 20 bytes from {@link SecureRandom} (seed 002), unique per acquisition, then the owner id for humans. */
-    static String newValue(String ownerId) {
-        byte[] bytes = new byte[VALUE_BYTES];
+    /**
+     * 20 bytes from {@link SecureRandom} (seed 002), in hex, then the owner id for whoever reads the store. The first 8
+     * bytes are drawn once per locker ({@link #lockerId}), the other 12 per acquisition: unique per acquisition all the
+     * same, and a release message (which names the first 40 characters) tells which locker released, for the
+     * courtesy's turns ({@link HandOffCourtesy}).
+     */
+    String newValue(String ownerId) {
+        byte[] bytes = new byte[VALUE_BYTES - LOCKER_ID_BYTES];
         RANDOM.nextBytes(bytes);
-        return HexFormat.of().formatHex(bytes) + ":" + ownerId;
+        return lockerId + HexFormat.of().formatHex(bytes) + ":" + ownerId;
     }
 }

@@ -151,7 +151,7 @@ final class RedlockBackend implements LockBackend {
                         request,
                         deadline,
                         settings.connectTimeout(),
-                        courtesy.delayNanos(settings.redisKey(request.key())))
+                        courtesy)
                 .start();
     }
 

@@ -39,7 +39,7 @@ final class RedlockLease implements Lease {
         return redisKey;
     }
 
-    /** The value set on the masters: 20 random bytes, then the owner id for whoever reads the store. */
+    /** The value set on the masters: 20 random bytes (see {@link Redlock#newValue}), then the owner id for whoever reads the store. */
     String value() {
         return value;
     }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -32,7 +33,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the votes. One master cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is
  * woken at once, on the thread that heard the message: a delay would only leave the lock free meanwhile. This
  * locker's own release of a key that other lockers take too wakes its own waiter only after the releaser's courtesy
- * ({@link HandOffCourtesy#wakeDelayNanos}), so that their woken waiters try first.
+ * ({@link HandOffCourtesy#heard}), so that their woken waiters try first, and within that courtesy the other lockers'
+ * releases wake nobody here until this locker's turn comes round.
  */
 final class ReleaseMessages {
 
@@ -156,9 +158,10 @@ final class ReleaseMessages {
         boolean named = message.length() > RELEASE_ID_LENGTH && message.charAt(RELEASE_ID_LENGTH) == ' ';
         // A message without a release id (a locker of an older version released) wakes a waiter every time.
         String redisKey = named ? message.substring(RELEASE_ID_LENGTH + 1) : message;
-        if (!wakeUps.isWaitedOn(redisKey)) {
-            // Nobody here waits for it (this locker's own release, most often): nothing to wake, no timer to set. A
-            // waiter that registers later attempts before it waits, so it cannot miss this release.
+        boolean waitedOn = wakeUps.isWaitedOn(redisKey);
+        if (!waitedOn && !(named && courtesy.follows(redisKey))) {
+            // Nobody here waits for it (this locker's own release, most often) and no turn is counted: nothing to
+            // wake, no timer to set. A waiter that registers later attempts before it waits, so it cannot miss it.
             return;
         }
         long courtesyNanos = 0;
@@ -169,17 +172,31 @@ final class ReleaseMessages {
                     return; // the same release, heard from another master
                 }
             }
-            courtesyNanos = courtesy.wakeDelayNanos(release, redisKey);
+            OptionalLong delay = courtesy.heard(release, redisKey);
+            if (delay.isEmpty()) {
+                return; // another locker's release before this locker's turn: the other lockers' waiters take it
+            }
+            courtesyNanos = delay.getAsLong();
+        }
+        if (!waitedOn) {
+            return;
         }
         if (jitterNanos == 0 && courtesyNanos == 0) {
             wakeUps.wakeOne(redisKey); // sends the attempt without blocking
             return;
         }
+        Runnable wake = courtesyNanos == 0
+                ? () -> wakeUps.wakeOne(redisKey)
+                : () -> {
+                    if (!courtesy.turnCame(redisKey)) { // else the locker's turn woke its waiter already
+                        wakeUps.wakeOne(redisKey);
+                    }
+                };
         long delay = Math.max(
                 courtesyNanos,
                 jitterNanos == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitterNanos + 1));
         try {
-            timers.schedule(() -> wakeUps.wakeOne(redisKey), delay, TimeUnit.NANOSECONDS);
+            timers.schedule(wake, delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {
             // the backend is closing: its waiters end with it
         }

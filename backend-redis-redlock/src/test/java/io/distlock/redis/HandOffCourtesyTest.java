@@ -23,13 +23,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The releaser's courtesy on one real Redis: a locker that releases a key others wait for, and asks for it again at
- * once, lets the waiter its release woke have it; a locker whose grants never waited does not pause.
+ * once, lets the waiter its release woke have it, and has it back when its turn comes round; a locker whose grants
+ * never waited does not pause.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class HandOffCourtesyTest {
@@ -106,6 +108,103 @@ class HandOffCourtesyTest {
                     .as("grant %d of %s: the releaser took the key back from the waiter it woke", i, grants)
                     .isNotEqualTo(grants.get(i - 1));
         }
+    }
+
+    /**
+     * Three lockers take the key in a loop, releasing and asking again at once, under a courtesy far longer than a
+     * hand-off, until it was granted 24 times. Once each has seen the others release, the key goes round: a locker's
+     * turn comes with the release of the last of its two rivals, so the grants repeat one order, and no acquisition
+     * waits for the courtesy's end. Without the turns the three sit out their courtesies together after the first
+     * round and the key lies free: an acquisition waits until its deadline (a quarter of the courtesy), where its last
+     * attempt finds the key free.
+     */
+    @Test
+    void release_ofAKeyThreeLockersTakeInALoop_handsItRoundWithoutWaitingForTheCourtesy() throws Exception {
+        String key = RedisProbe.uniqueKey("turns");
+        Duration longCourtesy = TestTimeouts.scaled(Duration.ofSeconds(20));
+        Duration deadline = longCourtesy.dividedBy(4);
+        int grantsWanted = 24;
+        List<String> grants = Collections.synchronizedList(new ArrayList<>());
+        List<Duration> waits = Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean done = new AtomicBoolean();
+        ExecutorService threads = Executors.newFixedThreadPool(3);
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend a = openWokenByMessagesOnly(longCourtesy);
+                LockBackend b = openWokenByMessagesOnly(longCourtesy);
+                LockBackend c = openWokenByMessagesOnly(longCourtesy)) {
+            Lease first = a.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long sets = probe.calls("set");
+            List<Future<?>> lockers = new ArrayList<>();
+            for (Map.Entry<String, LockBackend> locker :
+                    Map.of("a", a, "b", b, "c", c).entrySet()) {
+                lockers.add(threads.submit(() -> {
+                    while (!done.get()) {
+                        long asked = System.nanoTime();
+                        Optional<Lease> lease = locker.getValue()
+                                .acquire(Backends.request(key, TTL), Deadline.after(deadline, Ticker.system()));
+                        synchronized (grants) {
+                            if (lease.isPresent() && grants.size() < grantsWanted) {
+                                grants.add(locker.getKey());
+                                waits.add(Duration.ofNanos(System.nanoTime() - asked));
+                                done.set(grants.size() == grantsWanted);
+                            }
+                        }
+                        if (lease.isPresent()) {
+                            assertThat(locker.getValue().release(lease.get())).isTrue();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            awaitSets(probe, sets + 3);
+            awaitSubscribers(probe, 3);
+            assertThat(a.release(first)).isTrue();
+            for (Future<?> locker : lockers) {
+                locker.get(TTL.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(grants).hasSize(grantsWanted);
+        assertThat(waits)
+                .as("how long each of the grants %s waited", grants)
+                .allMatch(wait -> wait.compareTo(deadline.dividedBy(2)) < 0);
+        List<String> lastRounds = grants.subList(grants.size() - 9, grants.size());
+        for (int i = 3; i < lastRounds.size(); i++) {
+            assertThat(lastRounds.get(i))
+                    .as("the last three rounds of %s go round in one order", grants)
+                    .isEqualTo(lastRounds.get(i - 3));
+        }
+        assertThat(lastRounds.subList(0, 3))
+                .as("the last three rounds of %s", grants)
+                .doesNotHaveDuplicates();
+    }
+
+    /**
+     * Every value a locker sets starts with the same 16 characters, its own (a release message names the first 40, so
+     * that the others can tell which locker released); the rest differs per acquisition.
+     */
+    @Test
+    void values_startWithTheLockersOwnPart_andDifferPerAcquisition() throws Exception {
+        String key = RedisProbe.uniqueKey("values");
+        List<String> values = new ArrayList<>();
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend a = open(Duration.ZERO);
+                LockBackend b = open(Duration.ZERO)) {
+            for (LockBackend locker : List.of(a, a, b)) {
+                Lease lease = locker.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+                values.add(probe.get(0, "distlock:" + key));
+                assertThat(locker.release(lease)).isTrue();
+            }
+        }
+        int locker = HandOffCourtesy.LOCKER_ID_LENGTH;
+        assertThat(values.get(1)).startsWith(values.get(0).substring(0, locker)).isNotEqualTo(values.get(0));
+        assertThat(values.get(1).substring(locker, ReleaseMessages.RELEASE_ID_LENGTH))
+                .isNotEqualTo(values.get(0).substring(locker, ReleaseMessages.RELEASE_ID_LENGTH));
+        assertThat(values.get(2).substring(0, locker))
+                .isNotEqualTo(values.get(0).substring(0, locker));
+        assertThat(values)
+                .allMatch(v -> v.substring(0, ReleaseMessages.RELEASE_ID_LENGTH).matches("[0-9a-f]+"));
     }
 
     /**
