@@ -46,9 +46,10 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@value #COURTESY} (default 2ms on one master; on several, 2ms + {@code retryDelay}): a locker that
  *       releases a key it had to wait for, and asks for it again at once, waits this long before its attempt, so
  *       that the waiters the release woke get the key first (a woken waiter needs a message and a round trip; the
- *       releaser would otherwise win most races). It costs the releaser nothing while another holds the key, and at
- *       most this long when nobody took it; an uncontended locker never pauses. {@code 0} turns it off: more
- *       hand-offs stay in the releasing process, which raises the rate and lowers fairness.
+ *       releaser would otherwise win most races), or until its turn comes round: until every other locker seen
+ *       releasing the key lately has released it once since. It costs the releaser nothing while another holds the
+ *       key, and at most this long when nobody took it; an uncontended locker never pauses. {@code 0} turns it off:
+ *       more hand-offs stay in the releasing process, which lowers fairness.
  *   <li>{@code connectTimeout} (common): also how long a wait goes on while too few masters answer; it then fails
  *       with a {@link LockBackendException} naming them, deadline or not.
  *   <li>{@value #CLOCK_DRIFT_FACTOR} (default 0.01): the drift allowance is ttl x factor + 2 ms.
