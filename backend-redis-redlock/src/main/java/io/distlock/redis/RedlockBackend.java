@@ -72,7 +72,14 @@ final class RedlockBackend implements LockBackend {
         timers.setRemoveOnCancelPolicy(true);
         this.courtesy = new HandOffCourtesy(settings.courtesyOn(masters.size()));
         this.messages = new ReleaseMessages(
-                masters, settings.releaseChannel(), majority, wakeUps, timers, settings.retryDelay(), courtesy);
+                masters,
+                settings.releaseChannel(),
+                majority,
+                wakeUps,
+                timers,
+                settings.retryDelay(),
+                settings.instanceTimeout(),
+                courtesy);
         messages.open();
     }
 

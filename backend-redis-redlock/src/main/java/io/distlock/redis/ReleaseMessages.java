@@ -27,10 +27,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * waiter also polls on a timer.
  *
  * <p>A release is heard once from every master that deleted the key; each message names the release (the random part
- * of the released value), and only the first of a release wakes anybody. Over several masters the wake-up comes after
- * a random delay of at most {@code retryDelay} (seed 002's random retry delay): every locker hears the release at about
- * the same instant, and their woken waiters would otherwise send their {@code SET NX} to the masters together and split
- * the votes. One master cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is
+ * of the released value), and a release wakes at most one waiter here however many masters tell it. Over several
+ * masters the wake-up waits until a majority of them has told the release (a {@code SET NX} sent after the first
+ * message alone can find the key not yet deleted on the others and split the vote), or {@code instanceTimeout} after
+ * the first message, whichever comes first (see {@link Release}); then comes a random delay of at most {@code
+ * retryDelay} (seed 002's random retry delay): every locker hears the release at about the same instant, and their
+ * woken waiters would otherwise send their {@code SET NX} to the masters together and split the votes. One master cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is
  * woken at once, on the thread that heard the message: a delay would only leave the lock free meanwhile. This
  * locker's own release of a key that other lockers take too wakes its own waiter only after the releaser's courtesy
  * ({@link HandOffCourtesy#heard}), so that their woken waiters try first, and within that courtesy the other lockers'
@@ -53,15 +55,17 @@ final class ReleaseMessages {
     private final WakeUps wakeUps;
     private final ScheduledExecutorService timers;
     private final long jitterNanos;
+    private final long majorityWithinNanos;
     private final HandOffCourtesy courtesy;
     /** When a waiter last wanted the messages (a {@link System#nanoTime()} reading); guarded by this. */
     private long lastWait;
     /** Whether {@link #unsubscribeIfIdle} is due; guarded by this. */
     private boolean idleCheckArmed;
 
-    private final Map<String, Boolean> heard = new LinkedHashMap<>(64, 0.75f, false) {
+    /** Recent releases by id, to count the masters that told each; guarded by itself. */
+    private final Map<String, Release> heard = new LinkedHashMap<>(64, 0.75f, false) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Release> eldest) {
             return size() > REMEMBERED_RELEASES;
         }
     };
@@ -73,6 +77,7 @@ final class ReleaseMessages {
             WakeUps wakeUps,
             ScheduledExecutorService timers,
             Duration jitter,
+            Duration majorityWithin,
             HandOffCourtesy courtesy) {
         this.masters = masters;
         this.channel = channel;
@@ -80,6 +85,7 @@ final class ReleaseMessages {
         this.wakeUps = wakeUps;
         this.timers = timers;
         this.jitterNanos = masters.size() > 1 ? jitter.toNanos() : 0;
+        this.majorityWithinNanos = majorityWithin.toNanos();
         this.courtesy = courtesy;
     }
 
@@ -164,27 +170,35 @@ final class ReleaseMessages {
             // wake, no timer to set. A waiter that registers later attempts before it waits, so it cannot miss it.
             return;
         }
-        long courtesyNanos = 0;
-        if (named) {
-            String release = message.substring(0, RELEASE_ID_LENGTH);
-            synchronized (heard) {
-                if (heard.put(release, Boolean.TRUE) != null) {
-                    return; // the same release, heard from another master
-                }
+        if (!named) {
+            long jitter = jitter();
+            if (jitter == 0) {
+                wakeUps.wakeOne(redisKey);
+            } else {
+                wakeAfter(() -> wakeUps.wakeOne(redisKey), jitter);
             }
-            OptionalLong delay = courtesy.heard(release, redisKey);
-            if (delay.isEmpty()) {
-                return; // another locker's release before this locker's turn: the other lockers' waiters take it
-            }
-            courtesyNanos = delay.getAsLong();
-        }
-        if (!waitedOn) {
             return;
         }
-        if (jitterNanos == 0 && courtesyNanos == 0) {
-            wakeUps.wakeOne(redisKey); // sends the attempt without blocking
+        String release = message.substring(0, RELEASE_ID_LENGTH);
+        Release told;
+        synchronized (heard) {
+            told = heard.get(release);
+            if (told != null) {
+                // The same release, heard from another master: it may complete the majority a wake-up waits for.
+                told.masters++;
+                due(told.dueOnMajority(majority));
+                return;
+            }
+            told = new Release(System.nanoTime());
+            heard.put(release, told);
+        }
+        OptionalLong delay = courtesy.heard(release, redisKey);
+        if (delay.isEmpty() || !waitedOn) {
+            // Another locker's release before this locker's turn (the other lockers' waiters take it), or a turn
+            // counted for a locker none of whose waiters waits yet.
             return;
         }
+        long courtesyNanos = delay.getAsLong();
         Runnable wake = courtesyNanos == 0
                 ? () -> wakeUps.wakeOne(redisKey)
                 : () -> {
@@ -192,13 +206,79 @@ final class ReleaseMessages {
                         wakeUps.wakeOne(redisKey);
                     }
                 };
-        long delay = Math.max(
-                courtesyNanos,
-                jitterNanos == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitterNanos + 1));
+        long wakeDelay = Math.max(courtesyNanos, jitter());
+        if (majority == 1 && wakeDelay == 0) {
+            wakeUps.wakeOne(redisKey); // sends the attempt without blocking
+            return;
+        }
+        Release owing = told;
+        Runnable owed = () -> wakeAfter(wake, Math.max(0, wakeDelay - (System.nanoTime() - owing.firstAt)));
+        Runnable due;
+        synchronized (heard) {
+            owing.owed = owed;
+            due = owing.dueOnMajority(majority);
+        }
+        if (due != null) {
+            due.run();
+            return;
+        }
+        wakeAfter(
+                () -> {
+                    synchronized (heard) {
+                        due(owing.take());
+                    }
+                },
+                majorityWithinNanos);
+    }
+
+    /** Runs {@code wake} if there is one: it only sets a timer, so it may run where the lock is held. */
+    private static void due(Runnable wake) {
+        if (wake != null) {
+            wake.run();
+        }
+    }
+
+    /** A random delay of at most {@code retryDelay} on several masters (seed 002's jitter), none on one. */
+    private long jitter() {
+        return jitterNanos == 0 ? 0 : ThreadLocalRandom.current().nextLong(jitterNanos + 1);
+    }
+
+    private void wakeAfter(Runnable wake, long delayNanos) {
         try {
-            timers.schedule(wake, delay, TimeUnit.NANOSECONDS);
+            timers.schedule(wake, delayNanos, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {
             // the backend is closing: its waiters end with it
+        }
+    }
+
+    /**
+     * A release as heard here: from how many masters, and the wake-up it owes. Over several masters the wake-up waits
+     * until a majority has told the release (each master tells it right after its delete, so a {@code SET NX} sent
+     * sooner finds the key still held on the others, splits the vote and costs a second round), or until {@code
+     * instanceTimeout} after the first message: a master that has not deleted by then counts as a "no", as in an
+     * acquisition, and a release that deleted on a bare majority may have lost a message. Guarded by the map of
+     * releases.
+     */
+    private static final class Release {
+        final long firstAt;
+        int masters = 1;
+        /** The wake-up owed, or null (none owed, or already on its way). */
+        Runnable owed;
+
+        Release(long firstAt) {
+            this.firstAt = firstAt;
+        }
+
+        /** The owed wake-up, taken, if a majority of the masters has told the release; else null. */
+        Runnable dueOnMajority(int majority) {
+            return masters >= majority ? take() : null;
+        }
+
+        /** The owed wake-up, taken, or null if none is owed. */
+        Runnable take() {
+            Runnable due = owed;
+            owed = null;
+            return due;
         }
     }
 }

@@ -108,6 +108,11 @@ final class RedisProbe implements AutoCloseable {
         on(master).del(key);
     }
 
+    /** Publishes {@code message} on {@code channel} from master {@code index} (a release told by that master alone). */
+    void publish(int master, String channel, String message) {
+        on(master).publish(channel, message);
+    }
+
     /** Whether {@code key} exists on master {@code index} (the access also expires it if its time is up). */
     boolean exists(int master, String key) {
         return on(master).exists(key) > 0;

@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,6 +41,14 @@ class RedlockBackendTest {
     private static final String CHANNEL = "distlock:released";
     private static final Duration TTL = TestTimeouts.scaled(Duration.ofSeconds(5));
     private static RedisProbe probe;
+
+    /**
+     * Waiters woken by release messages alone (their poll timer is longer than the test), each master given a tenth of
+     * the scaled lease to answer: on a loaded machine the default 100ms can pass, the master count as a "no", and the
+     * split vote cost a second round.
+     */
+    private static final Map<String, String> PUSH_ONLY =
+            Map.of("pollInterval", "60s", "instanceTimeout", TTL.dividedBy(10).toMillis() + "ms");
 
     @BeforeAll
     static void probe() {
@@ -67,6 +76,11 @@ class RedlockBackendTest {
             for (int i = 0; i < 2; i++) {
                 LockRequest request = Backends.request(key, TTL);
                 Lease lease = backend.tryAcquire(request).orElseThrow();
+                // Granted once a majority has answered: the other SETs may still be on their way.
+                Deadlines.await(
+                        () -> IntStream.range(0, 5).allMatch(m -> probe.get(m, "distlock:" + key) != null),
+                        TestTimeouts.scaled(Duration.ofSeconds(5)),
+                        () -> "the key is not set on every master");
                 String value = probe.get(0, "distlock:" + key);
                 assertThat(value).matches("[0-9a-f]{40}:" + java.util.regex.Pattern.quote(request.ownerId()));
                 for (int m = 1; m < 5; m++) {
@@ -119,8 +133,7 @@ class RedlockBackendTest {
     void acquire_waiterWokenByReleaseMessage_longBeforeItsPollInterval() throws Exception {
         String key = RedisProbe.uniqueKey("push");
         try (LockBackend holder = Backends.open(REDIS.endpoints(), TTL);
-                LockBackend waiter =
-                        Backends.open(REDIS.endpoints(), TTL, Ticker.system(), Map.of("pollInterval", "60s"))) {
+                LockBackend waiter = Backends.open(REDIS.endpoints(), TTL, Ticker.system(), PUSH_ONLY)) {
             Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
             long before = waiter.storeRequests().orElseThrow();
             CompletableFuture<Optional<Lease>> next = waiter.acquireAsync(
@@ -148,8 +161,7 @@ class RedlockBackendTest {
         String key = RedisProbe.uniqueKey("herd");
         int waiters = 4;
         try (LockBackend holder = Backends.open(REDIS.endpoints(), TTL);
-                LockBackend waiting =
-                        Backends.open(REDIS.endpoints(), TTL, Ticker.system(), Map.of("pollInterval", "60s"))) {
+                LockBackend waiting = Backends.open(REDIS.endpoints(), TTL, Ticker.system(), PUSH_ONLY)) {
             Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
             long before = waiting.storeRequests().orElseThrow();
             List<CompletableFuture<Optional<Lease>>> waits = new ArrayList<>();
@@ -185,6 +197,64 @@ class RedlockBackendTest {
                     .isEqualTo(5);
             assertThat(granted).hasSize(1);
             assertThat(waiting.release(granted.get(0))).isTrue();
+        }
+    }
+
+    /**
+     * Each master tells a release right after its delete. A waiter woken by the first message alone would send its
+     * {@code SET NX} while the others may still hold the key, split the vote and try again: it is woken once a majority
+     * of the masters has told the release, or {@code instanceTimeout} after the first message (a master that has not
+     * deleted by then counts as a "no", and a release on a bare majority may have lost a message).
+     */
+    @Test
+    void release_toldByOneMasterOfFive_wakesTheWaiterOnlyAfterInstanceTimeout_toldByAMajority_atOnce()
+            throws Exception {
+        String key = RedisProbe.uniqueKey("told");
+        String redisKey = "distlock:" + key;
+        Duration instanceTimeout = Duration.ofSeconds(5);
+        Duration ttl = instanceTimeout.multipliedBy(20);
+        try (LockBackend holder = Backends.open(REDIS.endpoints(), ttl);
+                LockBackend waiting = Backends.open(
+                        REDIS.endpoints(),
+                        ttl,
+                        Ticker.system(),
+                        Map.of("pollInterval", "60s", "instanceTimeout", "5s", "retryDelay", "1ms"))) {
+            Lease held = holder.tryAcquire(Backends.request(key, ttl)).orElseThrow();
+            long before = waiting.storeRequests().orElseThrow();
+            CompletableFuture<Optional<Lease>> next = waiting.acquireAsync(
+                    Backends.request(key, ttl),
+                    Deadline.after(Duration.ofSeconds(100), Ticker.system()),
+                    Runnable::run);
+            Deadlines.await(
+                    () -> waiting.storeRequests().orElseThrow() - before >= 5,
+                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    () -> "the waiter made no attempt");
+            awaitQuiet(waiting);
+
+            // A release told by master 0 alone (another release than the holder's, of the same key; master 0 keeps
+            // the key, so that the waiter's attempt wins nothing there either and leaves nothing to undo).
+            long quiet = waiting.storeRequests().orElseThrow();
+            long toldAt = System.nanoTime();
+            probe.publish(0, CHANNEL, "e".repeat(ReleaseMessages.RELEASE_ID_LENGTH) + " " + redisKey);
+            Deadlines.await(
+                    () -> waiting.storeRequests().orElseThrow() > quiet,
+                    TestTimeouts.scaled(Duration.ofSeconds(30)),
+                    () -> "the waiter was never woken by a release told by one master");
+            assertThat(Duration.ofNanos(System.nanoTime() - toldAt))
+                    .as("woken after a release told by one master of five")
+                    .isGreaterThanOrEqualTo(instanceTimeout);
+            awaitQuiet(waiting);
+            assertThat(next).isNotDone();
+
+            // The holder's release: five masters delete and tell it, a majority within milliseconds.
+            long releasedAt = System.nanoTime();
+            assertThat(holder.release(held)).isTrue();
+            Lease got = next.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(Duration.ofNanos(System.nanoTime() - releasedAt))
+                    .as("granted after a release told by a majority")
+                    .isLessThan(instanceTimeout);
+            assertThat(waiting.release(got)).isTrue();
         }
     }
 
