@@ -2,19 +2,17 @@ package io.distlock.zookeeper;
 
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
+import io.distlock.spi.DeferredBatches;
 import io.distlock.spi.DurationText;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
@@ -67,8 +65,9 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private final AtomicReference<ZkSession> current = new AtomicReference<>();
     private final Set<Runnable> wakeUps = ConcurrentHashMap.newKeySet();
     private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
-    private final Queue<ZkLease> toWatch = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean watchesScheduled = new AtomicBoolean();
+    /** Leases granted since the last batch of watches. */
+    private final DeferredBatches<ZkLease> toWatch;
+
     private volatile boolean lostState;
     private final ScheduledExecutorService heartbeat;
     private volatile boolean closed;
@@ -115,6 +114,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.toWatch = new DeferredBatches<>(heartbeat, Duration.ofNanos(WATCH_OWNED_WITHIN_NANOS), this::watchIfHeld);
     }
 
     /**
@@ -302,22 +302,12 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
      */
     void watchOwned(ZkLease lease) {
         toWatch.add(lease);
-        if (watchesScheduled.compareAndSet(false, true)) {
-            try {
-                heartbeat.schedule(this::watchPending, WATCH_OWNED_WITHIN_NANOS, TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException closing) {
-                // the backend is closing
-            }
-        }
     }
 
-    /** Watches the node of every lock granted since the last batch and still held. */
-    private void watchPending() {
-        watchesScheduled.set(false); // before draining: a lease added meanwhile is drained now or schedules a batch
-        for (ZkLease lease = toWatch.poll(); lease != null; lease = toWatch.poll()) {
-            if (lease.session().holds(lease)) {
-                watchNow(lease);
-            }
+    /** Watches the node of a lock granted since the last batch, if still held. */
+    private void watchIfHeld(ZkLease lease) {
+        if (lease.session().holds(lease)) {
+            watchNow(lease);
         }
     }
 

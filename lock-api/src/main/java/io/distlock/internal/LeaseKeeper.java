@@ -2,17 +2,15 @@ package io.distlock.internal;
 
 import io.distlock.LeaseModel;
 import io.distlock.Ticker;
+import io.distlock.spi.DeferredBatches;
 import io.distlock.spi.LockBackend;
 import java.time.Duration;
 import java.util.OptionalLong;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,7 +35,7 @@ final class LeaseKeeper {
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     /** How much later than the grant the timers of a lock are set, when they are due much later (see {@link #track}). */
-    private static final long DEFERRAL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final Duration DEFERRAL = Duration.ofMillis(50);
 
     /** A lock whose first timer is due sooner than this gets its timers at once. */
     private static final long DEFERRED_WHEN_DUE_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -48,10 +46,8 @@ final class LeaseKeeper {
     private final Ticker ticker;
     private final ScheduledExecutorService scheduler;
     private final Executor workers;
-    /** Locks granted since the last pass of {@link #startDeferred}, their timers not yet set. */
-    private final Queue<Tracking> deferred = new ConcurrentLinkedQueue<>();
-
-    private final AtomicBoolean deferralArmed = new AtomicBoolean();
+    /** Locks granted since the last pass, their timers not yet set. */
+    private final DeferredBatches<Tracking> deferred;
     /** How many timers were set; for tests. */
     private final LongAdder timersSet = new LongAdder();
 
@@ -68,11 +64,12 @@ final class LeaseKeeper {
         this.ticker = ticker;
         this.scheduler = scheduler;
         this.workers = workers;
+        this.deferred = new DeferredBatches<>(scheduler, DEFERRAL, Tracking::start);
     }
 
     /**
      * Starts keeping {@code lock}; the returned handle stops it. When its first timer is due in more than {@link
-     * #DEFERRED_WHEN_DUE_AFTER_NANOS}, its timers are set a little later ({@link #DEFERRAL_NANOS}), together with those
+     * #DEFERRED_WHEN_DUE_AFTER_NANOS}, its timers are set a little later ({@link #DEFERRAL}), together with those
      * of the other locks granted meanwhile, each for the same instant as now: most locks are released before that, and
      * never reach the timer thread. Setting a timer that becomes the scheduler's earliest wakes that thread, which
      * cost a context switch or two per acquisition, more than the rest of the locker's bookkeeping together.
@@ -84,34 +81,16 @@ final class LeaseKeeper {
             return tracking;
         }
         deferred.add(tracking);
-        if (deferralArmed.compareAndSet(false, true)) {
-            try {
-                schedule(this::startDeferred, DEFERRAL_NANOS, TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException closing) {
-                deferralArmed.set(false); // the locker is closing: nothing is kept any more
-            }
-        }
         return tracking;
-    }
-
-    /**
-     * Sets the timers of the locks granted since the last pass, if still kept. The flag is cleared before the queue is
-     * read: a lock added meanwhile is either taken here or arms a pass of its own.
-     */
-    private void startDeferred() {
-        deferralArmed.set(false);
-        for (Tracking t = deferred.poll(); t != null; t = deferred.poll()) {
-            t.start();
-        }
     }
 
     private long periodNanos() {
         return Math.max(1, leaseTime.toNanos() / 3);
     }
 
-    /** How many timers were set so far; for tests. */
+    /** How many timers were set so far, the deferred passes' among them; for tests. */
     long timersSet() {
-        return timersSet.sum();
+        return timersSet.sum() + deferred.passesSet();
     }
 
     private ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
