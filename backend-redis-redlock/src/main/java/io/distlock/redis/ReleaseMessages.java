@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>One channel for all keys means no subscribe and unsubscribe per wait (the races and leaked subscriptions of
  * per-lock channels), at the cost of every waiting locker hearing every release of its prefix; a message for a key
  * nobody here waits on is one map lookup. A locker is subscribed only while it waits, and for a second after: one that
- * waits for nothing hears nothing, not even its own releases. Messages can be lost (a master restarting, a reconnecting subscriber), so every
- * waiter also polls on a timer.
+ * waits for nothing hears nothing, not even its own releases. Messages can be lost (a master restarting, a
+ * reconnecting subscriber), so every waiter also polls on a timer.
  *
  * <p>A release is heard once from every master that deleted the key; each message names the release (the random part
  * of the released value), and a release wakes at most one waiter here however many masters tell it. Over several
@@ -32,8 +32,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * message alone can find the key not yet deleted on the others and split the vote), or {@code instanceTimeout} after
  * the first message, whichever comes first (see {@link Release}); then comes a random delay of at most {@code
  * retryDelay} (seed 002's random retry delay): every locker hears the release at about the same instant, and their
- * woken waiters would otherwise send their {@code SET NX} to the masters together and split the votes. One master cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is
- * woken at once, on the thread that heard the message: a delay would only leave the lock free meanwhile. This
+ * woken waiters would otherwise send their {@code SET NX} to the masters together and split the votes. One master
+ * cannot split a vote (one {@code SET NX} wins, the others answer "no"), so there the waiter is woken at once, on the
+ * thread that heard the message: a delay would only leave the lock free meanwhile. This
  * locker's own release of a key that other lockers take too wakes its own waiter only after the releaser's courtesy
  * ({@link HandOffCourtesy#heard}), so that their woken waiters try first, and within that courtesy the other lockers'
  * releases wake nobody here until this locker's turn comes round.
