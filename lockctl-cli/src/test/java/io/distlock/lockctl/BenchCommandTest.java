@@ -39,6 +39,18 @@ class BenchCommandTest {
         assertThat(twoProcesses.get("summary").get("acquisitionsPerSecond").asDouble())
                 .isPositive();
         assertThat(twoProcesses.get("summary").get("workerPeakRssMiB")).hasSize(2);
+        // where the CPU went, by the threads' Java names: the taking threads and the ZooKeeper client's I/O thread
+        JsonNode byThread = twoProcesses.get("summary").get("cpuByThread");
+        assertThat(byThread.findValuesAsText("threads")).contains("pool-N-thread-N", "main-SendThread(N.N.N.N:N)");
+        for (JsonNode group : byThread) {
+            if (group.get("threads").asText().equals("main-SendThread(N.N.N.N:N)")) {
+                assertThat(group.get("cpuMsPerAcquisition").asDouble()).isPositive();
+                assertThat(group.get("switchesPerAcquisition").asDouble()).isPositive();
+            }
+        }
+        assertThat(cli.out())
+                .contains("Where the CPU goes, P=2")
+                .containsPattern("main-SendThread\\(N\\.N\\.N\\.N:N\\) +[0-9.]+ / [0-9.]+");
 
         String html = Files.readString(out.resolve("index.html"));
         try (var files = Files.list(out)) {

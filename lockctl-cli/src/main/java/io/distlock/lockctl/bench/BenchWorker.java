@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorCompletionService;
@@ -115,6 +116,8 @@ public final class BenchWorker {
                         return null;
                     });
                 }
+                // read before the start, not after it: the dump and the reads would delay this worker's start
+                Map<String, ThreadCpu> threadsBefore = ThreadCpu.snapshot();
                 awaitGo();
                 long cpuBefore = cpuNanos();
                 go.countDown();
@@ -122,6 +125,7 @@ public final class BenchWorker {
                     finished.take().get(); // the first thread to fail fails the worker
                 }
                 long cpu = cpuNanos() - cpuBefore;
+                List<ThreadCpu> threadCpu = ThreadCpu.since(threadsBefore);
                 long requests = requestsBefore < 0 ? -1 : target.storeRequests().orElse(-1) - requestsBefore;
                 return new WorkerResult(
                         task.index(),
@@ -134,7 +138,8 @@ public final class BenchWorker {
                         new long[] {requests},
                         cpu,
                         peakRss(),
-                        0);
+                        0,
+                        threadCpu);
             } finally {
                 pool.shutdownNow();
             }
@@ -229,18 +234,7 @@ public final class BenchWorker {
                 requests[s] =
                         before[s] < 0 ? -1 : targets.get(s).storeRequests().orElse(-1) - before[s];
             }
-            return new WorkerResult(
-                    task.index(),
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    latency,
-                    requests,
-                    cpuNanos() - cpuBefore,
-                    peakRss(),
-                    0);
+            return WorkerResult.unstamped(task.index(), latency, requests, cpuNanos() - cpuBefore, peakRss(), 0);
         } finally {
             for (BenchTarget target : targets) {
                 target.close();
@@ -267,8 +261,7 @@ public final class BenchWorker {
                 h.release();
             }
             double perLock = (heapAfter - heapBefore) / (double) n;
-            return new WorkerResult(
-                    task.index(), null, null, null, null, null, null, new long[] {-1}, cpuNanos(), peakRss(), perLock);
+            return WorkerResult.unstamped(task.index(), null, new long[] {-1}, cpuNanos(), peakRss(), perLock);
         }
     }
 

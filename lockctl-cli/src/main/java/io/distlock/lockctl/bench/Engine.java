@@ -282,7 +282,28 @@ public final class Engine {
                         .toList(),
                 keys,
                 Arrays.stream(perKey).boxed().toList(),
-                Arrays.stream(handOffsPerKey).boxed().toList());
+                Arrays.stream(handOffsPerKey).boxed().toList(),
+                threadShares(results, total));
         return new RunData(summary, List.of(grantMs), List.of(waitMs));
+    }
+
+    /** The workers' thread groups, each summed over the workers, per acquisition; the largest CPU first. */
+    static List<RunSummary.ThreadShare> threadShares(List<WorkerResult> results, int acquisitions) {
+        Map<String, long[]> groups = new HashMap<>(); // CPU nanoseconds, switches
+        for (WorkerResult r : results) {
+            for (ThreadCpu t : r.threadCpu()) {
+                long[] g = groups.computeIfAbsent(t.threads(), k -> new long[2]);
+                g[0] += t.cpuNanos();
+                g[1] += t.switches();
+            }
+        }
+        return groups.entrySet().stream()
+                .map(e -> new RunSummary.ThreadShare(
+                        e.getKey(),
+                        Stats.millis((double) e.getValue()[0] / acquisitions),
+                        (double) e.getValue()[1] / acquisitions))
+                .sorted(Comparator.comparingDouble(RunSummary.ThreadShare::cpuMsPerAcquisition)
+                        .reversed())
+                .toList();
     }
 }

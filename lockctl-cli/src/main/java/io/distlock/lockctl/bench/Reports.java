@@ -7,8 +7,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.function.Function;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -20,6 +23,9 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 public final class Reports {
 
     private static final int MAX_POINTS = 2_000;
+
+    /** The share of a run's CPU below which a group of threads is counted among the others. */
+    private static final double SHOWN_SHARE = 0.02;
 
     private Reports() {}
 
@@ -80,6 +86,7 @@ public final class Reports {
                 }
                 s.append(String.join("; ", ranges)).append('\n');
             }
+            appendCpuByThread(s, report);
             for (RunData run : report.runs()) {
                 RunSummary r = run.summary();
                 if (r.keys() > 1 && r.acquisitionsPerKey() != null) {
@@ -134,6 +141,103 @@ public final class Reports {
         }
         s.append("\nReproduce: ").append(Redaction.uri(report.command())).append('\n');
         return s.toString();
+    }
+
+    /**
+     * Per process count, where each store's CPU per acquisition went: the workers' thread groups that took at least
+     * {@link #SHOWN_SHARE} of some store's CPU, with the median over rounds of their CPU and wake-ups per acquisition.
+     */
+    private static void appendCpuByThread(StringBuilder s, BenchReport report) {
+        List<Integer> counts = report.comparisons().stream()
+                .map(Comparison::processes)
+                .distinct()
+                .toList();
+        for (int p : counts) {
+            List<Comparison> row = report.comparisons().stream()
+                    .filter(c -> c.processes() == p)
+                    .toList();
+            List<List<RunSummary>> runs = new ArrayList<>();
+            for (Comparison c : row) {
+                runs.add(report.runs().stream()
+                        .map(RunData::summary)
+                        .filter(r -> r.processes() == p && r.storeIndex() == c.storeIndex())
+                        .filter(r -> !r.cpuByThread().isEmpty())
+                        .toList());
+            }
+            if (runs.stream().allMatch(List::isEmpty)) {
+                continue;
+            }
+            // the groups, the largest first in the first store that has them
+            Set<String> groups = new LinkedHashSet<>();
+            for (int i = 0; i < row.size(); i++) {
+                for (RunSummary r : runs.get(i)) {
+                    for (RunSummary.ThreadShare t : r.cpuByThread()) {
+                        if (t.cpuMsPerAcquisition() >= SHOWN_SHARE * r.cpuMsPerAcquisition()) {
+                            groups.add(t.threads());
+                        }
+                    }
+                }
+            }
+            s.append(String.format(
+                    Locale.ROOT,
+                    "Where the CPU goes, %s (per acquisition, median over rounds: microseconds of CPU / voluntary"
+                            + " context switches, about the wake-ups; threads named alike but for their digits as one)%n",
+                    processesShown(p, row.get(0).threads())));
+            StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%-34s", "threads"));
+            for (Comparison c : row) {
+                header.append(String.format(Locale.ROOT, " %40s", shorten(c.store())));
+            }
+            s.append(header).append('\n');
+            for (String g : groups) {
+                s.append(cpuRow(tail(g, 34), runs, r -> shareOf(r, g)));
+            }
+            s.append(cpuRow("other threads", runs, r -> {
+                double[] all = {0, 0};
+                for (RunSummary.ThreadShare t : r.cpuByThread()) {
+                    if (!groups.contains(t.threads())) {
+                        all[0] += t.cpuMsPerAcquisition();
+                        all[1] += t.switchesPerAcquisition();
+                    }
+                }
+                return all;
+            }));
+            s.append(cpuRow(
+                    "all threads (the run's CPU)", runs, r -> new double[] {r.cpuMsPerAcquisition(), Double.NaN}));
+        }
+    }
+
+    private static double[] shareOf(RunSummary run, String group) {
+        for (RunSummary.ThreadShare t : run.cpuByThread()) {
+            if (t.threads().equals(group)) {
+                return new double[] {t.cpuMsPerAcquisition(), t.switchesPerAcquisition()};
+            }
+        }
+        return new double[] {0, 0};
+    }
+
+    /** One line of the table: per store, the medians over its runs of {CPU ms, switches} per acquisition. */
+    private static String cpuRow(String label, List<List<RunSummary>> runs, Function<RunSummary, double[]> figures) {
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-34s", label));
+        for (List<RunSummary> store : runs) {
+            if (store.isEmpty()) {
+                line.append(String.format(Locale.ROOT, " %40s", "-"));
+                continue;
+            }
+            double cpu =
+                    Stats.median(store.stream().map(r -> figures.apply(r)[0]).toList());
+            double switches =
+                    Stats.median(store.stream().map(r -> figures.apply(r)[1]).toList());
+            String cell = Double.isNaN(switches)
+                    ? String.format(Locale.ROOT, "%.1f", cpu * 1000)
+                    : String.format(Locale.ROOT, "%.1f / %.2f", cpu * 1000, switches);
+            line.append(String.format(Locale.ROOT, " %40s", cell));
+        }
+        return line.append('\n').toString();
+    }
+
+    /** The last {@code width} characters of {@code text}, marked with an ellipsis when cut. */
+    private static String tail(String text, int width) {
+        return text.length() <= width ? text : "..." + text.substring(text.length() - width + 3);
     }
 
     /** Writes the charts and {@code index.html} into {@code dir}; returns the chart files written. */

@@ -30,6 +30,8 @@ import java.util.List;
  * @param keys how many keys the acquisitions were spread over ({@code --keys})
  * @param acquisitionsPerKey per key: acquisitions that took it, as the workers reported them
  * @param handOffsPerKey per key: grants that passed it from one process to another
+ * @param cpuByThread where {@code cpuMsPerAcquisition} went: the workers' thread groups ({@link ThreadCpu}), the
+ *     largest first; empty where not known (not Linux, or a {@code bench.json} written before it)
  */
 public record RunSummary(
         String store,
@@ -54,10 +56,26 @@ public record RunSummary(
         List<Double> workerPeakRssMiB,
         int keys,
         List<Integer> acquisitionsPerKey,
-        List<Integer> handOffsPerKey) {
+        List<Integer> handOffsPerKey,
+        List<ThreadShare> cpuByThread) {
 
-    /** Reads a {@code bench.json} written before {@code --threads}, which has no {@code threads}, as one thread. */
+    /**
+     * Reads a {@code bench.json} written before {@code --threads}, which has no {@code threads}, as one thread, and
+     * one written before {@code cpuByThread} as none known.
+     */
     public RunSummary {
         threads = Math.max(threads, 1);
+        cpuByThread = cpuByThread == null ? List.of() : List.copyOf(cpuByThread);
     }
+
+    /**
+     * One group of the workers' threads (named alike but for their digits, in every worker together) per acquisition.
+     *
+     * @param threads the group's name, every run of digits written {@code N}
+     * @param cpuMsPerAcquisition its CPU time per acquisition; the groups add up to about the run's {@code
+     *     cpuMsPerAcquisition}, less what threads that ended during the run used
+     * @param switchesPerAcquisition its voluntary context switches per acquisition: about how often its threads were
+     *     woken
+     */
+    public record ThreadShare(String threads, double cpuMsPerAcquisition, double switchesPerAcquisition) {}
 }

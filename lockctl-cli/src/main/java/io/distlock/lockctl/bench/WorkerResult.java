@@ -1,5 +1,7 @@
 package io.distlock.lockctl.bench;
 
+import java.util.List;
+
 /**
  * What a worker measured. Times are {@link System#nanoTime()} readings, one monotonic clock for every JVM on the host.
  *
@@ -14,6 +16,8 @@ package io.distlock.lockctl.bench;
  * @param cpuNanos the worker JVM's CPU time (user + system, all its threads) during the measured part
  * @param peakRssBytes the worker JVM's peak resident set size ({@code VmHWM}), or -1 where unknown
  * @param heapPerLockBytes client heap per held lock ({@code held}), else 0
+ * @param threadCpu the worker's thread groups during the measured part, the largest CPU first ({@code contended}; empty
+ *     where not known)
  */
 record WorkerResult(
         int index,
@@ -26,4 +30,33 @@ record WorkerResult(
         long[] storeRequests,
         long cpuNanos,
         long peakRssBytes,
-        double heapPerLockBytes) {}
+        double heapPerLockBytes,
+        List<ThreadCpu> threadCpu) {
+
+    WorkerResult {
+        threadCpu = threadCpu == null ? List.of() : threadCpu;
+    }
+
+    /** A result without per-acquisition stamps or thread groups ({@code uncontended} and {@code held}). */
+    static WorkerResult unstamped(
+            int index,
+            long[][][] latencyNanos,
+            long[] storeRequests,
+            long cpuNanos,
+            long peakRssBytes,
+            double heapPerLockBytes) {
+        return new WorkerResult(
+                index,
+                null,
+                null,
+                null,
+                null,
+                null,
+                latencyNanos,
+                storeRequests,
+                cpuNanos,
+                peakRssBytes,
+                heapPerLockBytes,
+                List.of());
+    }
+}

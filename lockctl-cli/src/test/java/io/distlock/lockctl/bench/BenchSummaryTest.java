@@ -58,6 +58,18 @@ class BenchSummaryTest {
         assertThat(run.grantMs().get(5)).containsExactly(20.5, 21.5, 22.5, 23.5);
     }
 
+    @Test
+    void summarize_threadGroups_addUpOverTheWorkers_perAcquisition_largestFirst() {
+        RunSummary run =
+                Engine.summarize("memory:", 0, 1, 1, 3, resultsOf(SCHEDULE)).summary();
+
+        // 24 acquisitions: the callers' 8 ms and 16 switches, the I/O thread's 3 ms and 24 switches
+        assertThat(run.cpuByThread())
+                .containsExactly(
+                        new RunSummary.ThreadShare("pool-N-thread-N", 8.0 / 24, 16.0 / 24),
+                        new RunSummary.ThreadShare("main-SendThread(N.N.N.N:N)", 3.0 / 24, 1.0));
+    }
+
     /** The workers' results of a schedule of (process, thread) grants on one key, slot s granted at s ms. */
     private static List<WorkerResult> resultsOf(int[][] schedule) {
         List<WorkerResult> results = new ArrayList<>();
@@ -81,7 +93,22 @@ class BenchSummaryTest {
                 thread[i] = schedule[slot][1];
             }
             results.add(new WorkerResult(
-                    w, attempt, grant, release, new int[n], thread, null, new long[] {-1}, MILLI, -1, 0));
+                    w,
+                    attempt,
+                    grant,
+                    release,
+                    new int[n],
+                    thread,
+                    null,
+                    new long[] {-1},
+                    MILLI,
+                    -1,
+                    0,
+                    w == 0
+                            ? List.of(
+                                    new ThreadCpu("pool-N-thread-N", 6 * MILLI, 12),
+                                    new ThreadCpu("main-SendThread(N.N.N.N:N)", 3 * MILLI, 24))
+                            : List.of(new ThreadCpu("pool-N-thread-N", 2 * MILLI, 4))));
         }
         return results;
     }
