@@ -47,10 +47,13 @@ class BenchCommandTest {
                 assertThat(group.get("cpuMsPerAcquisition").asDouble()).isPositive();
                 assertThat(group.get("switchesPerAcquisition").asDouble()).isPositive();
             }
+            if (group.get("threads").asText().equals("pool-N-thread-N")) {
+                assertThat(group.get("allocatedBytesPerAcquisition").asDouble()).isPositive();
+            }
         }
         assertThat(cli.out())
                 .contains("Where the CPU goes, P=2")
-                .containsPattern("main-SendThread\\(N\\.N\\.N\\.N:N\\) +[0-9.]+ / [0-9.]+");
+                .containsPattern("main-SendThread\\(N\\.N\\.N\\.N:N\\) +[0-9.]+ / [0-9.]+ / [0-9]+");
 
         String html = Files.readString(out.resolve("index.html"));
         try (var files = Files.list(out)) {

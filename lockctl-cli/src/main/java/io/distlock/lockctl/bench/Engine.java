@@ -289,19 +289,21 @@ public final class Engine {
 
     /** The workers' thread groups, each summed over the workers, per acquisition; the largest CPU first. */
     static List<RunSummary.ThreadShare> threadShares(List<WorkerResult> results, int acquisitions) {
-        Map<String, long[]> groups = new HashMap<>(); // CPU nanoseconds, switches
+        Map<String, long[]> groups = new HashMap<>(); // CPU nanoseconds, switches, allocated bytes
         for (WorkerResult r : results) {
             for (ThreadCpu t : r.threadCpu()) {
-                long[] g = groups.computeIfAbsent(t.threads(), k -> new long[2]);
+                long[] g = groups.computeIfAbsent(t.threads(), k -> new long[3]);
                 g[0] += t.cpuNanos();
                 g[1] += t.switches();
+                g[2] += t.allocatedBytes();
             }
         }
         return groups.entrySet().stream()
                 .map(e -> new RunSummary.ThreadShare(
                         e.getKey(),
                         Stats.millis((double) e.getValue()[0] / acquisitions),
-                        (double) e.getValue()[1] / acquisitions))
+                        (double) e.getValue()[1] / acquisitions,
+                        (double) e.getValue()[2] / acquisitions))
                 .sorted(Comparator.comparingDouble(RunSummary.ThreadShare::cpuMsPerAcquisition)
                         .reversed())
                 .toList();

@@ -181,7 +181,8 @@ public final class Reports {
             s.append(String.format(
                     Locale.ROOT,
                     "Where the CPU goes, %s (per acquisition, median over rounds: microseconds of CPU / voluntary"
-                            + " context switches, about the wake-ups; threads named alike but for their digits as one)%n",
+                            + " context switches, about the wake-ups / bytes allocated; threads named alike but for"
+                            + " their digits as one)%n",
                     processesShown(p, row.get(0).threads())));
             StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%-34s", "threads"));
             for (Comparison c : row) {
@@ -192,30 +193,38 @@ public final class Reports {
                 s.append(cpuRow(tail(g, 34), runs, r -> shareOf(r, g)));
             }
             s.append(cpuRow("other threads", runs, r -> {
-                double[] all = {0, 0};
+                double[] all = {0, 0, 0};
                 for (RunSummary.ThreadShare t : r.cpuByThread()) {
                     if (!groups.contains(t.threads())) {
                         all[0] += t.cpuMsPerAcquisition();
                         all[1] += t.switchesPerAcquisition();
+                        all[2] += t.allocatedBytesPerAcquisition();
                     }
                 }
                 return all;
             }));
-            s.append(cpuRow(
-                    "all threads (the run's CPU)", runs, r -> new double[] {r.cpuMsPerAcquisition(), Double.NaN}));
+            s.append(cpuRow("all threads (the run's CPU)", runs, r -> new double[] {
+                r.cpuMsPerAcquisition(),
+                Double.NaN,
+                r.cpuByThread().stream()
+                        .mapToDouble(RunSummary.ThreadShare::allocatedBytesPerAcquisition)
+                        .sum()
+            }));
         }
     }
 
     private static double[] shareOf(RunSummary run, String group) {
         for (RunSummary.ThreadShare t : run.cpuByThread()) {
             if (t.threads().equals(group)) {
-                return new double[] {t.cpuMsPerAcquisition(), t.switchesPerAcquisition()};
+                return new double[] {
+                    t.cpuMsPerAcquisition(), t.switchesPerAcquisition(), t.allocatedBytesPerAcquisition()
+                };
             }
         }
-        return new double[] {0, 0};
+        return new double[] {0, 0, 0};
     }
 
-    /** One line of the table: per store, the medians over its runs of {CPU ms, switches} per acquisition. */
+    /** One line of the table: per store, the medians over its runs of {CPU ms, switches, bytes} per acquisition. */
     private static String cpuRow(String label, List<List<RunSummary>> runs, Function<RunSummary, double[]> figures) {
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-34s", label));
         for (List<RunSummary> store : runs) {
@@ -227,9 +236,11 @@ public final class Reports {
                     Stats.median(store.stream().map(r -> figures.apply(r)[0]).toList());
             double switches =
                     Stats.median(store.stream().map(r -> figures.apply(r)[1]).toList());
+            double bytes =
+                    Stats.median(store.stream().map(r -> figures.apply(r)[2]).toList());
             String cell = Double.isNaN(switches)
-                    ? String.format(Locale.ROOT, "%.1f", cpu * 1000)
-                    : String.format(Locale.ROOT, "%.1f / %.2f", cpu * 1000, switches);
+                    ? String.format(Locale.ROOT, "%.1f / - / %.0f", cpu * 1000, bytes)
+                    : String.format(Locale.ROOT, "%.1f / %.2f / %.0f", cpu * 1000, switches, bytes);
             line.append(String.format(Locale.ROOT, " %40s", cell));
         }
         return line.append('\n').toString();

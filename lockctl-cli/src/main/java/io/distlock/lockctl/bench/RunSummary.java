@@ -76,6 +76,12 @@ public record RunSummary(
      *     cpuMsPerAcquisition}, less what threads that ended during the run used
      * @param switchesPerAcquisition its voluntary context switches per acquisition: about how often its threads were
      *     woken
+     * @param allocatedBytesPerAcquisition the heap its Java threads allocated per acquisition (0 in a {@code
+     *     bench.json} written before it)
      */
-    public record ThreadShare(String threads, double cpuMsPerAcquisition, double switchesPerAcquisition) {}
+    public record ThreadShare(
+            String threads,
+            double cpuMsPerAcquisition,
+            double switchesPerAcquisition,
+            double allocatedBytesPerAcquisition) {}
 }

@@ -2,6 +2,7 @@ package io.distlock.lockctl.bench;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,8 +18,8 @@ import javax.management.JMException;
 import javax.management.ObjectName;
 
 /**
- * Where a worker JVM's CPU went: the CPU time and the voluntary context switches (each time a thread gave up the CPU
- * to wait, so about how often it was woken) of one group of its threads over the measured part. Threads named alike
+ * Where a worker JVM's CPU went: the CPU time, the voluntary context switches (each time a thread gave up the CPU to
+ * wait, so about how often it was woken) and the heap allocated by one group of its threads over the measured part. Threads named alike
  * but for their digits are one group: {@code pool-4-thread-1} and {@code pool-4-thread-2} are {@code pool-N-thread-N}.
  *
  * <p>Read from Linux's {@code /proc/self/task}, with the threads' names from HotSpot's thread dump (the kernel keeps
@@ -28,8 +29,9 @@ import javax.management.ObjectName;
  * @param threads the group's name, every run of digits written {@code N}
  * @param cpuNanos the group's CPU time (user + system)
  * @param switches the group's voluntary context switches
+ * @param allocatedBytes the heap its Java threads allocated (HotSpot's per-thread count; 0 for the JVM's own threads)
  */
-public record ThreadCpu(String threads, long cpuNanos, long switches) {
+public record ThreadCpu(String threads, long cpuNanos, long switches, long allocatedBytes) {
 
     private static final Path TASKS = Path.of("/proc/self/task");
     private static final Pattern DIGITS = Pattern.compile("[0-9]+");
@@ -56,6 +58,25 @@ public record ThreadCpu(String threads, long cpuNanos, long switches) {
         } catch (IOException unreadable) {
             return Map.of();
         }
+        allocated().forEach((group, bytes) -> groups.merge(group, new ThreadCpu(group, 0, 0, bytes), ThreadCpu::plus));
+        return groups;
+    }
+
+    /** Heap allocated so far by this JVM's live Java threads, by group; empty where the JVM does not count it. */
+    private static Map<String, Long> allocated() {
+        Map<String, Long> groups = new HashMap<>();
+        if (!(ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean threads)
+                || !threads.isThreadAllocatedMemoryEnabled()) {
+            return groups;
+        }
+        long[] ids = threads.getAllThreadIds();
+        long[] bytes = threads.getThreadAllocatedBytes(ids);
+        ThreadInfo[] infos = threads.getThreadInfo(ids);
+        for (int i = 0; i < ids.length; i++) {
+            if (infos[i] != null && bytes[i] >= 0) {
+                groups.merge(group(infos[i].getThreadName()), bytes[i], Long::sum);
+            }
+        }
         return groups;
     }
 
@@ -63,13 +84,14 @@ public record ThreadCpu(String threads, long cpuNanos, long switches) {
     static List<ThreadCpu> since(Map<String, ThreadCpu> before) {
         List<ThreadCpu> used = new ArrayList<>();
         for (ThreadCpu now : snapshot().values()) {
-            ThreadCpu then = before.getOrDefault(now.threads(), new ThreadCpu(now.threads(), 0, 0));
+            ThreadCpu then = before.getOrDefault(now.threads(), new ThreadCpu(now.threads(), 0, 0, 0));
             // a group whose threads ended may have less than before: what its remaining threads used is not known
             ThreadCpu d = new ThreadCpu(
                     now.threads(),
                     Math.max(0, now.cpuNanos() - then.cpuNanos()),
-                    Math.max(0, now.switches() - then.switches()));
-            if (d.cpuNanos() > 0 || d.switches() > 0) {
+                    Math.max(0, now.switches() - then.switches()),
+                    Math.max(0, now.allocatedBytes() - then.allocatedBytes()));
+            if (d.cpuNanos() > 0 || d.switches() > 0 || d.allocatedBytes() > 0) {
                 used.add(d);
             }
         }
@@ -78,7 +100,8 @@ public record ThreadCpu(String threads, long cpuNanos, long switches) {
     }
 
     private ThreadCpu plus(ThreadCpu other) {
-        return new ThreadCpu(threads, cpuNanos + other.cpuNanos, switches + other.switches);
+        return new ThreadCpu(
+                threads, cpuNanos + other.cpuNanos, switches + other.switches, allocatedBytes + other.allocatedBytes);
     }
 
     /** One thread: its CPU time from {@code schedstat} (nanoseconds), its switches from {@code status}. */
@@ -98,7 +121,7 @@ public record ThreadCpu(String threads, long cpuNanos, long switches) {
                             Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
                 }
             }
-            return Optional.of(new ThreadCpu(group(name), cpu, switches));
+            return Optional.of(new ThreadCpu(group(name), cpu, switches, 0));
         } catch (IOException | RuntimeException ended) {
             return Optional.empty(); // the thread ended meanwhile
         }

@@ -63,11 +63,12 @@ class BenchSummaryTest {
         RunSummary run =
                 Engine.summarize("memory:", 0, 1, 1, 3, resultsOf(SCHEDULE)).summary();
 
-        // 24 acquisitions: the callers' 8 ms and 16 switches, the I/O thread's 3 ms and 24 switches
+        // 24 acquisitions: the callers' 8 ms, 16 switches and 6000 bytes; the I/O thread's 3 ms, 24 switches, 2400
+        // bytes
         assertThat(run.cpuByThread())
                 .containsExactly(
-                        new RunSummary.ThreadShare("pool-N-thread-N", 8.0 / 24, 16.0 / 24),
-                        new RunSummary.ThreadShare("main-SendThread(N.N.N.N:N)", 3.0 / 24, 1.0));
+                        new RunSummary.ThreadShare("pool-N-thread-N", 8.0 / 24, 16.0 / 24, 250),
+                        new RunSummary.ThreadShare("main-SendThread(N.N.N.N:N)", 3.0 / 24, 1.0, 100));
     }
 
     /** The workers' results of a schedule of (process, thread) grants on one key, slot s granted at s ms. */
@@ -106,9 +107,9 @@ class BenchSummaryTest {
                     0,
                     w == 0
                             ? List.of(
-                                    new ThreadCpu("pool-N-thread-N", 6 * MILLI, 12),
-                                    new ThreadCpu("main-SendThread(N.N.N.N:N)", 3 * MILLI, 24))
-                            : List.of(new ThreadCpu("pool-N-thread-N", 2 * MILLI, 4))));
+                                    new ThreadCpu("pool-N-thread-N", 6 * MILLI, 12, 4800),
+                                    new ThreadCpu("main-SendThread(N.N.N.N:N)", 3 * MILLI, 24, 2400))
+                            : List.of(new ThreadCpu("pool-N-thread-N", 2 * MILLI, 4, 1200))));
         }
         return results;
     }

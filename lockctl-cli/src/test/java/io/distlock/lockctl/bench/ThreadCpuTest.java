@@ -14,10 +14,13 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** {@link ThreadCpu}: a thread's CPU and wake-ups, under its Java name's group, from {@code /proc}. */
+/** {@link ThreadCpu}: a thread's CPU, wake-ups and allocations, under its Java name's group. */
 class ThreadCpuTest {
 
     private static final long BUSY_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
+
+    /** Where the allocating thread's arrays go, so that they are not optimised away. */
+    private static volatile byte[] sink;
 
     @BeforeAll
     static void onLinux() {
@@ -63,6 +66,25 @@ class ThreadCpuTest {
     }
 
     @Test
+    void since_aThreadThatAllocatedTenMegabytes_countsThemUnderItsGroup() throws Exception {
+        Thread allocating = new Thread(
+                () -> {
+                    for (int i = 0; i < 100; i++) {
+                        sink = new byte[100 * 1024];
+                    }
+                    LockSupport.park();
+                },
+                "thread-cpu-test-allocating-5");
+        Map<String, ThreadCpu> before = ThreadCpu.snapshot();
+        startAndAwaitParked(allocating);
+
+        ThreadCpu group = groupOf(ThreadCpu.since(before), "thread-cpu-test-allocating-N");
+        LockSupport.unpark(allocating);
+        assertThat(group.allocatedBytes()).isGreaterThanOrEqualTo(100 * 100 * 1024);
+        assertThat(group.cpuNanos()).isPositive(); // the same group as the kernel's figures, not one of its own
+    }
+
+    @Test
     void since_listsTheLargestCpuFirst_andLeavesOutGroupsThatUsedNothing() throws Exception {
         Map<String, ThreadCpu> before = ThreadCpu.snapshot();
         Thread busy = startBusy("thread-cpu-test-first-1");
@@ -71,7 +93,8 @@ class ThreadCpuTest {
         LockSupport.unpark(busy);
         assertThat(used).hasSizeGreaterThan(1);
         assertThat(used).isSortedAccordingTo((a, b) -> Long.compare(b.cpuNanos(), a.cpuNanos()));
-        assertThat(used).allSatisfy(t -> assertThat(t.cpuNanos() + t.switches()).isPositive());
+        assertThat(used).allSatisfy(t -> assertThat(t.cpuNanos() + t.switches() + t.allocatedBytes())
+                .isPositive());
     }
 
     /**
