@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -33,8 +32,8 @@ final class LockAttempt {
 
     private static final Logger log = LoggerFactory.getLogger(LockAttempt.class);
 
-    private static final Comparator<String> BY_SEQUENCE = Comparator.comparing(
-            (String name) -> StandardLockInternalsDriver.standardFixForSorting(name, ZkCalls.LOCK_NAME));
+    /** Queue order: Curator's ({@code StandardLockInternalsDriver.standardFixForSorting}), without its substrings. */
+    static final Comparator<String> BY_SEQUENCE = LockAttempt::compareBySequence;
 
     private final ZkCalls calls;
     private final SessionWatch sessions;
@@ -49,6 +48,8 @@ final class LockAttempt {
     private String protectionId;
 
     private ZkCalls.Created node;
+    /** The name of {@link #node} under the lock path; null with it. */
+    private String nodeName;
 
     LockAttempt(
             ZkCalls calls,
@@ -209,15 +210,41 @@ final class LockAttempt {
         protectionId = ZkCalls.protectionId();
         node = calls.createLockNode(
                 lockPath, protectionId, request.ownerId().getBytes(StandardCharsets.UTF_8), deadline);
+        nodeName = ZKPaths.getNodeFromPath(node.path());
     }
 
     private void forgetNode() {
         node = null;
+        nodeName = null;
         protectionId = null;
     }
 
     private String ourName() {
-        return ZKPaths.getNodeFromPath(node.path());
+        return nodeName;
+    }
+
+    /**
+     * Compares two lock node names as Curator orders its queue: by what follows the last {@code lock-} in each (the
+     * sequence number; the whole name if there is none), as strings. Allocates nothing: it runs for every pair the
+     * queue's sort compares, at every look.
+     */
+    static int compareBySequence(String a, String b) {
+        int fromA = sequenceStart(a);
+        int fromB = sequenceStart(b);
+        int lengthA = a.length() - fromA;
+        int lengthB = b.length() - fromB;
+        for (int i = 0, n = Math.min(lengthA, lengthB); i < n; i++) {
+            int d = a.charAt(fromA + i) - b.charAt(fromB + i);
+            if (d != 0) {
+                return d;
+            }
+        }
+        return lengthA - lengthB;
+    }
+
+    private static int sequenceStart(String name) {
+        int at = name.lastIndexOf(ZkCalls.LOCK_NAME);
+        return at < 0 ? 0 : at + ZkCalls.LOCK_NAME.length();
     }
 
     /**

@@ -19,7 +19,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.CloseableUtils;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
@@ -99,7 +98,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     private void preload() {
         KeyCodec.decode(KeyCodec.encode("preload"));
         ZkCalls.nodePrefix(ZkCalls.protectionId());
-        StandardLockInternalsDriver.standardFixForSorting(ZkCalls.LOCK_NAME + "0", ZkCalls.LOCK_NAME);
+        LockAttempt.compareBySequence(ZkCalls.LOCK_NAME + "0", ZkCalls.LOCK_NAME + "1");
         client.create()
                 .storingStatIn(new Stat())
                 .creatingParentContainersIfNeeded()
