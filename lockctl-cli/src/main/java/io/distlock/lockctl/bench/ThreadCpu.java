@@ -19,8 +19,9 @@ import javax.management.ObjectName;
 
 /**
  * Where a worker JVM's CPU went: the CPU time, the voluntary context switches (each time a thread gave up the CPU to
- * wait, so about how often it was woken) and the heap allocated by one group of its threads over the measured part. Threads named alike
- * but for their digits are one group: {@code pool-4-thread-1} and {@code pool-4-thread-2} are {@code pool-N-thread-N}.
+ * wait, so about how often it was woken) and the heap allocated by one group of its threads over the measured part.
+ * Threads named alike but for their digits are one group: {@code pool-4-thread-1} and {@code pool-4-thread-2} are
+ * {@code pool-N-thread-N}.
  *
  * <p>Read from Linux's {@code /proc/self/task}, with the threads' names from HotSpot's thread dump (the kernel keeps
  * only their first 15 characters). Elsewhere, nothing is reported. A thread that ended during the measured part is
