@@ -75,8 +75,7 @@ final class LockAttempt {
         Optional<Lease> lease = Optional.empty();
         try {
             while (true) {
-                enqueue(deadline);
-                List<String> queue = queue(deadline);
+                List<String> queue = enqueue(deadline);
                 int index = queue.indexOf(ourName());
                 if (index > 0) {
                     return Optional.empty();
@@ -168,10 +167,7 @@ final class LockAttempt {
             throws InterruptedException, TimeoutException, KeeperException {
         Deadline call = Deadline.after(operationTimeout, ticker);
         Deadline calls = deadline.remainingNanos() < call.remainingNanos() ? deadline : call;
-        if (node == null) {
-            enqueue(calls);
-        }
-        List<String> queue = queue(calls);
+        List<String> queue = node == null ? enqueue(calls) : queue(calls);
         int index = queue.indexOf(ourName());
         if (index < 0) {
             // The session that held our node ended (or someone deleted it): queue again, at the back.
@@ -206,11 +202,15 @@ final class LockAttempt {
         return Optional.empty();
     }
 
-    private void enqueue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+    /** Joins the queue: creates our node and returns the queue, sorted, read right behind the create. */
+    private List<String> enqueue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         protectionId = ZkCalls.protectionId();
-        node = calls.createLockNode(
+        ZkCalls.Enqueued enqueued = calls.createAndList(
                 lockPath, protectionId, request.ownerId().getBytes(StandardCharsets.UTF_8), deadline);
+        node = enqueued.node();
         nodeName = ZKPaths.getNodeFromPath(node.path());
+        List<String> children = enqueued.children();
+        return children != null && children.contains(nodeName) ? queue(children, deadline) : queue(deadline);
     }
 
     private void forgetNode() {
@@ -253,7 +253,13 @@ final class LockAttempt {
      * node behind in our session, ahead of ours, where it would block the key until the session ends.
      */
     private List<String> queue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
-        List<String> children = new ArrayList<>(calls.children(lockPath, deadline));
+        return queue(calls.children(lockPath, deadline), deadline);
+    }
+
+    /** {@link #queue(Deadline)} from a list of the children already read. */
+    private List<String> queue(List<String> read, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        List<String> children = new ArrayList<>(read);
         String ours = ourName();
         String prefix = ZkCalls.nodePrefix(protectionId);
         for (Iterator<String> it = children.iterator(); it.hasNext(); ) {

@@ -5,11 +5,14 @@ import io.distlock.spi.Deadline;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -72,13 +75,79 @@ final class ZkCalls {
     /** A created lock node. */
     record Created(String path, Stat stat) {}
 
+    /** A created lock node, and the queue as read right behind its creation (null if it was not read so). */
+    record Enqueued(Created node, List<String> children) {}
+
     /**
-     * Creates the ephemeral sequential node {@code lockPath/_c_<protectionId>-lock-<seq>}, creating missing parents as
-     * container nodes (which the server deletes once empty).
+     * Creates the lock node as {@link #createLockNode} does and lists the queue, in one round trip: the create is sent
+     * without waiting for its answer and the children are read right behind it. ZooKeeper answers a session's requests
+     * in order, so the list holds the new node. (Curator's recipe waits for the create's answer before it reads: a
+     * round trip more, and one more wake-up of the calling thread and of the client's I/O thread, per acquisition.)
+     * The create's answer, with the node's stat (its fencing token and session), comes on ZooKeeper's event thread.
+     *
+     * <p>Anything unusual falls back to a create that waits for its answer: a key whose parent nodes do not exist yet
+     * (the pipelined create does not create parents), an answer lost with the connection (the node is looked for by
+     * its protection id first). A create given up in flight (the deadline passed, the thread was interrupted, the list
+     * failed) is deleted when its answer comes, should the server have made it after the caller's clean-up looked.
+     *
+     * @return the node, and the children read right behind its create; null children if the create fell back. The
+     *     list may lack the node (an application client's retry policy repeated the create, or sent it only after a
+     *     reconnection): the caller then reads the queue again
      */
-    Created createLockNode(String lockPath, String protectionId, byte[] data, Deadline deadline)
+    Enqueued createAndList(String lockPath, String protectionId, byte[] data, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
-        boolean mayExist = false;
+        awaitConnected(deadline);
+        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+        try {
+            requests.incrementAndGet();
+            client.create()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .inBackground((c, event) -> answer.complete(event))
+                    .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId)), data);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw unexpected(e);
+        }
+        boolean settled = false;
+        try {
+            List<String> children = children(lockPath, deadline);
+            CuratorEvent created = answer.get(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+            settled = true;
+            KeeperException.Code code = KeeperException.Code.get(created.getResultCode());
+            return switch (code) {
+                case OK -> new Enqueued(new Created(created.getName(), created.getStat()), children);
+                // the key's parent nodes are missing (its first lock, or its container was reaped)
+                case NONODE -> new Enqueued(createLockNode(lockPath, protectionId, data, deadline, false), null);
+                // the server may have created it
+                case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED ->
+                    new Enqueued(createLockNode(lockPath, protectionId, data, deadline, true), null);
+                default -> throw KeeperException.create(code, created.getPath());
+            };
+        } catch (ExecutionException e) {
+            throw unexpected(e); // never: the future is only ever completed with a value
+        } finally {
+            if (!settled) {
+                answer.thenAccept(created -> {
+                    if (created.getResultCode() == KeeperException.Code.OK.intValue()) {
+                        sessions.deleteInBackground(created.getName());
+                    }
+                });
+            }
+        }
+    }
+
+    /**
+     * Creates the ephemeral sequential node {@code lockPath/_c_<protectionId>-lock-<seq>} and waits for the answer,
+     * creating missing parents as container nodes (which the server deletes once empty).
+     *
+     * @param mayExistAtFirst whether an earlier create of this protection id may have been made (its answer lost): the
+     *     node is then looked for before it is created
+     */
+    private Created createLockNode(
+            String lockPath, String protectionId, byte[] data, Deadline deadline, boolean mayExistAtFirst)
+            throws InterruptedException, TimeoutException, KeeperException {
+        boolean mayExist = mayExistAtFirst;
         while (true) {
             awaitConnected(deadline);
             try {

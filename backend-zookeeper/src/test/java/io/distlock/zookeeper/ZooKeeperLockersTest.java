@@ -8,6 +8,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.testing.ZooKeeperEnsemble;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -111,7 +112,7 @@ class ZooKeeperLockersTest {
         }
     }
 
-    private static RemoteLocker startedLocker(CuratorFramework client, String basePath) throws InterruptedException {
+    static RemoteLocker startedLocker(CuratorFramework client, String basePath) throws InterruptedException {
         client.start();
         client.blockUntilConnected();
         // the servers' tick, so that opening confirms the session in half of it (the close test opens with the default)
@@ -149,6 +150,31 @@ class ZooKeeperLockersTest {
             assertThat(client.getChildren().forPath(ZKPaths.makePath("/retrying", "k")))
                     .hasSize(1);
             lock.release();
+        }
+    }
+
+    @Test
+    void lock_onANamespacedClient_keepsItsNodesInTheNamespace() throws Exception {
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                        .connectString(ZK.connectString())
+                        .namespace("app")
+                        .retryPolicy(new RetryOneTime(100))
+                        .build();
+                RemoteLocker locker = startedLocker(client, "/ns-locks");
+                CuratorFramework plain = started()) {
+            // the same path outside the namespace, where a create that missed the namespace would succeed
+            plain.create().creatingParentsIfNeeded().forPath("/ns-locks/k");
+            // the first lock creates the key's parent nodes; the second joins a queue that exists
+            for (int i = 0; i < 2; i++) {
+                try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(30))) {
+                    List<String> nodes = plain.getChildren().forPath("/app/ns-locks/k");
+                    assertThat(nodes).hasSize(1);
+                    Stat node = plain.checkExists().forPath(ZKPaths.makePath("/app/ns-locks/k", nodes.get(0)));
+                    assertThat(lock.fencingToken()).hasValue(node.getCzxid());
+                }
+                assertThat(plain.getChildren().forPath("/app/ns-locks/k")).isEmpty();
+            }
+            assertThat(plain.getChildren().forPath("/ns-locks/k")).isEmpty();
         }
     }
 
