@@ -18,6 +18,7 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
+import org.apache.zookeeper.server.ZooKeeperThread;
 
 /**
  * The few ZooKeeper operations the lock needs, each bounded by a {@link Deadline}.
@@ -96,6 +97,11 @@ final class ZkCalls {
      */
     Enqueued createAndList(String lockPath, String protectionId, byte[] data, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
+        if (Thread.currentThread() instanceof ZooKeeperThread) {
+            // An application's watcher taking a lock on ZooKeeper's event thread: the create's answer would have to
+            // come on this very thread. Wait for it as a plain call instead.
+            return new Enqueued(createLockNode(lockPath, protectionId, data, deadline, false), null);
+        }
         awaitConnected(deadline);
         CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
         try {

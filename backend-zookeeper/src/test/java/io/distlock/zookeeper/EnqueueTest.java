@@ -18,6 +18,7 @@ import java.util.function.BiFunction;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.utils.DefaultZookeeperFactory;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.curator.utils.ZookeeperFactory;
 import org.apache.zookeeper.AsyncCallback;
@@ -151,6 +152,29 @@ class EnqueueTest {
                 assertThat(lock.fencingToken()).hasValue(czxid);
             }
             assertThat(client.getChildren().forPath("/pipelined/k")).isEmpty();
+        }
+    }
+
+    @Test
+    void lock_takenInAWatcherOnTheClientsEventThread_isGranted() throws Exception {
+        try (CuratorFramework client = client(new DefaultZookeeperFactory());
+                RemoteLocker locker = ZooKeeperLockersTest.startedLocker(client, "/in-watcher")) {
+            locker.lock("k").close(); // the key's parent nodes exist from here on
+            client.create().forPath("/in-watcher-trigger");
+            CompletableFuture<Boolean> heldInWatcher = new CompletableFuture<>();
+            client.getData()
+                    .usingWatcher((Watcher) event -> {
+                        // the create's answer would be delivered by this thread: the lock must not wait for it
+                        try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(WAIT_SECONDS))) {
+                            heldInWatcher.complete(lock.isHeld());
+                        } catch (Exception | AssertionError e) {
+                            heldInWatcher.completeExceptionally(e);
+                        }
+                    })
+                    .forPath("/in-watcher-trigger");
+            client.setData().forPath("/in-watcher-trigger", new byte[] {1});
+            assertThat(heldInWatcher.get(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            assertThat(client.getChildren().forPath("/in-watcher/k")).isEmpty();
         }
     }
 
