@@ -88,8 +88,9 @@ final class ZkCalls {
      *
      * <p>Anything unusual falls back to a create that waits for its answer: a key whose parent nodes do not exist yet
      * (the pipelined create does not create parents), an answer lost with the connection (the node is looked for by
-     * its protection id first). A create given up in flight (the deadline passed, the thread was interrupted, the list
-     * failed) is deleted when its answer comes, should the server have made it after the caller's clean-up looked.
+     * its protection id first), and a lock taken on one of ZooKeeper's own threads (an application's watcher). A create
+     * given up in flight (the deadline passed, the thread was interrupted, the list failed) is deleted when its answer
+     * comes, should the server have made it after the caller's clean-up looked.
      *
      * @return the node, and the children read right behind its create; null children if the create fell back. The
      *     list may lack the node (an application client's retry policy repeated the create, or sent it only after a
