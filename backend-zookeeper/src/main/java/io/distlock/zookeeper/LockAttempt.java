@@ -280,11 +280,15 @@ final class LockAttempt {
             return Optional.empty();
         }
         ZkLease lease = new ZkLease(
-                request.key(), request.ownerId(), node.path(), node.stat().getCzxid(), session, request.lossListener());
+                request.key(),
+                request.ownerId(),
+                node.path(),
+                node.stat().getCzxid(),
+                session,
+                request.lossListener(),
+                sessions);
         if (!session.adopt(lease)) {
             lease.lose(ticker.read(), "the ZooKeeper " + session + " was lost while the lock was being granted");
-        } else {
-            sessions.watchOwned(lease);
         }
         return Optional.of(lease);
     }

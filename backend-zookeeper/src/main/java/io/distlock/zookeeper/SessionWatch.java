@@ -2,7 +2,6 @@ package io.distlock.zookeeper;
 
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
-import io.distlock.spi.DeferredBatches;
 import io.distlock.spi.DurationText;
 import java.time.Duration;
 import java.util.Map;
@@ -51,8 +50,6 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SessionWatch.class);
     private static final long MIN_HEARTBEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    /** The longest a held lock goes without a watch on its node (see {@link #watchOwned}). */
-    static final long WATCH_OWNED_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** Added to half a tick: the leader's ping loop and the follower's answer take a moment beyond the period. */
     private static final long REPORT_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     /** ZooKeeper's default {@code tickTime}. */
@@ -65,8 +62,6 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private final AtomicReference<ZkSession> current = new AtomicReference<>();
     private final Set<Runnable> wakeUps = ConcurrentHashMap.newKeySet();
     private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
-    /** Leases granted since the last batch of watches. */
-    private final DeferredBatches<ZkLease> toWatch;
 
     private volatile boolean lostState;
     private final ScheduledExecutorService heartbeat;
@@ -114,7 +109,6 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.toWatch = new DeferredBatches<>(heartbeat, Duration.ofNanos(WATCH_OWNED_WITHIN_NANOS), this::watchIfHeld);
     }
 
     /**
@@ -292,20 +286,15 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     }
 
     /**
-     * Watches the node of a newly held lock, from at most {@link #WATCH_OWNED_WITHIN_NANOS} after the grant: if it is
-     * deleted by anyone but its holder (an administrator, a script), or is already gone, the lock is lost at once. The
-     * watches are set in batches by the heartbeat thread, so that a lock released within that time (the common case
-     * of a short critical section) costs no request and no event: the watch, its answer and the deletion event of our
-     * own release would add a third to an uncontended acquire + release. Our own release forgets the lease before
-     * deleting the node, so that deletion is not reported. The watch survives reconnections in the same session; an
-     * expiry loses the lock anyway.
+     * Watches the node of a lock still held a moment after its grant ({@link ZkLease#onStillHeld}, called by the
+     * locker's deferred pass at most 50 ms after the grant): if it is deleted by anyone but its holder (an
+     * administrator, a script), or is already gone, the lock is lost at once. A lock released within that moment (the
+     * common case of a short critical section) costs no request and no event: the watch, its answer and the deletion
+     * event of our own release would add a third to an uncontended acquire + release. Our own release forgets the
+     * lease before deleting the node, so that deletion is not reported. The watch survives reconnections in the same
+     * session; an expiry loses the lock anyway.
      */
     void watchOwned(ZkLease lease) {
-        toWatch.add(lease);
-    }
-
-    /** Watches the node of a lock granted since the last batch, if still held. */
-    private void watchIfHeld(ZkLease lease) {
         if (lease.session().holds(lease)) {
             watchNow(lease);
         }

@@ -18,6 +18,7 @@ final class ZkLease implements Lease {
     private final long czxid;
     private final ZkSession session;
     private final LeaseLoss loss;
+    private final SessionWatch sessions;
 
     ZkLease(
             String key,
@@ -25,13 +26,15 @@ final class ZkLease implements Lease {
             String nodePath,
             long czxid,
             ZkSession session,
-            LeaseLossListener lossListener) {
+            LeaseLossListener lossListener,
+            SessionWatch sessions) {
         this.key = key;
         this.ownerId = ownerId;
         this.nodePath = nodePath;
         this.czxid = czxid;
         this.session = session;
         this.loss = new LeaseLoss(lossListener);
+        this.sessions = sessions;
     }
 
     @Override
@@ -53,6 +56,12 @@ final class ZkLease implements Lease {
     @Override
     public long validUntilNanos() {
         return loss.validUntilNanos(session.guaranteedUntil());
+    }
+
+    /** Watches the lock's node for a deletion by anyone else (see {@link SessionWatch#watchOwned}). */
+    @Override
+    public void onStillHeld() {
+        sessions.watchOwned(this);
     }
 
     String nodePath() {

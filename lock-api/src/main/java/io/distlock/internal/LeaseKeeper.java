@@ -2,7 +2,7 @@ package io.distlock.internal;
 
 import io.distlock.LeaseModel;
 import io.distlock.Ticker;
-import io.distlock.spi.DeferredBatches;
+import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import java.time.Duration;
 import java.util.OptionalLong;
@@ -34,7 +34,10 @@ final class LeaseKeeper {
     /** The shortest wait before a failed renewal is tried again: not a busy loop when the store fails at once. */
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
-    /** How much later than the grant the timers of a lock are set, when they are due much later (see {@link #track}). */
+    /**
+     * How much later than the grant a held lock's deferred work is done: its timers when they are due much later (see
+     * {@link #track}), and the backend's {@link Lease#onStillHeld}.
+     */
     private static final Duration DEFERRAL = Duration.ofMillis(50);
 
     /** A lock whose first timer is due sooner than this gets its timers at once. */
@@ -46,7 +49,7 @@ final class LeaseKeeper {
     private final Ticker ticker;
     private final ScheduledExecutorService scheduler;
     private final Executor workers;
-    /** Locks granted since the last pass, their timers not yet set. */
+    /** Locks granted since the last pass: their deferred timers not yet set, the backend not yet told. */
     private final DeferredBatches<Tracking> deferred;
     /** How many timers were set; for tests. */
     private final LongAdder timersSet = new LongAdder();
@@ -64,7 +67,7 @@ final class LeaseKeeper {
         this.ticker = ticker;
         this.scheduler = scheduler;
         this.workers = workers;
-        this.deferred = new DeferredBatches<>(scheduler, DEFERRAL, Tracking::start);
+        this.deferred = new DeferredBatches<>(scheduler, DEFERRAL, Tracking::stillHeld);
     }
 
     /**
@@ -72,13 +75,14 @@ final class LeaseKeeper {
      * #DEFERRED_WHEN_DUE_AFTER_NANOS}, its timers are set a little later ({@link #DEFERRAL}), together with those
      * of the other locks granted meanwhile, each for the same instant as now: most locks are released before that, and
      * never reach the timer thread. Setting a timer that becomes the scheduler's earliest wakes that thread, which
-     * cost a context switch or two per acquisition, more than the rest of the locker's bookkeeping together.
+     * cost a context switch or two per acquisition, more than the rest of the locker's bookkeeping together. The same
+     * pass tells the backend that the lock is still held ({@link Lease#onStillHeld}), so that a backend's own deferred
+     * work wakes no thread of its own.
      */
     Tracking track(DefaultRemoteLock lock) {
         Tracking tracking = new Tracking(lock);
         if (tracking.firstTimerNanos() <= DEFERRED_WHEN_DUE_AFTER_NANOS) {
             tracking.start();
-            return tracking;
         }
         deferred.add(tracking);
         return tracking;
@@ -106,16 +110,23 @@ final class LeaseKeeper {
     /** The background work for one held lock. */
     final class Tracking {
         private final DefaultRemoteLock lock;
+        /** The backend's lease, as granted. */
+        private final Lease lease;
+        /** Set on the granting thread before the tracking is handed to the deferred pass. */
+        private boolean started;
+
         private volatile ScheduledFuture<?> renewal;
         private volatile ScheduledFuture<?> watchdog;
         private volatile boolean stopped;
 
         private Tracking(DefaultRemoteLock lock) {
             this.lock = lock;
+            this.lease = lock.lease();
         }
 
         /** Sets the lock's timers, unless it is no longer kept. */
         private void start() {
+            started = true;
             if (stopped) {
                 return;
             }
@@ -123,6 +134,17 @@ final class LeaseKeeper {
             if (renewed()) {
                 scheduleRenewal(false);
             }
+        }
+
+        /** The deferred pass: sets the timers not set at the grant and tells the backend, unless no longer kept. */
+        private void stillHeld() {
+            if (stopped) {
+                return;
+            }
+            if (!started) {
+                start();
+            }
+            lease.onStillHeld();
         }
 
         /** How long until the first of the lock's timers would fire if set now. */

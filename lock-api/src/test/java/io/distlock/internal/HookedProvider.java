@@ -20,7 +20,8 @@ import java.util.function.Function;
 
 /**
  * The real in-memory backend with hooks around its calls: to make a reply arrive late, a renewal hang or a loss arrive
- * at a chosen moment. Counts renewals and releases per key; remembers each key's latest loss listener.
+ * at a chosen moment. Counts renewals, releases and {@link Lease#onStillHeld} calls per key; remembers each key's latest
+ * loss listener.
  */
 final class HookedProvider implements LockBackendProvider {
 
@@ -28,6 +29,7 @@ final class HookedProvider implements LockBackendProvider {
     volatile Function<Lease, Optional<OptionalLong>> beforeRenew = lease -> Optional.empty();
     final Map<String, AtomicInteger> renewals = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> releases = new ConcurrentHashMap<>();
+    final Map<String, AtomicInteger> stillHeld = new ConcurrentHashMap<>();
     final Map<String, LeaseLossListener> lossListeners = new ConcurrentHashMap<>();
 
     @Override
@@ -48,6 +50,46 @@ final class HookedProvider implements LockBackendProvider {
         return releases.computeIfAbsent(key, k -> new AtomicInteger()).get();
     }
 
+    int stillHeld(String key) {
+        return stillHeld.computeIfAbsent(key, k -> new AtomicInteger()).get();
+    }
+
+    /** The memory backend's lease, counting the locker's {@link Lease#onStillHeld} calls. */
+    private record Counted(Lease inner, AtomicInteger stillHeld) implements Lease {
+        @Override
+        public String key() {
+            return inner.key();
+        }
+
+        @Override
+        public String ownerId() {
+            return inner.ownerId();
+        }
+
+        @Override
+        public OptionalLong fencingToken() {
+            return inner.fencingToken();
+        }
+
+        @Override
+        public long validUntilNanos() {
+            return inner.validUntilNanos();
+        }
+
+        @Override
+        public void onStillHeld() {
+            stillHeld.incrementAndGet();
+        }
+    }
+
+    private Optional<Lease> counted(Optional<Lease> lease) {
+        return lease.map(l -> new Counted(l, stillHeld.computeIfAbsent(l.key(), k -> new AtomicInteger())));
+    }
+
+    private static Lease inner(Lease lease) {
+        return lease instanceof Counted c ? c.inner() : lease;
+    }
+
     @Override
     public LockBackend open(BackendConfig config) {
         LockBackend memory = new MemoryLockBackendProvider().open(config);
@@ -60,7 +102,7 @@ final class HookedProvider implements LockBackendProvider {
             @Override
             public Optional<Lease> tryAcquire(io.distlock.spi.LockRequest request) {
                 lossListeners.put(request.key(), request.lossListener());
-                Optional<Lease> lease = memory.tryAcquire(request);
+                Optional<Lease> lease = counted(memory.tryAcquire(request));
                 lease.ifPresent(afterGrant);
                 return lease;
             }
@@ -69,7 +111,7 @@ final class HookedProvider implements LockBackendProvider {
             public Optional<Lease> acquire(io.distlock.spi.LockRequest request, Deadline deadline)
                     throws InterruptedException {
                 lossListeners.put(request.key(), request.lossListener());
-                Optional<Lease> lease = memory.acquire(request, deadline);
+                Optional<Lease> lease = counted(memory.acquire(request, deadline));
                 lease.ifPresent(afterGrant);
                 return lease;
             }
@@ -78,13 +120,13 @@ final class HookedProvider implements LockBackendProvider {
             public OptionalLong renew(Lease lease, Duration leaseTime) {
                 renewals.computeIfAbsent(lease.key(), k -> new AtomicInteger()).incrementAndGet();
                 Optional<OptionalLong> instead = beforeRenew.apply(lease);
-                return instead.isPresent() ? instead.get() : memory.renew(lease, leaseTime);
+                return instead.isPresent() ? instead.get() : memory.renew(inner(lease), leaseTime);
             }
 
             @Override
             public boolean release(Lease lease) {
                 releases.computeIfAbsent(lease.key(), k -> new AtomicInteger()).incrementAndGet();
-                return memory.release(lease);
+                return memory.release(inner(lease));
             }
 
             @Override

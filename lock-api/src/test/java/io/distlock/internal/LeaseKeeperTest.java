@@ -7,6 +7,8 @@ import io.distlock.RemoteLockers;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The lease keeper's timers: set for the locks held long enough to need them, at the instant they are due. */
 class LeaseKeeperTest {
@@ -45,6 +47,37 @@ class LeaseKeeperTest {
             Waits.until("the first renewal", Duration.ofSeconds(4), () -> provider.renewals("k") > 0);
             assertThat(lock.isHeld()).isTrue();
             lock.release();
+        }
+    }
+
+    /** A backend's deferred work ({@code ZooKeeper}: the watch on a held lock's node) runs once per lock held a moment. */
+    @ParameterizedTest(name = "lease {0} s")
+    @ValueSource(ints = {30, 2}) // timers set a moment after the grant; set at once (a renewal due within a second)
+    void onStillHeld_lockHeldAMoment_isCalledOnce(int leaseSeconds, TestInfo test) throws Exception {
+        HookedProvider provider = new HookedProvider();
+        try (DefaultRemoteLocker locker = locker(test, Duration.ofSeconds(leaseSeconds), provider)) {
+            RemoteLock lock = locker.lock("k");
+
+            Waits.until("the backend told", Duration.ofSeconds(5), () -> provider.stillHeld("k") > 0);
+            Thread.sleep(200); // four more passes' time
+            assertThat(provider.stillHeld("k")).as("calls for one lock").isEqualTo(1);
+            lock.release();
+        }
+    }
+
+    @Test
+    void onStillHeld_locksReleasedAtOnce_isNotCalledForThem(TestInfo test) throws Exception {
+        int locks = 200;
+        HookedProvider provider = new HookedProvider();
+        try (DefaultRemoteLocker locker = locker(test, Duration.ofSeconds(30), provider)) {
+            for (int i = 0; i < locks; i++) {
+                locker.lock("k").release();
+            }
+            Thread.sleep(200); // the passes' time
+
+            assertThat(provider.stillHeld("k"))
+                    .as("calls for %d short holds", locks)
+                    .isLessThan(locks / 2);
         }
     }
 }

@@ -1,4 +1,4 @@
-package io.distlock.spi;
+package io.distlock.internal;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> the items
  */
-public final class DeferredBatches<T> {
+final class DeferredBatches<T> {
 
     private static final Logger log = LoggerFactory.getLogger(DeferredBatches.class);
 
@@ -47,7 +47,7 @@ public final class DeferredBatches<T> {
      * @param action what to do with each item; runs on the timer thread, must not block, and an exception it throws is
      *     logged and does not stop the others
      */
-    public DeferredBatches(ScheduledExecutorService timer, Duration delay, Consumer<? super T> action) {
+    DeferredBatches(ScheduledExecutorService timer, Duration delay, Consumer<? super T> action) {
         this.timer = Objects.requireNonNull(timer, "timer");
         this.action = Objects.requireNonNull(action, "action");
         if (delay.isNegative() || delay.isZero()) {
@@ -57,7 +57,7 @@ public final class DeferredBatches<T> {
     }
 
     /** Puts {@code item} off until the next pass, setting one if none is set. Dropped if the scheduler is shut down. */
-    public void add(T item) {
+    void add(T item) {
         items.add(Objects.requireNonNull(item, "item"));
         if (armed.compareAndSet(false, true)) {
             passesSetByAdders.increment();
@@ -68,12 +68,12 @@ public final class DeferredBatches<T> {
     }
 
     /** How many passes adding threads have set so far (the others were set by passes); for tests. */
-    public long passesSetByAdders() {
+    long passesSetByAdders() {
         return passesSetByAdders.sum();
     }
 
     /** How many passes have been set so far, by adders and by passes; for tests. */
-    public long passesSet() {
+    long passesSet() {
         return passesSet.sum();
     }
 
