@@ -159,9 +159,7 @@ abstract class Attempt {
         }
         if (!result.complete(Optional.of(lease))) {
             backend.releaseQuietly(lease); // cancelled meanwhile: the grant is nobody's
-            return;
         }
-        OwnKeyWatch.start(backend, lease);
     }
 
     /** Ends the attempt without the lock (deadline passed, or tryLock found it held). */

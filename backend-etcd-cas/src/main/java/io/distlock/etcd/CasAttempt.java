@@ -130,7 +130,8 @@ final class CasAttempt extends Attempt {
                 createRevision,
                 confirmedAt,
                 session,
-                request.lossListener());
+                request.lossListener(),
+                backend);
     }
 
     @Override

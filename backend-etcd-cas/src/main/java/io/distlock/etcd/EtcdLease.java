@@ -22,8 +22,9 @@ final class EtcdLease implements Lease {
     private final long confirmedAt;
     private final EtcdSession session;
     private final LeaseLoss loss;
+    private final EtcdLockBackend backend;
     private final AtomicBoolean releasing = new AtomicBoolean();
-    /** Stops the watch on the key, or its start while it is pending (see {@link OwnKeyWatch}); null: none. */
+    /** Stops the watch on the key (see {@link OwnKeyWatch}); null: none. */
     private final AtomicReference<Runnable> ownKeyWatch = new AtomicReference<>();
 
     EtcdLease(
@@ -34,7 +35,8 @@ final class EtcdLease implements Lease {
             long createRevision,
             long confirmedAt,
             EtcdSession session,
-            LeaseLossListener lossListener) {
+            LeaseLossListener lossListener,
+            EtcdLockBackend backend) {
         this.key = key;
         this.ownerId = ownerId;
         this.etcdKey = etcdKey;
@@ -43,6 +45,13 @@ final class EtcdLease implements Lease {
         this.confirmedAt = confirmedAt;
         this.session = session;
         this.loss = new LeaseLoss(lossListener);
+        this.backend = backend;
+    }
+
+    /** Watches the key for a deletion by anyone else (see {@link OwnKeyWatch}). */
+    @Override
+    public void onStillHeld() {
+        OwnKeyWatch.start(backend, this);
     }
 
     @Override
@@ -102,8 +111,7 @@ final class EtcdLease implements Lease {
     }
 
     /**
-     * Keeps what stops the watch on this lease's key (see {@link OwnKeyWatch}), its pending start or the watch itself,
-     * until the lease is released or lost.
+     * Keeps what stops the watch on this lease's key (see {@link OwnKeyWatch}) until the lease is released or lost.
      */
     void watchingOwnKey(Runnable stop) {
         ownKeyWatch.set(stop);

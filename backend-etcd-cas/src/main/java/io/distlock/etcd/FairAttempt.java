@@ -214,7 +214,15 @@ final class FairAttempt extends Attempt {
 
     private EtcdLease lease(long confirmedAt) {
         return new EtcdLease(
-                request.key(), request.ownerId(), myKey, name, myRev, confirmedAt, session, request.lossListener());
+                request.key(),
+                request.ownerId(),
+                myKey,
+                name,
+                myRev,
+                confirmedAt,
+                session,
+                request.lossListener(),
+                backend);
     }
 
     @Override

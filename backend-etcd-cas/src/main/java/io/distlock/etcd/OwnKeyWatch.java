@@ -2,41 +2,29 @@ package io.distlock.etcd;
 
 import io.distlock.spi.Deadline;
 import io.etcd.jetcd.Watch;
-import java.time.Duration;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Tells the holder of a granted lock when its key is deleted behind its back (an operator's {@code etcdctl del}): a
  * {@link DeletionWatch} on the key, as ZooKeeper's holder watches its node, so the lock is reported lost ({@code
- * isHeld()} false, {@code onLost} once, {@code release()} → {@code ALREADY_LOST}) within {@link #WATCH_AFTER} and one
- * round trip instead of at release.
+ * isHeld()} false, {@code onLost} once, {@code release()} → {@code ALREADY_LOST}) within a moment after the grant
+ * and one round trip instead of at release.
  *
- * <p>The watch is created {@link #WATCH_AFTER} after the grant, not at once: most locks are held for less than that,
- * and a watch per acquisition (a gRPC stream opened and closed, in the client and in etcd) made an uncontended acquire
- * + release about 12% slower. A deletion before the watch starts is not missed: the watch's creation notice comes at a
- * later revision than the grant's, and {@link DeletionWatch} then checks the key once.
+ * <p>The watch is created by {@link EtcdLease#onStillHeld}, which the locker calls in its deferred pass at most 200 ms
+ * after the grant, for a lock still held then; not at once: most locks are held for less than that, and a watch per
+ * acquisition (a gRPC stream opened and closed, in the client and in etcd) made an uncontended acquire + release about
+ * 12% slower. A deletion before the watch starts is not missed: the watch's creation notice comes at a later revision
+ * than the grant's, and {@link DeletionWatch} then checks the key once.
  */
 final class OwnKeyWatch {
 
     private static final Logger log = LoggerFactory.getLogger(OwnKeyWatch.class);
 
-    /** How long a lock is held before its key is watched: a deletion out of band is noticed that much later. */
-    static final Duration WATCH_AFTER = Duration.ofMillis(100);
-
     private OwnKeyWatch() {}
 
-    /** Starts watching the key of {@code lease} after {@link #WATCH_AFTER}; the lease stops it when released or lost. */
+    /** Starts watching the key of {@code lease}, unless it is released or lost; the lease stops it when it is. */
     static void start(EtcdLockBackend backend, EtcdLease lease) {
-        ScheduledFuture<?> pending = backend.calls()
-                .timer()
-                .schedule(() -> watch(backend, lease), WATCH_AFTER.toNanos(), TimeUnit.NANOSECONDS);
-        lease.watchingOwnKey(() -> pending.cancel(false));
-    }
-
-    private static void watch(EtcdLockBackend backend, EtcdLease lease) {
         if (lease.isReleasing() || lease.isLost()) {
             return;
         }

@@ -24,8 +24,9 @@ import java.util.concurrent.TimeUnit;
 final class EtcdStoreFaults implements StoreFaults {
 
     /**
-     * The holder watches its own key (created synced right after the grant) and is told by the deletion's event: a few
-     * milliseconds; the rest is one check transaction at most, and the way to the listener's executor.
+     * The holder watches its own key (created synced at most 200 ms after the grant, by the locker's deferred pass) and
+     * is told by the deletion's event, or by the check when the watch starts; the rest is the way to the listener's
+     * executor.
      */
     static final Duration NOTICED_WITHIN = Duration.ofMillis(500);
 

@@ -287,7 +287,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
 
     /**
      * Watches the node of a lock still held a moment after its grant ({@link ZkLease#onStillHeld}, called by the
-     * locker's deferred pass at most 50 ms after the grant): if it is deleted by anyone but its holder (an
+     * locker's deferred pass at most 200 ms after the grant): if it is deleted by anyone but its holder (an
      * administrator, a script), or is already gone, the lock is lost at once. A lock released within that moment (the
      * common case of a short critical section) costs no request and no event: the watch, its answer and the deletion
      * event of our own release would add a third to an uncontended acquire + release. Our own release forgets the

@@ -23,7 +23,7 @@ import org.apache.curator.utils.ZKPaths;
 final class ZkStoreFaults implements StoreFaults {
 
     /**
-     * The owned node's watch is set at most 50 ms after the grant and fires on the deletion; the rest is the event's
+     * The owned node's watch is set at most 200 ms after the grant and fires on the deletion; the rest is the event's
      * way to the holder and the listener's executor.
      */
     private static final Duration NOTICED_WITHIN = Duration.ofSeconds(1);

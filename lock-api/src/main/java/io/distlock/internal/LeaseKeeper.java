@@ -35,10 +35,11 @@ final class LeaseKeeper {
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     /**
-     * How much later than the grant a held lock's deferred work is done: its timers when they are due much later (see
-     * {@link #track}), and the backend's {@link Lease#onStillHeld}.
+     * How much later than the grant a held lock's deferred work is done, at most: its timers when they are due much
+     * later (see {@link #track}), and the backend's {@link Lease#onStillHeld}. Each pass is a wake-up of the timer
+     * thread; under a steady stream of grants there is one per this period per locker, whatever the rate.
      */
-    private static final Duration DEFERRAL = Duration.ofMillis(50);
+    static final Duration DEFERRAL = Duration.ofMillis(200);
 
     /** A lock whose first timer is due sooner than this gets its timers at once. */
     private static final long DEFERRED_WHEN_DUE_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);

@@ -27,7 +27,7 @@ public interface Lease {
 
     /**
      * Called once by the locker, on its timer thread, if the lock is still held a moment after its grant (at most
-     * 50 ms later): for work that most short-held locks never need, such as watching the lock's entry in the store for
+     * 200 ms later): for work that most short-held locks never need, such as watching the lock's entry in the store for
      * a deletion by someone else. It runs in the locker's pass over the locks granted meanwhile, together with the
      * locker's own deferred timers, so a backend needs no timer thread of its own for it and a lock released within
      * that moment costs nothing. Must not block (send any request asynchronously); an exception is logged. Does nothing

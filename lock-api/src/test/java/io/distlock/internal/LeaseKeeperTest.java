@@ -59,7 +59,7 @@ class LeaseKeeperTest {
             RemoteLock lock = locker.lock("k");
 
             Waits.until("the backend told", Duration.ofSeconds(5), () -> provider.stillHeld("k") > 0);
-            Thread.sleep(200); // four more passes' time
+            Thread.sleep(2 * LeaseKeeper.DEFERRAL.toMillis()); // two more passes' time
             assertThat(provider.stillHeld("k")).as("calls for one lock").isEqualTo(1);
             lock.release();
         }
@@ -73,7 +73,7 @@ class LeaseKeeperTest {
             for (int i = 0; i < locks; i++) {
                 locker.lock("k").release();
             }
-            Thread.sleep(200); // the passes' time
+            Thread.sleep(2 * LeaseKeeper.DEFERRAL.toMillis()); // the passes' time
 
             assertThat(provider.stillHeld("k"))
                     .as("calls for %d short holds", locks)
