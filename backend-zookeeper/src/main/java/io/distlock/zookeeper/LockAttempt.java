@@ -35,6 +35,11 @@ final class LockAttempt {
     /** Queue order: Curator's ({@code StandardLockInternalsDriver.standardFixForSorting}), without its substrings. */
     static final Comparator<String> BY_SEQUENCE = LockAttempt::compareBySequence;
 
+    /** The first and the longest pause between looks at the queue, for a wait on the client's event thread. */
+    private static final long POLL_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private static final long POLL_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
     private final ZkCalls calls;
     private final SessionWatch sessions;
     private final Ticker ticker;
@@ -43,6 +48,8 @@ final class LockAttempt {
     private final String lockPath;
     private final Runnable wakeUp = this::wake;
     private boolean woken; // guarded by this
+    /** The pause before the next look of a wait on the client's event thread (see {@link #look}). */
+    private long pollNanos = POLL_MIN_NANOS;
 
     /** The protection id of the node being created or held; null when we have no node (nothing to clean up). */
     private String protectionId;
@@ -159,7 +166,8 @@ final class LockAttempt {
      * One look at the queue: the lease once we are first; otherwise a watch on the predecessor, then, for a blocking
      * wait ({@code onChange} null), sleep until it fires or {@code deadline}; for an asynchronous one, return empty at
      * once and let the watch run {@code onChange} (at once if the predecessor is already gone). Empty to look again.
-     * Each store call waits at most the operation timeout ({@code connectTimeout}), also in a wait without deadline:
+     * A blocking wait on the client's own event thread (an application's watcher) sets no watch, whose event could
+     * never come while that thread waits: it looks again after a pause, 10 ms doubling up to 250 ms. Each store call waits at most the operation timeout ({@code connectTimeout}), also in a wait without deadline:
      * a store that cannot be reached for that long ends the look with a {@link TimeoutException} before {@code
      * deadline}.
      */
@@ -186,6 +194,17 @@ final class LockAttempt {
             return granted;
         }
         String predecessor = ZKPaths.makePath(lockPath, queue.get(index - 1));
+        if (onChange == null && ZkCalls.onClientThread()) {
+            // A wait in an application's watcher, on the client's event thread: the predecessor's deletion event would
+            // have to come on this very thread, so look again after a pause instead (the client's other events wait
+            // meanwhile, as they do behind any watcher that blocks).
+            synchronized (this) {
+                woken = false;
+            }
+            sleep(deadline, pollNanos);
+            pollNanos = Math.min(POLL_MAX_NANOS, 2 * pollNanos);
+            return Optional.empty();
+        }
         if (onChange != null) {
             if (!this.calls.watch(predecessor, event -> onChange.run(), calls)) {
                 onChange.run(); // gone already: look again

@@ -96,9 +96,17 @@ final class ZkCalls {
      *     list may lack the node (an application client's retry policy repeated the create, or sent it only after a
      *     reconnection): the caller then reads the queue again
      */
+    /**
+     * Whether this is one of the ZooKeeper client's own threads, such as the event thread that runs an application's
+     * watchers and background callbacks: no answer or event delivered by that thread comes while it waits.
+     */
+    static boolean onClientThread() {
+        return Thread.currentThread() instanceof ZooKeeperThread;
+    }
+
     Enqueued createAndList(String lockPath, String protectionId, byte[] data, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
-        if (Thread.currentThread() instanceof ZooKeeperThread) {
+        if (onClientThread()) {
             // An application's watcher taking a lock on ZooKeeper's event thread: the create's answer would have to
             // come on this very thread. Wait for it as a plain call instead.
             return new Enqueued(createLockNode(lockPath, protectionId, data, deadline, false), null);

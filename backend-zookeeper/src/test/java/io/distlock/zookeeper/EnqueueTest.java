@@ -165,8 +165,12 @@ class EnqueueTest {
             client.getData()
                     .usingWatcher((Watcher) event -> {
                         // the create's answer would be delivered by this thread: the lock must not wait for it
-                        try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(WAIT_SECONDS))) {
-                            heldInWatcher.complete(lock.isHeld());
+                        try {
+                            boolean wasHeld;
+                            try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(WAIT_SECONDS))) {
+                                wasHeld = lock.isHeld();
+                            }
+                            heldInWatcher.complete(wasHeld); // released: its node is gone
                         } catch (Exception | AssertionError e) {
                             heldInWatcher.completeExceptionally(e);
                         }
@@ -175,6 +179,53 @@ class EnqueueTest {
             client.setData().forPath("/in-watcher-trigger", new byte[] {1});
             assertThat(heldInWatcher.get(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
             assertThat(client.getChildren().forPath("/in-watcher/k")).isEmpty();
+        }
+    }
+
+    /** The waiter's wake-up, the predecessor's deletion event, would come on the very thread that waits. */
+    @Test
+    void lock_waitingInAWatcherOnTheClientsEventThread_isGrantedOnceTheHolderReleases() throws Exception {
+        try (CuratorFramework client = client(new DefaultZookeeperFactory());
+                CuratorFramework otherClient = client(new DefaultZookeeperFactory());
+                RemoteLocker locker = ZooKeeperLockersTest.startedLocker(client, "/waiting-in-watcher");
+                RemoteLocker holder = ZooKeeperLockersTest.startedLocker(otherClient, "/waiting-in-watcher")) {
+            RemoteLock held = holder.lock("k");
+            client.create().forPath("/waiting-in-watcher-trigger");
+            CountDownLatch waiting = new CountDownLatch(1);
+            CompletableFuture<Boolean> heldInWatcher = new CompletableFuture<>();
+            client.getData()
+                    .usingWatcher((Watcher) event -> {
+                        waiting.countDown();
+                        try {
+                            boolean wasHeld;
+                            try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(WAIT_SECONDS))) {
+                                wasHeld = lock.isHeld();
+                            }
+                            heldInWatcher.complete(wasHeld); // released: its node is gone
+                        } catch (Exception | AssertionError e) {
+                            heldInWatcher.completeExceptionally(e);
+                        }
+                    })
+                    .forPath("/waiting-in-watcher-trigger");
+            client.setData().forPath("/waiting-in-watcher-trigger", new byte[] {1});
+            assertThat(waiting.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+            Conditions.await(
+                    "the waiter queued",
+                    Duration.ofSeconds(WAIT_SECONDS),
+                    () -> childCount(otherClient, "/waiting-in-watcher/k") == 2);
+
+            held.release();
+
+            assertThat(heldInWatcher.get(WAIT_SECONDS / 2, TimeUnit.SECONDS)).isTrue();
+            assertThat(client.getChildren().forPath("/waiting-in-watcher/k")).isEmpty();
+        }
+    }
+
+    private static int childCount(CuratorFramework client, String path) {
+        try {
+            return client.getChildren().forPath(path).size();
+        } catch (Exception e) {
+            throw new IllegalStateException("Cannot list " + path, e);
         }
     }
 

@@ -30,8 +30,9 @@ public interface Lease {
      * 200 ms later): for work that most short-held locks never need, such as watching the lock's entry in the store for
      * a deletion by someone else. It runs in the locker's pass over the locks granted meanwhile, together with the
      * locker's own deferred timers, so a backend needs no timer thread of its own for it and a lock released within
-     * that moment costs nothing. Must not block (send any request asynchronously); an exception is logged. Does nothing
-     * by default.
+     * that moment costs nothing. The lock may be released or lost while this runs, so what it starts must stop itself
+     * then (or check first). Must not block (send any request asynchronously); an exception is logged. Does nothing by
+     * default.
      */
     default void onStillHeld() {}
 }
