@@ -155,28 +155,15 @@ class EnqueueTest {
         }
     }
 
+    /** The create's answer would be delivered by the thread that takes the lock: the lock must not wait for it. */
     @Test
     void lock_takenInAWatcherOnTheClientsEventThread_isGranted() throws Exception {
         try (CuratorFramework client = client(new DefaultZookeeperFactory());
                 RemoteLocker locker = ZooKeeperLockersTest.startedLocker(client, "/in-watcher")) {
             locker.lock("k").close(); // the key's parent nodes exist from here on
-            client.create().forPath("/in-watcher-trigger");
-            CompletableFuture<Boolean> heldInWatcher = new CompletableFuture<>();
-            client.getData()
-                    .usingWatcher((Watcher) event -> {
-                        // the create's answer would be delivered by this thread: the lock must not wait for it
-                        try {
-                            boolean wasHeld;
-                            try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(WAIT_SECONDS))) {
-                                wasHeld = lock.isHeld();
-                            }
-                            heldInWatcher.complete(wasHeld); // released: its node is gone
-                        } catch (Exception | AssertionError e) {
-                            heldInWatcher.completeExceptionally(e);
-                        }
-                    })
-                    .forPath("/in-watcher-trigger");
-            client.setData().forPath("/in-watcher-trigger", new byte[] {1});
+
+            CompletableFuture<Boolean> heldInWatcher = lockInAWatcher(client, locker, new CountDownLatch(1));
+
             assertThat(heldInWatcher.get(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
             assertThat(client.getChildren().forPath("/in-watcher/k")).isEmpty();
         }
@@ -190,24 +177,8 @@ class EnqueueTest {
                 RemoteLocker locker = ZooKeeperLockersTest.startedLocker(client, "/waiting-in-watcher");
                 RemoteLocker holder = ZooKeeperLockersTest.startedLocker(otherClient, "/waiting-in-watcher")) {
             RemoteLock held = holder.lock("k");
-            client.create().forPath("/waiting-in-watcher-trigger");
             CountDownLatch waiting = new CountDownLatch(1);
-            CompletableFuture<Boolean> heldInWatcher = new CompletableFuture<>();
-            client.getData()
-                    .usingWatcher((Watcher) event -> {
-                        waiting.countDown();
-                        try {
-                            boolean wasHeld;
-                            try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(WAIT_SECONDS))) {
-                                wasHeld = lock.isHeld();
-                            }
-                            heldInWatcher.complete(wasHeld); // released: its node is gone
-                        } catch (Exception | AssertionError e) {
-                            heldInWatcher.completeExceptionally(e);
-                        }
-                    })
-                    .forPath("/waiting-in-watcher-trigger");
-            client.setData().forPath("/waiting-in-watcher-trigger", new byte[] {1});
+            CompletableFuture<Boolean> heldInWatcher = lockInAWatcher(client, locker, waiting);
             assertThat(waiting.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
             Conditions.await(
                     "the waiter queued",
@@ -219,6 +190,33 @@ class EnqueueTest {
             assertThat(heldInWatcher.get(WAIT_SECONDS / 2, TimeUnit.SECONDS)).isTrue();
             assertThat(client.getChildren().forPath("/waiting-in-watcher/k")).isEmpty();
         }
+    }
+
+    /**
+     * Has a watcher of {@code client} take and release the lock of key {@code k}, on the client's event thread: sets a
+     * watch on a node of its own and fires it. Completes with whether the lock was held, once it is released.
+     */
+    private static CompletableFuture<Boolean> lockInAWatcher(
+            CuratorFramework client, RemoteLocker locker, CountDownLatch entered) throws Exception {
+        String trigger =
+                client.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath("/trigger-");
+        CompletableFuture<Boolean> heldInWatcher = new CompletableFuture<>();
+        client.getData()
+                .usingWatcher((Watcher) event -> {
+                    entered.countDown();
+                    try {
+                        boolean wasHeld;
+                        try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(WAIT_SECONDS))) {
+                            wasHeld = lock.isHeld();
+                        }
+                        heldInWatcher.complete(wasHeld); // released: its node is gone
+                    } catch (Exception | AssertionError e) {
+                        heldInWatcher.completeExceptionally(e);
+                    }
+                })
+                .forPath(trigger);
+        client.setData().forPath(trigger, new byte[] {1});
+        return heldInWatcher;
     }
 
     private static int childCount(CuratorFramework client, String path) {
