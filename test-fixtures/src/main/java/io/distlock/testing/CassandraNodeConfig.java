@@ -110,13 +110,14 @@ record CassandraNodeConfig(
         return directory.resolve("logs").resolve(name + ".log");
     }
 
-    /** Writes conf/cassandra.yaml and conf/logback.xml and creates the data, log and triggers directories. */
+    /** Writes conf/cassandra.yaml and conf/logback.xml and creates the data, log, triggers and tmp directories. */
     void writeFiles() {
         try {
             Files.createDirectories(directory.resolve("conf"));
             Files.createDirectories(directory.resolve("data"));
             Files.createDirectories(directory.resolve("logs"));
             Files.createDirectories(directory.resolve("triggers"));
+            Files.createDirectories(directory.resolve("tmp"));
             Files.writeString(yamlFile(), yaml(), StandardCharsets.UTF_8);
             Files.writeString(logbackFile(), LOGBACK, StandardCharsets.UTF_8);
         } catch (IOException e) {
@@ -146,6 +147,7 @@ record CassandraNodeConfig(
         cmd.add("-Dcassandra.storagedir=" + directory.resolve("data"));
         cmd.add("-Dcassandra.logdir=" + directory.resolve("logs"));
         cmd.add("-Dcassandra.triggers_dir=" + directory.resolve("triggers"));
+        cmd.add("-Djava.io.tmpdir=" + directory.resolve("tmp")); // the native libraries it extracts, not in /tmp
         cmd.add("-Dlogback.configurationFile=" + logbackFile());
         cmd.add("-Dcassandra-foreground=yes");
         // Start in seconds rather than a minute: no gossip settling, short ring delay, no superuser setup delay.

@@ -98,6 +98,7 @@ class CassandraClusterSetupTest {
                 .contains("auto_bootstrap: false");
         assertThat(config.command(Paths.get("/jdk/bin/java"), "cp"))
                 .contains("-Xmx1G", "--add-opens=java.base/java.lang=ALL-UNNAMED", "-cp", "cp")
+                .contains("-Djava.io.tmpdir=" + Paths.get("x").resolve("tmp"))
                 .endsWith("org.apache.cassandra.service.CassandraDaemon");
     }
 }
