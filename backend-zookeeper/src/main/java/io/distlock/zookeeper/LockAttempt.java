@@ -167,9 +167,9 @@ final class LockAttempt {
      * wait ({@code onChange} null), sleep until it fires or {@code deadline}; for an asynchronous one, return empty at
      * once and let the watch run {@code onChange} (at once if the predecessor is already gone). Empty to look again.
      * A blocking wait on the client's own event thread (an application's watcher) sets no watch, whose event could
-     * never come while that thread waits: it looks again after a pause, 10 ms doubling up to 250 ms. Each store call waits at most the operation timeout ({@code connectTimeout}), also in a wait without deadline:
-     * a store that cannot be reached for that long ends the look with a {@link TimeoutException} before {@code
-     * deadline}.
+     * never come while that thread waits: it looks again after a pause, 10 ms doubling up to 250 ms. Each store call
+     * waits at most the operation timeout ({@code connectTimeout}), also in a wait without deadline: a store that
+     * cannot be reached for that long ends the look with a {@link TimeoutException} before {@code deadline}.
      */
     Optional<Lease> look(Deadline deadline, Runnable onChange)
             throws InterruptedException, TimeoutException, KeeperException {

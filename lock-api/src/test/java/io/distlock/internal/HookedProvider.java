@@ -20,8 +20,8 @@ import java.util.function.Function;
 
 /**
  * The real in-memory backend with hooks around its calls: to make a reply arrive late, a renewal hang or a loss arrive
- * at a chosen moment. Counts renewals, releases and {@link Lease#onStillHeld} calls per key; remembers each key's latest
- * loss listener.
+ * at a chosen moment. Counts renewals, releases and {@link Lease#onStillHeld} calls per key; remembers each key's
+ * latest loss listener.
  */
 final class HookedProvider implements LockBackendProvider {
 

@@ -50,7 +50,7 @@ class LeaseKeeperTest {
         }
     }
 
-    /** A backend's deferred work ({@code ZooKeeper}: the watch on a held lock's node) runs once per lock held a moment. */
+    /** A backend's deferred work (ZooKeeper: the watch on a held lock's node) runs once per lock held a moment. */
     @ParameterizedTest(name = "lease {0} s")
     @ValueSource(ints = {30, 2}) // timers set a moment after the grant; set at once (a renewal due within a second)
     void onStillHeld_lockHeldAMoment_isCalledOnce(int leaseSeconds, TestInfo test) throws Exception {
