@@ -132,7 +132,7 @@ final class LockAttempt {
                     // A wait rides out connection trouble and session expiry, as long as each call is answered
                     // within the operation timeout (see look) and the wait's deadline has not passed.
                     log.debug("Waiting for lock '{}' through a ZooKeeper connection problem: {}", request.key(), e);
-                    pause(deadline);
+                    pause(deadline, TimeUnit.SECONDS.toNanos(1));
                 }
             }
             return lease;
@@ -193,18 +193,15 @@ final class LockAttempt {
             }
             return granted;
         }
-        String predecessor = ZKPaths.makePath(lockPath, queue.get(index - 1));
         if (onChange == null && ZkCalls.onClientThread()) {
             // A wait in an application's watcher, on the client's event thread: the predecessor's deletion event would
             // have to come on this very thread, so look again after a pause instead (the client's other events wait
             // meanwhile, as they do behind any watcher that blocks).
-            synchronized (this) {
-                woken = false;
-            }
-            sleep(deadline, pollNanos);
+            pause(deadline, pollNanos);
             pollNanos = Math.min(POLL_MAX_NANOS, 2 * pollNanos);
             return Optional.empty();
         }
+        String predecessor = ZKPaths.makePath(lockPath, queue.get(index - 1));
         if (onChange != null) {
             if (!this.calls.watch(predecessor, event -> onChange.run(), calls)) {
                 onChange.run(); // gone already: look again
@@ -319,12 +316,12 @@ final class LockAttempt {
         };
     }
 
-    /** Waits for a change of connection state, at most a second and at most until the deadline. */
-    private void pause(Deadline deadline) throws InterruptedException, TimeoutException {
+    /** Waits until woken (a change of connection state), at most {@code capNanos} and at most until the deadline. */
+    private void pause(Deadline deadline, long capNanos) throws InterruptedException, TimeoutException {
         synchronized (this) {
             woken = false;
         }
-        sleep(deadline, TimeUnit.SECONDS.toNanos(1));
+        sleep(deadline, capNanos);
     }
 
     /** Sleeps until woken, or {@code capNanos} passed (then returns), or the deadline passed (then throws). */
