@@ -77,6 +77,9 @@ final class Acquisition extends PollingAcquisition<Lease> {
             }
             inCourtesy = false;
         }
+        // Read before the attempt is sent: a subscription that completes after it cannot have heard a release that
+        // came between the attempt's refusals and the subscription.
+        boolean listening = messages.listening();
         return redlock.attempt(request).handle((attempt, error) -> {
             if (error != null) {
                 throw new LockBackendException(
@@ -91,19 +94,33 @@ final class Acquisition extends PollingAcquisition<Lease> {
                 case HELD:
                     waited = true;
                     splitsInARow = 0;
-                    CompletableFuture<Void> ready = messages.subscribed();
-                    if (!ready.isDone()) {
-                        ready.thenRun(this::wakeUp); // the subscription may have missed a release: look again
-                    }
+                    listen(listening);
                     long poll = settings.pollInterval().toNanos();
                     return Step.pollAfter(randomNanos(poll / 2, poll));
                 case UNANSWERED:
                     return Step.storeFailed(unreachable(attempt.tally()));
                 default:
                     waited = true;
-                    return afterSplit(++splitsInARow);
+                    int splits = ++splitsInARow;
+                    if (splits > 1) {
+                        listen(listening); // woken by a release from the second split in a row on
+                    }
+                    return afterSplit(splits);
             }
         });
+    }
+
+    /**
+     * Subscribes the locker to release messages before this waiter sleeps. When it was not listening as the attempt
+     * was sent ({@code listeningBefore}), the key may have been released between the masters' refusals and the
+     * subscription, a release nobody here heard: the waiter attempts again once subscribed (at once, if the
+     * subscription is already in place now), instead of sleeping until its poll timer.
+     */
+    private void listen(boolean listeningBefore) {
+        CompletableFuture<Void> ready = messages.subscribed();
+        if (!listeningBefore) {
+            ready.thenRun(this::wakeUp);
+        }
     }
 
     /**

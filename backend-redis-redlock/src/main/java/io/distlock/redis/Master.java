@@ -287,6 +287,16 @@ final class Master implements AutoCloseable {
     }
 
     /**
+     * The subscription to the release channel as it stands: completed when the master confirmed it, exceptionally
+     * when it failed; null when none was asked for since the last {@link #unsubscribe}.
+     */
+    CompletableFuture<Void> subscription() {
+        synchronized (connectLock) {
+            return subscription;
+        }
+    }
+
+    /**
      * Unsubscribes from {@code channel} if subscribed; a subscription still under way is left as it is. Sent on the
      * connection in order with the subscriptions, so a {@link #subscribe} after this one is the master's last word.
      */

@@ -134,6 +134,27 @@ final class ReleaseMessages {
     }
 
     /**
+     * Whether releases are heard now, by the rule {@link #subscribed()} completes on: a majority of the masters
+     * confirmed the subscription, or every master's subscription has settled. An attempt sent while this is false
+     * can find the key held and the release come before the subscription: the waiter must attempt again once
+     * subscribed.
+     */
+    boolean listening() {
+        int ok = 0;
+        int settled = 0;
+        for (Master m : masters) {
+            CompletableFuture<Void> s = m.subscription();
+            if (s != null && s.isDone()) {
+                settled++;
+                if (!s.isCompletedExceptionally()) {
+                    ok++;
+                }
+            }
+        }
+        return ok >= majority || settled == masters.size();
+    }
+
+    /**
      * Unsubscribes when nothing waits here and nothing has for {@link #IDLE_NANOS}: a locker that does not wait hears
      * no release, its own included (each was a pub/sub read and a thread woken per release, for nothing). A waiter that
      * comes later subscribes again before it waits, and attempts once more when subscribed.

@@ -152,6 +152,40 @@ class RedlockBackendTest {
     }
 
     /**
+     * A waiter refused before its locker listened to release messages may have missed the release that freed the key
+     * between the refusals and the subscription (the test above releases in that window now and then): it attempts
+     * once more when subscribed, then sleeps on its poll timer. A waiter refused while the locker listens sleeps after
+     * one attempt.
+     */
+    @Test
+    void acquire_refusedBeforeTheLockerListened_attemptsOnceMoreWhenSubscribed() throws Exception {
+        String key = RedisProbe.uniqueKey("unheard");
+        try (LockBackend holder = Backends.open(REDIS.endpoints(), TTL);
+                LockBackend waiting = Backends.open(REDIS.endpoints(), TTL, Ticker.system(), PUSH_ONLY)) {
+            Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long setsBefore = probe.calls("set");
+            Deadline deadline = Deadline.after(Duration.ofSeconds(50), Ticker.system());
+            CompletableFuture<Optional<Lease>> first =
+                    waiting.acquireAsync(Backends.request(key, TTL), deadline, Runnable::run);
+            awaitQuiet(waiting);
+            assertThat(probe.calls("set") - setsBefore)
+                    .as("SET commands of a waiter refused before its locker subscribed")
+                    .isEqualTo(10);
+            CompletableFuture<Optional<Lease>> second =
+                    waiting.acquireAsync(Backends.request(key, TTL), deadline, Runnable::run);
+            awaitQuiet(waiting);
+            assertThat(probe.calls("set") - setsBefore)
+                    .as("SET commands after a second waiter, refused while the locker listens")
+                    .isEqualTo(15);
+            assertThat(first).isNotDone();
+            assertThat(second).isNotDone();
+            first.cancel(true);
+            second.cancel(true);
+            assertThat(holder.release(held)).isTrue();
+        }
+    }
+
+    /**
      * A release publishes its key from every master that deleted it (five messages) and every locker hears them: the
      * locker wakes one of its waiters of the key, once per release, and the others keep their poll timers (every
      * waiter sending {@code SET NX} to all five masters at once is a herd that splits the votes).
