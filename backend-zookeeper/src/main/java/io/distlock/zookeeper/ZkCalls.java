@@ -80,6 +80,14 @@ final class ZkCalls {
     record Enqueued(Created node, List<String> children) {}
 
     /**
+     * Whether this is one of the ZooKeeper client's own threads, such as the event thread that runs an application's
+     * watchers and background callbacks: no answer or event delivered by that thread comes while it waits.
+     */
+    static boolean onClientThread() {
+        return Thread.currentThread() instanceof ZooKeeperThread;
+    }
+
+    /**
      * Creates the lock node as {@link #createLockNode} does and lists the queue, in one round trip: the create is sent
      * without waiting for its answer and the children are read right behind it. ZooKeeper answers a session's requests
      * in order, so the list holds the new node. (Curator's recipe waits for the create's answer before it reads: a
@@ -96,14 +104,6 @@ final class ZkCalls {
      *     list may lack the node (an application client's retry policy repeated the create, or sent it only after a
      *     reconnection): the caller then reads the queue again
      */
-    /**
-     * Whether this is one of the ZooKeeper client's own threads, such as the event thread that runs an application's
-     * watchers and background callbacks: no answer or event delivered by that thread comes while it waits.
-     */
-    static boolean onClientThread() {
-        return Thread.currentThread() instanceof ZooKeeperThread;
-    }
-
     Enqueued createAndList(String lockPath, String protectionId, byte[] data, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
         if (onClientThread()) {
