@@ -122,10 +122,8 @@ final class ReleaseMessages {
         AtomicInteger settled = new AtomicInteger();
         for (CompletableFuture<Void> s : subs) {
             s.whenComplete((v, e) -> {
-                if (e == null && ok.incrementAndGet() >= majority) {
-                    ready.complete(null);
-                }
-                if (settled.incrementAndGet() == subs.size()) {
+                int confirmed = e == null ? ok.incrementAndGet() : ok.get();
+                if (heard(confirmed, settled.incrementAndGet())) {
                     ready.complete(null);
                 }
             });
@@ -134,10 +132,18 @@ final class ReleaseMessages {
     }
 
     /**
-     * Whether releases are heard now, by the rule {@link #subscribed()} completes on: a majority of the masters
-     * confirmed the subscription, or every master's subscription has settled. An attempt sent while this is false
-     * can find the key held and the release come before the subscription: the waiter must attempt again once
-     * subscribed.
+     * The one rule of {@link #subscribed()} and {@link #listening()}: releases are heard once a majority of the masters
+     * confirmed the subscription, or once every master's subscription has settled. The two must agree: a waiter that
+     * found the locker not listening attempts again when subscribed, and would do so at every attempt otherwise.
+     */
+    private boolean heard(int confirmed, int settled) {
+        return confirmed >= majority || settled == masters.size();
+    }
+
+    /**
+     * Whether releases are heard now, by the rule {@link #subscribed()} completes on ({@link #heard}). An attempt sent
+     * while this is false can find the key held and the release come before the subscription: the waiter must attempt
+     * again once subscribed.
      */
     boolean listening() {
         int ok = 0;
@@ -151,7 +157,7 @@ final class ReleaseMessages {
                 }
             }
         }
-        return ok >= majority || settled == masters.size();
+        return heard(ok, settled);
     }
 
     /**
