@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -32,12 +33,14 @@ import org.slf4j.LoggerFactory;
  * cancel, hold and release operations ({@link RandomOperations}) on {@value #KEYS} keys until the budget of
  * acquisitions is spent (and at least one fault was injected and undone), while a nemesis thread injects random faults
  * from those the fixture offers (the whole store stopped and started, a minority of nodes killed or paused, the
- * proxied locker cut off) and undoes each after a random while. Every failed call must be a {@link LockException};
+ * proxied locker cut off), undoes each after a random while, and injects the next only once the store has granted a
+ * lock again since. Every failed call must be a {@link LockException};
  * the merged history of all processes must show no overlap, no validity that outlived its lock and growing fencing
  * tokens; nothing may be left once leases run out.
  *
  * <p>The budget is {@value #BUDGET_PROPERTY} (default {@value #DEFAULT_BUDGET} acquisitions, a bounded run for CI),
- * counted in the test's JVM; the workers' acquisitions come on top, and the run's summary gives both. {@code
+ * counted over every process of the run: the test's JVM and the workers, which report theirs as they go (the summary
+ * gives both parts). {@code
  * -D}{@value #BUDGET_PROPERTY}{@code =100000} makes it the long run. The seed of the random choices is logged and can
  * be fixed with {@value #SEED_PROPERTY} (the workers' choices follow from it too, though their timing does not).
  */
@@ -98,6 +101,9 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                         w -> HistoryRecorder.toDirectory(w.dir().resolve("history")))
                 .orElseGet(HistoryRecorder::inMemory);
         RandomOperations operations = new RandomOperations(keys, wait, history);
+        // Every process's acquisitions count against the budget: the workers report theirs as they go.
+        LongSupplier acquired =
+                () -> operations.acquired() + workers.map(Workers::progress).orElse(0L);
         try {
             long workerSeed = seeds.nextLong();
             if (workers.isPresent()) { // started first: they open the store while this JVM's lockers do
@@ -137,6 +143,12 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                                 String kind = injectOne(faults, nodes, partition, nemesisRandom, done);
                                 injected.computeIfAbsent(kind, k -> new LongAdder())
                                         .increment();
+                                // The next fault only once the store grants again: a one-node store that restarts
+                                // for seconds, faulted again at once, would spend the run down and grant nothing.
+                                long healed = acquired.getAsLong();
+                                while (!done.get() && acquired.getAsLong() <= healed) {
+                                    Thread.sleep(10);
+                                }
                             }
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
@@ -158,7 +170,7 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                     RemoteLocker locker = lockers.get(t % LOCKERS);
                     // Until the budget is spent and a first fault was undone: a fast store spends a small budget
                     // before the nemesis has injected anything.
-                    while (operations.acquired() < budget || injected.isEmpty()) {
+                    while (acquired.getAsLong() < budget || injected.isEmpty()) {
                         operations.runOne(locker, random);
                     }
                 });

@@ -21,6 +21,8 @@ import java.util.function.Predicate;
  */
 final class Worker implements AutoCloseable {
 
+    private static final String PROGRESS = "PROGRESS ";
+
     private final String name;
     private final Process process;
     private final Path stderr;
@@ -66,7 +68,14 @@ final class Worker implements AutoCloseable {
             String line;
             while ((line = in.readLine()) != null) {
                 synchronized (lines) {
-                    lines.add(line);
+                    int last = lines.size() - 1;
+                    if (line.startsWith(PROGRESS)
+                            && last >= 0
+                            && lines.get(last).startsWith(PROGRESS)) {
+                        lines.set(last, line); // a count that replaces the one before: a long run says thousands
+                    } else {
+                        lines.add(line);
+                    }
                     lines.notifyAll();
                 }
             }
@@ -93,6 +102,18 @@ final class Worker implements AutoCloseable {
     /** The lines reported so far that start with {@code prefix + " "}. */
     List<String> lines(String prefix) {
         return lines().stream().filter(l -> l.startsWith(prefix + " ")).toList();
+    }
+
+    /** The last line reported so far that starts with {@code prefix + " "}, if any. */
+    Optional<String> last(String prefix) {
+        synchronized (lines) {
+            for (int i = lines.size() - 1; i >= 0; i--) {
+                if (lines.get(i).startsWith(prefix + " ")) {
+                    return Optional.of(lines.get(i));
+                }
+            }
+            return Optional.empty();
+        }
     }
 
     /** The first line reported that matches {@code wanted}, waiting for it up to {@code timeout}. */

@@ -36,12 +36,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>It reports on stdout, one event a line: {@code READY pid}, {@code ACQUIRED owner token}, {@code WRITE owner
  * token}, {@code LOST owner}, {@code HELD owner held=b lost=n}, {@code RELEASED owner result},
- * {@code OVERLAP detail}, {@code OPEN}, {@code TAKING key} (a hold asks for the lock), {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code OUTCOMES outcome=n...}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
+ * {@code OVERLAP detail}, {@code OPEN}, {@code TAKING key} (a hold asks for the lock), {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code PROGRESS acquired} (the random run's count so far), {@code OUTCOMES outcome=n...}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
  * outlives the kit.
  */
 public final class WorkerMain {
 
     private static final PrintStream OUT = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+
+    /** How often the randomized run's worker reports the locks it acquired so far ({@code PROGRESS n}). */
+    private static final long PROGRESS_MILLIS = 200;
 
     private final Map<String, String> args;
     private final Path dir;
@@ -186,13 +189,37 @@ public final class WorkerMain {
         say("OPEN " + ProcessHandle.current().pid());
         long seed = Long.parseLong(arg("seed"));
         Path stop = dir.resolve("stop");
+        // The kit counts every process's acquisitions against its budget: this worker's, as it goes.
+        Thread progress = new Thread(
+                () -> {
+                    long said = -1;
+                    try {
+                        while (true) {
+                            long acquired = operations.acquired();
+                            if (acquired != said) {
+                                say("PROGRESS " + acquired);
+                                said = acquired;
+                            }
+                            Thread.sleep(PROGRESS_MILLIS);
+                        }
+                    } catch (InterruptedException e) {
+                        // the run is over
+                    }
+                },
+                "worker-progress");
+        progress.setDaemon(true);
+        progress.start();
         // The kit ends the run with its stop file, and the worker with its stdin.
-        Concurrently.run("worker-random", threads, Duration.ofDays(1), i -> {
-            java.util.Random random = new java.util.Random(seed + 1_000_003L * i);
-            while (!Files.exists(stop)) {
-                operations.runOne(locker, random);
-            }
-        });
+        try {
+            Concurrently.run("worker-random", threads, Duration.ofDays(1), i -> {
+                java.util.Random random = new java.util.Random(seed + 1_000_003L * i);
+                while (!Files.exists(stop)) {
+                    operations.runOne(locker, random);
+                }
+            });
+        } finally {
+            progress.interrupt();
+        }
         operations.assertNoOverlap();
         StringBuilder outcomes = new StringBuilder("OUTCOMES");
         operations

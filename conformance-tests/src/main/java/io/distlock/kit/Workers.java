@@ -108,6 +108,17 @@ final class Workers implements AutoCloseable {
                         "no '" + prefix + "' from " + worker.name() + " within " + timeout + "; " + worker.describe()));
     }
 
+    /** The randomized run's acquisitions in every worker so far, as each last reported ({@code PROGRESS n}). */
+    long progress() {
+        long sum = 0;
+        for (Worker worker : started) {
+            sum += worker.last("PROGRESS")
+                    .map(l -> Long.parseLong(l.substring("PROGRESS ".length())))
+                    .orElse(0L);
+        }
+        return sum;
+    }
+
     /** Waits for every worker to exit with DONE; returns the sums of their DONE fields (lowest: the minimum). */
     Map<String, Long> awaitDone(Duration timeout) throws InterruptedException {
         Map<String, Long> totals = new HashMap<>();
