@@ -56,6 +56,9 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     private static final long DEFAULT_TICK_NANOS = TimeUnit.SECONDS.toNanos(3);
 
     private final CuratorFramework client;
+    /** The client whose event listeners hear the connection's events: {@link #client}, or the one its facade wraps. */
+    private final CuratorFramework eventSource;
+
     private final String connectString;
     private final long requestedTimeoutNanos;
     private final Ticker ticker;
@@ -98,6 +101,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             Ticker ticker,
             AtomicLong requests) {
         this.client = client;
+        this.eventSource = eventSource(client);
         this.requests = requests;
         this.connectString = connectString;
         this.requestedTimeoutNanos = requestedTimeoutNanos;
@@ -118,7 +122,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
      * @throws LockBackendException if that does not happen within {@code timeout} plus a tick
      */
     void start(Duration timeout) {
-        client.getCuratorListenable().addListener(connectionEvents);
+        eventSource.getCuratorListenable().addListener(connectionEvents);
         client.getConnectionStateListenable().addListener(this);
         ZkSession first = observe();
         if (first != null) {
@@ -146,6 +150,35 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new LockBackendException("Interrupted while confirming the ZooKeeper " + session, e);
+            }
+        }
+    }
+
+    /**
+     * The client to listen to for the connection's events. A namespace facade ({@code client.usingNamespace("app")},
+     * how applications share one client) refuses {@code getCuratorListenable()}, though the events are those of the
+     * client it wraps, whose public {@code client()} Curator declares on a class of its own package: it is reached by
+     * reflection.
+     *
+     * @throws LockBackendException if the facade's client cannot be reached (a Curator other than 5.x)
+     */
+    private static CuratorFramework eventSource(CuratorFramework client) {
+        try {
+            client.getCuratorListenable();
+            return client;
+        } catch (UnsupportedOperationException facade) {
+            try {
+                java.lang.reflect.Method wrapped = client.getClass().getMethod("client");
+                wrapped.setAccessible(true);
+                CuratorFramework inner = (CuratorFramework) wrapped.invoke(client);
+                inner.getCuratorListenable();
+                return inner;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw new LockBackendException(
+                        "Cannot follow the connection of the namespaced ZooKeeper client (" + facade.getMessage()
+                                + ", and the client it wraps is out of reach: " + e + "); give ZooKeeperLockers.using"
+                                + " the client itself, with the namespace in the base path",
+                        e);
             }
         }
     }
@@ -504,7 +537,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        client.getCuratorListenable().removeListener(connectionEvents);
+        eventSource.getCuratorListenable().removeListener(connectionEvents);
         client.getConnectionStateListenable().removeListener(this);
         heartbeat.shutdownNow();
     }

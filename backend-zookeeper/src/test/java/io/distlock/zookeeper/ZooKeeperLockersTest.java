@@ -179,6 +179,32 @@ class ZooKeeperLockersTest {
     }
 
     @Test
+    void lock_onAUsingNamespaceFacade_locksInTheNamespace_andCloseLeavesTheClientUsable() throws Exception {
+        try (CuratorFramework client = started()) {
+            int listenersBefore = connectionListeners(client);
+            int eventListenersBefore = ((StandardListenerManager<?>) client.getCuratorListenable()).size();
+            CuratorFramework app = client.usingNamespace("facade");
+            try (RemoteLocker locker = ZooKeeperLockers.using(app, "/locks")
+                    .option(ZooKeeperLockBackendProvider.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms")
+                    .build()) {
+                try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(30))) {
+                    assertThat(client.getChildren().forPath("/facade/locks/k")).hasSize(1);
+                    assertThat(lock.isHeld()).isTrue();
+                }
+                assertThat(client.getChildren().forPath("/facade/locks/k")).isEmpty();
+            }
+            assertThat(connectionListeners(client))
+                    .as("the locker's listener removed from the shared client")
+                    .isEqualTo(listenersBefore);
+            assertThat(((StandardListenerManager<?>) client.getCuratorListenable()).size())
+                    .as("the locker's event listener removed from the client the facade wraps")
+                    .isEqualTo(eventListenersBefore);
+            assertThat(client.getState()).isEqualTo(CuratorFrameworkState.STARTED);
+            assertThat(app.checkExists().forPath("/locks")).isNotNull();
+        }
+    }
+
+    @Test
     void build_withAnOptionTheClientSettles_isRefused() throws Exception {
         try (CuratorFramework client = started()) {
             assertThatThrownBy(() -> ZooKeeperLockers.using(client, "/own")
