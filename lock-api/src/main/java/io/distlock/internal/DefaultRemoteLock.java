@@ -105,6 +105,11 @@ final class DefaultRemoteLock implements RemoteLock {
         return hold;
     }
 
+    /** Why the lock was lost; null unless it was. */
+    synchronized String lossReason() {
+        return lossReason;
+    }
+
     synchronized Lease lease() {
         return lease;
     }

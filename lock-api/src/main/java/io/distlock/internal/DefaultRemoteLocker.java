@@ -362,6 +362,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
         }
         if (!lock.inHeldState()) {
             forget(lock, false); // lost between the grant and the bookkeeping: stop what was just started
+            // The loss may have come before the hold was there to hear it; a hold hears of its end once
+            lock.hold().lost(lock.lossReason());
         }
         log.debug("Acquired lock '{}' as {} (token {})", lock.key(), lock.ownerId(), lease.fencingToken());
         return Optional.of(lock);

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -28,6 +29,8 @@ class LockObserverTest {
     private static final class Recording implements LockObserver {
         final List<String> events = new CopyOnWriteArrayList<>();
         volatile boolean failing;
+        /** Runs inside {@code granted}, before the hold is returned to the locker. */
+        volatile Consumer<String> whileGranting = key -> {};
 
         @Override
         public void lockerOpened(String scheme, Optional<LongSupplier> storeRequests) {
@@ -41,6 +44,7 @@ class LockObserverTest {
                 @Override
                 public Hold granted(RemoteLock lock) {
                     record("granted " + key);
+                    whileGranting.accept(key);
                     return new Hold() {
                         @Override
                         public void renewed(Duration took) {
@@ -154,5 +158,25 @@ class LockObserverTest {
         assertThatThrownBy(() -> locker.lock("k", WAIT)).isInstanceOf(LockerClosedException.class);
         assertThatThrownBy(() -> locker.tryLock("k")).isInstanceOf(LockerClosedException.class);
         assertThat(seen.events).hasSize(before);
+    }
+
+    @Test
+    void tryLock_lostBetweenTheGrantAndItsAdoption_reportsTheHoldLost(TestInfo test) {
+        HookedProvider hooked = new HookedProvider();
+        Recording seen = new Recording();
+        // The store's loss arrives after the grant, while the locker is still taking the lock on (reporting the grant)
+        seen.whileGranting = key -> hooked.lossListeners.get(key).leaseLost("dropped by the store");
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri("memory://observer-" + test.getTestMethod().orElseThrow().getName())
+                .provider(hooked)
+                .observer(seen)
+                .build()) {
+            Optional<RemoteLock> lock = locker.tryLock("k");
+            lock.ifPresent(l -> assertThat(l.isHeld()).isFalse());
+            lock.ifPresent(l -> assertThat(l.release()).isEqualTo(ReleaseResult.ALREADY_LOST));
+        }
+        assertThat(seen.events)
+                .as("every hold reported granted ends, so that a count of held locks goes back to zero")
+                .containsExactly("opened memory", "started k TRY_LOCK", "granted k", "lost k");
     }
 }
