@@ -72,8 +72,9 @@ public final class LockerFactory {
             Clock clock,
             Optional<Executor> listenerExecutor,
             LockObserver observer) {
+        refuseCredentials(rawUri);
         URI uri = parse(rawUri);
-        refuseCredentials(uri, rawUri);
+        refuseFragment(uri, rawUri);
         Map<String, String> options = queryOptions(uri, rawUri);
         for (Map.Entry<String, String> e : builderOptions.entrySet()) {
             if (options.containsKey(e.getKey())) {
@@ -115,15 +116,26 @@ public final class LockerFactory {
 
     /**
      * Credentials in a URI's user-info part are refused on every backend, with the reason: a URI is logged, shown and
-     * kept in configuration repositories, so it must carry no secret.
+     * kept in configuration repositories, so it must carry no secret. Read on the raw text ({@link UserInfo}), so that a
+     * password holding {@code /}, {@code ?} or {@code #} is refused as well.
      */
-    private static void refuseCredentials(URI uri, String rawUri) {
-        String authority = uri.getRawAuthority();
-        if (authority != null && authority.contains("@")) {
+    private static void refuseCredentials(String rawUri) {
+        if (UserInfo.present(rawUri)) {
             throw new LockConfigurationException("Lock URI '" + Redaction.uri(rawUri) + "' carries credentials before"
                     + " '@'; distlock takes none in a URI, which ends up in logs and configuration repositories: give"
                     + " them as options 'user' and 'password' (or 'passwordFile' / 'passwordEnv'), e.g. through"
                     + " RemoteLockerBuilder.option");
+        }
+    }
+
+    /**
+     * A fragment is refused: a lock URI has no use for one, and a {@code #} typed into an option's value ({@code
+     * password=ab#cd}) would otherwise cut the value short without a word.
+     */
+    private static void refuseFragment(URI uri, String rawUri) {
+        if (uri.getRawFragment() != null) {
+            throw new LockConfigurationException("Lock URI '" + Redaction.uri(rawUri) + "' has a '#', which would end"
+                    + " it; a lock URI takes no fragment: write a '#' inside an option's value as %23");
         }
     }
 

@@ -10,8 +10,9 @@ public final class Redaction {
     /** What stands in for a hidden value. */
     public static final String HIDDEN = "****";
 
-    private static final Pattern USER_INFO = Pattern.compile("//[^/?#]*@");
-    private static final Pattern QUERY_PAIR = Pattern.compile("([?&])([^=&#]*)=([^&#]*)");
+    private static final Pattern TOKEN = Pattern.compile("\\S+");
+    /** An option, {@code ?name=value} or {@code &name=value}, and what may follow its value up to the next option. */
+    private static final Pattern QUERY_PAIR = Pattern.compile("([?&])([^=&#]*)=([^&#]*)(#[^&]*)?");
 
     private Redaction() {}
 
@@ -22,17 +23,47 @@ public final class Redaction {
         return secret && !n.endsWith("file") && !n.endsWith("env");
     }
 
-    /** {@code uri} with its user-info and the values of its secret options replaced by {@value #HIDDEN}. */
-    public static String uri(String uri) {
-        String noUser = USER_INFO.matcher(uri).replaceFirst("//" + HIDDEN + "@");
-        Matcher m = QUERY_PAIR.matcher(noUser);
+    /**
+     * {@code text} with the user-info and the values of secret options of every URI in it replaced by {@value #HIDDEN}:
+     * a URI, or a command line holding some. User-info is found by the rule the locker refuses it by, which a password
+     * holding {@code /}, {@code ?}, {@code #} or {@code @} does not escape; a secret option's value is hidden up to the
+     * next option, a {@code #} in it included ({@code password=ab#cd}).
+     */
+    public static String uri(String text) {
+        Matcher token = TOKEN.matcher(text);
         StringBuilder out = new StringBuilder();
-        while (m.find()) {
-            String value = isSecret(m.group(2)) ? HIDDEN : m.group(3);
-            m.appendReplacement(out, Matcher.quoteReplacement(m.group(1) + m.group(2) + "=" + value));
+        int last = 0;
+        while (token.find()) {
+            out.append(text, last, token.start()).append(options(withoutUserInfo(token.group())));
+            last = token.end();
         }
-        m.appendTail(out);
-        return out.toString();
+        return out.append(text.substring(last)).toString();
+    }
+
+    private static String withoutUserInfo(String token) {
+        int slashes = token.indexOf("//");
+        int at = slashes < 0 ? -1 : UserInfo.end(token, slashes + 2);
+        return at < 0 ? token : token.substring(0, slashes + 2) + HIDDEN + token.substring(at);
+    }
+
+    private static String options(String token) {
+        Matcher m = QUERY_PAIR.matcher(token);
+        StringBuilder out = new StringBuilder();
+        int last = 0;
+        while (m.find(last)) {
+            out.append(token, last, m.start())
+                    .append(m.group(1))
+                    .append(m.group(2))
+                    .append('=');
+            if (isSecret(m.group(2))) {
+                out.append(HIDDEN);
+                last = m.end();
+            } else {
+                out.append(m.group(3));
+                last = m.end(3); // what follows a '#' may hold options of its own
+            }
+        }
+        return out.append(token.substring(last)).toString();
     }
 
     /** A {@code name=value} pair with the value hidden if the name is a secret's. */
