@@ -12,10 +12,12 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -42,7 +44,9 @@ import java.util.function.LongSupplier;
  *       already_lost}: the store no longer held it at the release, {@code lost}: reported lost);
  *   <li>{@value #LOST} (counter): locks lost (lease run out, refused, deleted behind the holder's back);
  *   <li>{@value #RENEW} (timer): lease renewals, tagged {@code outcome} ({@code renewed}, {@code failed});
- *   <li>{@value #STORE_REQUESTS} (function counter): requests sent to the store, where the backend counts them.
+ *   <li>{@value #STORE_REQUESTS} (function counter): requests sent to the store by all the observer's lockers of the
+ *       scheme, where the backend counts them (a closed locker's requests stay in the total: the observer keeps each
+ *       locker's count for as long as it lives).
  * </ul>
  *
  * <p>Lock keys are not tags by default: their number is unbounded, and a meter per key would grow without end. Opt in
@@ -71,6 +75,7 @@ public final class MicrometerLockObserver implements LockObserver {
     private final Optional<ObservationRegistry> observations;
     private final boolean keyTag;
     private final ConcurrentHashMap<String, AtomicInteger> held = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, StoreRequests> storeRequests = new ConcurrentHashMap<>();
 
     private MicrometerLockObserver(Builder builder) {
         this.meters = builder.meters;
@@ -122,10 +127,40 @@ public final class MicrometerLockObserver implements LockObserver {
     @Override
     public void lockerOpened(String scheme, Optional<LongSupplier> storeRequests) {
         heldGauge(scheme);
-        storeRequests.ifPresent(count -> FunctionCounter.builder(STORE_REQUESTS, count, c -> (double) c.getAsLong())
-                .description("Requests sent to the lock store")
-                .tags(Tags.of("store", scheme))
-                .register(meters));
+        storeRequests.ifPresent(count -> storeRequests(scheme).add(count));
+    }
+
+    /**
+     * The sum of the request counts of every locker of {@code scheme}, registered once as {@value #STORE_REQUESTS}.
+     * Micrometer keeps only a weak reference to a function counter's state and gives a second registration the first
+     * one's meter: this object, kept here, is that state, and each locker's count is added to it.
+     */
+    private StoreRequests storeRequests(String scheme) {
+        return storeRequests.computeIfAbsent(scheme, s -> {
+            StoreRequests sum = new StoreRequests();
+            FunctionCounter.builder(STORE_REQUESTS, sum, StoreRequests::total)
+                    .description("Requests sent to the lock store")
+                    .tags(Tags.of("store", s))
+                    .register(meters);
+            return sum;
+        });
+    }
+
+    /** The lockers' own request counts, summed when the counter is read. */
+    private static final class StoreRequests {
+        private final List<LongSupplier> counts = new CopyOnWriteArrayList<>();
+
+        void add(LongSupplier count) {
+            counts.add(count);
+        }
+
+        double total() {
+            long total = 0;
+            for (LongSupplier count : counts) {
+                total += count.getAsLong();
+            }
+            return total;
+        }
     }
 
     @Override

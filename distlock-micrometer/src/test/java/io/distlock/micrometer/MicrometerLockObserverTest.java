@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -199,5 +200,38 @@ class MicrometerLockObserverTest {
                 .append(x.getValue())
                 .append(' '));
         return text.toString();
+    }
+
+    @Test
+    void storeRequests_countEveryLockersRequests_afterAGarbageCollection() throws Exception {
+        MicrometerLockObserver observer = MicrometerLockObserver.create(meters);
+        try (RemoteLocker first = zk(observer);
+                RemoteLocker second = zk(observer)) {
+            collectGarbage(); // Micrometer holds a function counter's state weakly
+            double before = storeRequests();
+            first.tryLock("requests-first").orElseThrow().release();
+            double afterFirst = storeRequests();
+            assertThat(afterFirst).as("the first locker's requests").isGreaterThan(before);
+            second.tryLock("requests-second").orElseThrow().release();
+            assertThat(storeRequests()).as("the second locker's requests").isGreaterThan(afterFirst);
+        }
+    }
+
+    private double storeRequests() {
+        return meters.get(MicrometerLockObserver.STORE_REQUESTS)
+                .tag("store", "zk")
+                .functionCounter()
+                .count();
+    }
+
+    /** Runs the collector until an object only weakly reachable is gone. */
+    private static void collectGarbage() throws InterruptedException {
+        WeakReference<Object> sentinel = new WeakReference<>(new Object());
+        long end = System.nanoTime() + WAIT.toNanos();
+        while (sentinel.get() != null) {
+            assertThat(System.nanoTime() - end).as("the collector ran").isNegative();
+            System.gc();
+            Thread.sleep(10);
+        }
     }
 }
