@@ -1,11 +1,15 @@
 package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.metadata.EndPoint;
 import com.datastax.oss.driver.api.core.metadata.Node;
 import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
+import io.distlock.spi.HostList;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.stream.Collectors;
 
@@ -28,6 +32,9 @@ import java.util.stream.Collectors;
  */
 public final class CassandraLockers {
 
+    /** The URI's authority on an application's session, and the description of a session that knows no node. */
+    static final String SESSION = "application-session";
+
     private CassandraLockers() {}
 
     /**
@@ -35,8 +42,8 @@ public final class CassandraLockers {
      *
      * @param session an open session; distlock never closes it
      * @param keyspace the keyspace of the lock tables (created with option {@code createSchema=true}, or beforehand)
-     * @return a builder with the URI {@code cassandra://<the session's nodes>/<keyspace>} (for messages) and a provider
-     *     bound to {@code session}
+     * @return a builder with the URI {@code cassandra://application-session/<keyspace>} and a provider bound to {@code
+     *     session}; messages name the session's nodes as it knows them when the locker opens
      * @throws LockConfigurationException if the session is closed or the keyspace name is malformed
      */
     public static RemoteLockerBuilder using(CqlSession session, String keyspace) {
@@ -45,21 +52,33 @@ public final class CassandraLockers {
         if (session.isClosed()) {
             throw new LockConfigurationException("The CqlSession given to CassandraLockers.using is closed");
         }
-        String uri = "cassandra://" + hosts(session) + "/" + keyspace;
-        CassandraLocation.parse(java.net.URI.create(uri)); // checks the keyspace name now, not at build()
+        // The nodes are not in the URI: their addresses need not make one (several IPv6 nodes cannot, in
+        // java.net.URI) nor pass the host list's checks (behind an SNI proxy every node has the proxy's address).
+        String uri = "cassandra://" + SESSION + "/" + keyspace;
+        CassandraLocation.keyspace(URI.create(uri)); // checks the keyspace name now, not at build()
         return RemoteLockers.builder().uri(uri).provider(new SessionBoundProvider(session));
     }
 
-    /** The session's nodes as {@code host:port,...}; a placeholder if it knows none. */
-    private static String hosts(CqlSession session) {
-        String hosts = session.getMetadata().getNodes().values().stream()
+    /** The session's nodes, for messages; see {@link #describe(Collection)}. */
+    static String describe(CqlSession session) {
+        return describe(session.getMetadata().getNodes().values().stream()
                 .map(Node::getEndPoint)
-                .map(endPoint -> endPoint.resolve())
-                .filter(InetSocketAddress.class::isInstance)
-                .map(InetSocketAddress.class::cast)
-                .map(a -> a.getHostString() + ":" + a.getPort())
+                .toList());
+    }
+
+    /**
+     * Nodes' end points as {@code host:port,...}, sorted, IPv6 addresses in brackets, each address once (nodes behind
+     * one SNI proxy all resolve to it); {@value #SESSION} if there are none. A description for messages, never parsed.
+     */
+    static String describe(Collection<EndPoint> endPoints) {
+        String hosts = endPoints.stream()
+                .map(EndPoint::resolve)
+                .map(address -> address instanceof InetSocketAddress a
+                        ? new HostList.Address(a.getHostString(), a.getPort()).toString()
+                        : String.valueOf(address))
+                .distinct()
                 .sorted()
                 .collect(Collectors.joining(","));
-        return hosts.isEmpty() ? "application-session" : hosts;
+        return hosts.isEmpty() ? SESSION : hosts;
     }
 }

@@ -28,7 +28,11 @@ record CassandraSettings(
      * CassandraClientSettings}'); does not check for unknown ones.
      */
     static CassandraSettings read(BackendConfig config) {
-        CassandraLocation location = CassandraLocation.parse(config.uri());
+        return read(config, CassandraLocation.parse(config.uri()));
+    }
+
+    /** As {@link #read(BackendConfig)}, at {@code location} instead of the URI's hosts. */
+    static CassandraSettings read(BackendConfig config, CassandraLocation location) {
         String level = config.stringOption(CassandraOptions.CONSISTENCY, "QUORUM")
                 .trim()
                 .toUpperCase(Locale.ROOT);

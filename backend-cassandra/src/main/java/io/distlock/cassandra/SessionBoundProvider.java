@@ -37,7 +37,8 @@ final class SessionBoundProvider implements LockBackendProvider {
     @Override
     public LockBackend open(BackendConfig config) {
         CassandraClientSettings.rejectOn(config);
-        CassandraSettings settings = CassandraSettings.read(config);
+        CassandraSettings settings = CassandraSettings.read(
+                config, CassandraLocation.onSession(config.uri(), CassandraLockers.describe(session)));
         config.rejectUnknownOptions(name());
         if (session.isClosed()) {
             throw new LockConfigurationException("The CqlSession given to CassandraLockers.using is closed");

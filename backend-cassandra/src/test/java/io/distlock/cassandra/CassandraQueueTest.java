@@ -22,6 +22,8 @@ import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import io.distlock.testing.CassandraCluster;
+import io.distlock.testing.TcpProxy;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
@@ -1067,6 +1069,32 @@ class CassandraQueueTest {
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("no_such_keyspace")
                 .hasMessageContaining("CREATE KEYSPACE");
+    }
+
+    @Test
+    void lockersUsing_sessionWhoseNodeHasAnIpv6Address_buildsAndLocks() {
+        // The application's session reaches the node at [::1], through a proxy there: its node's end point is IPv6.
+        try (TcpProxy proxy = TcpProxy.start(
+                        "ipv6",
+                        new InetSocketAddress("::1", 0),
+                        CASSANDRA.contactPoints().get(0));
+                CqlSession v6 = CqlSession.builder()
+                        .addContactPoint(proxy.listenAddress())
+                        .withLocalDatacenter(CASSANDRA.localDatacenter())
+                        .build()) {
+            assertThat(v6.getMetadata().getNodes().values())
+                    .extracting(node -> ((InetSocketAddress) node.getEndPoint().resolve()).getAddress())
+                    .allMatch(address -> address instanceof java.net.Inet6Address);
+            String key = key("ipv6");
+            try (RemoteLocker locker =
+                    CassandraLockers.using(v6, CASSANDRA.keyspace()).build()) {
+                RemoteLock lock = locker.tryLock(key).orElseThrow();
+                assertThat(cellsOf(key)).isNotEmpty();
+                lock.release();
+            }
+            assertThat(cellsOf(key)).isEmpty();
+            assertThat(v6.isClosed()).isFalse();
+        }
     }
 
     /** A GlobalTime replica on row {@code row} of the time table, outside any locker ({@code updates}: it writes). */

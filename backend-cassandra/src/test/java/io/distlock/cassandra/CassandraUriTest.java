@@ -3,11 +3,15 @@ package io.distlock.cassandra;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.datastax.oss.driver.internal.core.metadata.DefaultEndPoint;
+import com.datastax.oss.driver.internal.core.metadata.SniEndPoint;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLockers;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -20,6 +24,24 @@ class CassandraUriTest {
         CassandraLocation location = CassandraLocation.parse(URI.create("cassandra://a:9142,b,c:9043/locks_1"));
         assertThat(location.keyspace()).isEqualTo("locks_1");
         assertThat(location.hosts()).isEqualTo("a:9142,b:9042,c:9043");
+    }
+
+    @Test
+    void describe_ipv6Node_bracketsTheAddress_soTheLabelReadsAsHostAndPort() {
+        String label = CassandraLockers.describe(List.of(
+                new DefaultEndPoint(new InetSocketAddress("::1", 9042)),
+                new DefaultEndPoint(new InetSocketAddress("127.0.0.1", 9043))));
+        assertThat(label).isEqualTo("127.0.0.1:9043,[0:0:0:0:0:0:0:1]:9042");
+    }
+
+    @Test
+    void describe_twoNodesBehindOneSniProxy_namesTheProxyOnce() {
+        // Behind an SNI proxy every node's end point resolves to the proxy's address; only the server name differs.
+        InetSocketAddress proxy = new InetSocketAddress("127.0.0.1", 29042);
+        String label = CassandraLockers.describe(
+                List.of(new SniEndPoint(proxy, "node-1.cluster"), new SniEndPoint(proxy, "node-2.cluster")));
+        InetSocketAddress resolved = (InetSocketAddress) new SniEndPoint(proxy, "any").resolve();
+        assertThat(label).isEqualTo(resolved.getHostString() + ":29042");
     }
 
     @ParameterizedTest
