@@ -192,7 +192,8 @@ final class ZooKeeperLockBackend implements LockBackend {
      * yet). A lease whose session is lost has no node left: silently nothing. A lease whose
      * validity ran out (the locker cleaning up after a suspension) is deleted without waiting. Otherwise waits for the
      * server's answer up to the operation timeout; the deletion is guaranteed (Curator retries it after a
-     * reconnection), so a timeout here still ends with the node deleted or its session expired.
+     * reconnection), so a timeout here still ends with the node deleted or its session expired. A failure that is
+     * not a connection loss ({@code SESSIONMOVED}, a refusal) hands the node to the same background deletion.
      */
     @Override
     public boolean release(Lease lease) {
@@ -216,9 +217,13 @@ final class ZooKeeperLockBackend implements LockBackend {
                     + DurationText.of(operationTimeout) + ": no answer from ZooKeeper at " + location.connectString()
                     + "; its node is deleted as soon as the connection returns, or by the session's expiry");
         } catch (KeeperException e) {
+            // Not a connection loss the call could repeat (SESSIONMOVED, a refusal): the node would otherwise stay for
+            // the session's life, which on an application's client is unbounded.
+            sessions.deleteInBackground(zk.nodePath());
             throw new LockBackendException(
                     "ZooKeeper at " + location.connectString() + " failed releasing lock '" + lease.key() + "': " + e
-                            + "; its node goes with the session",
+                            + "; its node is deleted in the background (Curator's guaranteed delete), or goes with"
+                            + " the session",
                     e);
         } catch (InterruptedException e) {
             sessions.deleteInBackground(zk.nodePath());

@@ -154,6 +154,53 @@ class ZooKeeperLockersTest {
     }
 
     @Test
+    void release_failingWithAnErrorOtherThanConnectionLoss_deletesTheNodeInTheBackground() throws Exception {
+        AtomicBoolean refusedOnce = new AtomicBoolean();
+        // The first delete of a lock node is sent with a version the node does not have: the server refuses it with
+        // BADVERSION, a KeeperException of a real call that is no connection loss (as SESSIONMOVED is not), and the
+        // node stays.
+        ZookeeperFactory refusingFirstDelete = (connect, sessionMs, watcher, canBeReadOnly) ->
+                new ZooKeeper(connect, sessionMs, watcher, canBeReadOnly) {
+                    @Override
+                    public void delete(String path, int version) throws InterruptedException, KeeperException {
+                        boolean lockNode = path.startsWith("/refused/k/");
+                        super.delete(
+                                path,
+                                lockNode && refusedOnce.compareAndSet(false, true) ? Integer.MAX_VALUE - 1 : version);
+                    }
+                };
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                        .connectString(ZK.connectString())
+                        .retryPolicy(new RetryOneTime(10))
+                        .zookeeperFactory(refusingFirstDelete)
+                        .build();
+                RemoteLocker locker = startedLocker(client, "/refused");
+                CuratorFramework other = started()) {
+            RemoteLock lock = locker.tryLock("k").orElseThrow();
+            assertThatThrownBy(lock::release)
+                    .isInstanceOf(io.distlock.LockBackendException.class)
+                    .hasMessageContaining("BadVersion")
+                    .hasMessageContaining("deleted in the background");
+            assertThat(refusedOnce).isTrue();
+            Conditions.await(
+                    "the refused lock node deleted in the background, in the same session",
+                    Duration.ofSeconds(5),
+                    () -> {
+                        try {
+                            return other.getChildren().forPath("/refused/k").isEmpty();
+                        } catch (KeeperException.NoNodeException reaped) {
+                            return true; // the key's container node, reaped by the server once empty
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+            InterProcessMutex mutex = new InterProcessMutex(other, "/refused/k");
+            assertThat(mutex.acquire(0, TimeUnit.SECONDS)).isTrue();
+            mutex.release();
+        }
+    }
+
+    @Test
     void lock_onANamespacedClient_keepsItsNodesInTheNamespace() throws Exception {
         try (CuratorFramework client = CuratorFrameworkFactory.builder()
                         .connectString(ZK.connectString())
