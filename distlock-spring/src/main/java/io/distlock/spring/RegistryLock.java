@@ -6,6 +6,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
 import java.time.Duration;
+import java.util.ConcurrentModificationException;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -195,9 +196,11 @@ final class RegistryLock implements DistributedLock {
     /**
      * Gives back one hold; the last one releases the store lock.
      *
-     * @throws IllegalStateException if the calling thread does not hold this lock, or (on the last hold) if the store
-     *     lock was lost before: its lease ran out or its entry was deleted, so what it guarded may have been changed by
-     *     another owner meanwhile. The lock is given up all the same.
+     * @throws IllegalStateException if the calling thread does not hold this lock
+     * @throws ConcurrentModificationException on the last hold, if the store lock was lost before: its lease ran out or
+     *     its entry was deleted, so what it guarded may have been changed by another owner meanwhile (the exception
+     *     Spring Integration's {@code RedisLockRegistry} and {@code JdbcLockRegistry} throw there). The lock is given
+     *     up all the same.
      */
     @Override
     public void unlock() {
@@ -220,8 +223,8 @@ final class RegistryLock implements DistributedLock {
             local.unlock();
         }
         if (result == ReleaseResult.ALREADY_LOST) {
-            throw new IllegalStateException("Lock '" + key + "' was lost before it was unlocked (its lease ran out or"
-                    + " its entry was deleted in the store): another owner may have held it meanwhile");
+            throw new ConcurrentModificationException("Lock '" + key + "' was lost before it was unlocked (its lease"
+                    + " ran out or its entry was deleted in the store): another owner may have held it meanwhile");
         }
     }
 

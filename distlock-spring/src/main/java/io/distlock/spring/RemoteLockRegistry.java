@@ -26,9 +26,10 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  *   <li>re-entrant for the owning thread: the hold count is kept here, the store holds one lock, taken on the first
  *       hold and released on the last {@code unlock()}; a re-entry after the store lock was lost asks the store again
  *       (so {@code LockRegistryLeaderInitiator}'s heartbeat notices the loss);
- *   <li>{@code unlock()} by a thread that does not hold the lock, and the last {@code unlock()} of a lock lost in the
- *       store, throw {@link IllegalStateException} (the lost lock is given up all the same); the last {@code
- *       unlock()} releases the store lock also on an interrupted thread, and leaves its interrupt flag set;
+ *   <li>{@code unlock()} by a thread that does not hold the lock throws {@link IllegalStateException}; the last {@code
+ *       unlock()} of a lock lost in the store throws {@link java.util.ConcurrentModificationException}, as Spring's
+ *       registries do (the lost lock is given up all the same); the last {@code unlock()} releases the store lock also
+ *       on an interrupted thread, and leaves its interrupt flag set;
  *   <li>{@code newCondition()} throws {@link UnsupportedOperationException}.
  * </ul>
  *
