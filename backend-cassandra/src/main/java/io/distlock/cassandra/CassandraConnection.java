@@ -137,8 +137,29 @@ final class CassandraConnection {
      * Makes sure the backend's tables exist in the keyspace: creates the missing ones when {@code create} (each
      * statement is idempotent), otherwise fails naming them. Reads {@code system_schema} rather than the driver's
      * schema metadata, which an application's session may have turned off or limited to other keyspaces.
+     *
+     * @return the queue table's {@code gc_grace_seconds}
      */
-    static void ensureSchema(CqlSession session, CassandraSettings settings) {
+    static int ensureSchema(CqlSession session, CassandraSettings settings) {
+        createMissingTables(session, settings);
+        String keyspace = settings.location().keyspace();
+        SimpleStatement gcGraceQuery = SimpleStatement.newInstance(
+                        "SELECT gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
+                        keyspace,
+                        CassandraStatements.QUEUE_TABLE)
+                .setTimeout(SCHEMA_TIMEOUT);
+        try {
+            Row row = session.execute(gcGraceQuery).one();
+            return row == null ? CassandraStatements.MARK_TTL_SECONDS : row.getInt(0);
+        } catch (DriverException e) {
+            throw new LockBackendException(
+                    "Could not read the schema of keyspace '" + keyspace + "' at "
+                            + settings.location().hosts() + ": " + e,
+                    e);
+        }
+    }
+
+    private static void createMissingTables(CqlSession session, CassandraSettings settings) {
         String keyspace = settings.location().keyspace();
         SimpleStatement keyspaceQuery = SimpleStatement.newInstance(
                         "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", keyspace)
@@ -169,7 +190,7 @@ final class CassandraConnection {
             String name = CassandraStatements.TABLES.get(i);
             Set<String> table = columns.get(name);
             if (table == null) {
-                missing.add(CassandraStatements.createTable(i, qualified));
+                missing.add(CassandraStatements.createTable(i, qualified, settings.newTablesGcGraceSeconds()));
                 continue;
             }
             for (String column : CassandraStatements.REQUIRED_COLUMNS.getOrDefault(name, List.of())) {
@@ -177,7 +198,7 @@ final class CassandraConnection {
                     throw new LockBackendException("Table " + keyspace + "." + name + " has an older layout (no column"
                             + " '" + column + "'); drop it while no lock is held and open with "
                             + CassandraOptions.CREATE_SCHEMA + "=true, or run: "
-                            + CassandraStatements.createTable(i, qualified));
+                            + CassandraStatements.createTable(i, qualified, settings.newTablesGcGraceSeconds()));
                 }
             }
         }

@@ -8,6 +8,8 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.distlock.spi.WakeUps;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Cassandra backend: {@code cassandra://host[:port][,host[:port]...]/keyspace} (port 9042 when omitted), on the
@@ -22,7 +24,7 @@ import java.util.Set;
  * <h2>Options</h2>
  * See {@link CassandraOptions} for the names and a typed builder: {@code localDatacenter}, {@code consistency}, {@code
  * algorithm}, {@code pollMin}, {@code pollMax}, {@code createSchema}, {@code fencing}, {@code timeService}, {@code
- * timePeriod}, {@code timeMaxLead}, {@code clockDrift}; the connection's {@code user}, {@code password} (or {@code
+ * timePeriod}, {@code timeMaxLead}, {@code clockDrift}, {@code keyRetention}; the connection's {@code user}, {@code password} (or {@code
  * passwordFile}, {@code passwordEnv}), {@code tls}, {@code caFile}, {@code certFile}, {@code keyFile}, {@code
  * verifyHost} and {@code driverConfig}; and the common {@code ttl} and {@code connectTimeout} (which is also each store
  * request's timeout).
@@ -33,6 +35,8 @@ import java.util.Set;
  * with {@code createSchema=true}), and for the queue algorithm reads GlobalTime once.
  */
 public final class CassandraLockBackendProvider implements LockBackendProvider {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CassandraLockBackendProvider.class);
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public CassandraLockBackendProvider() {}
@@ -73,14 +77,34 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
     static LockBackend openOn(
             CqlSession session, boolean ownsSession, CassandraSettings settings, BackendConfig config) {
         try {
-            CassandraConnection.ensureSchema(session, settings);
+            int gcGrace = CassandraConnection.ensureSchema(session, settings);
+            int markTtl = settings.markTtlSeconds(gcGrace);
+            if (markTtl < gcGrace) {
+                LOG.warn(
+                        "Option '{}' ({}s) is shorter than gc_grace_seconds ({}) of table {}.{}: released keys keep"
+                                + " their tombstones {} s anyway, and a locker new to a key idle longer than {}s reads"
+                                + " over them; run ALTER TABLE ... WITH gc_grace_seconds = {} on the lock tables ({})",
+                        CassandraOptions.KEY_RETENTION,
+                        markTtl,
+                        gcGrace,
+                        settings.location().keyspace(),
+                        CassandraStatements.QUEUE_TABLE,
+                        gcGrace,
+                        markTtl,
+                        markTtl,
+                        String.join(", ", CassandraStatements.DELETED_FROM));
+            }
             CqlCalls calls = new CqlCalls(
                     session,
                     settings.location().hosts() + "/" + settings.location().keyspace(),
                     settings.operationTimeout(),
                     config.ticker());
             CassandraStatements statements = new CassandraStatements(
-                    session, settings.location().keyspace(), settings.consistency(), settings.serialConsistency());
+                    session,
+                    settings.location().keyspace(),
+                    settings.consistency(),
+                    settings.serialConsistency(),
+                    markTtl);
             GlobalTime time = null;
             LockAlgorithm algorithm;
             WakeUps wakeUps = new WakeUps();

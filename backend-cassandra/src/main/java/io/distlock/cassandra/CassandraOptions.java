@@ -56,6 +56,15 @@ public final class CassandraOptions {
      * it). Default 100ms, at most a tenth of the lease; an explicit value must be shorter than half the lease.
      */
     public static final String CLOCK_DRIFT = "clockDrift";
+    /**
+     * Option: how long a key's rows outlive its last release. The queue's low-water mark lives this long, and the
+     * tables {@code createSchema=true} creates keep the tombstones of released cells this long ({@code
+     * gc_grace_seconds}), so a key costs the store nothing once it has passed (and a compaction ran). Default: the
+     * queue table's {@code gc_grace_seconds} (1 day on tables distlock creates, Cassandra's 10 days on others). Must be
+     * longer than the lease's time to live in the store ({@code ttl} rounded up to whole seconds, plus 1 s) plus {@code
+     * connectTimeout}; see the backend's documentation for why.
+     */
+    public static final String KEY_RETENTION = "keyRetention";
 
     /** Option: the Cassandra role to log in as ({@code PasswordAuthenticator}); with {@code password}. */
     public static final String USER = "user";
@@ -140,6 +149,11 @@ public final class CassandraOptions {
     /** Sets {@value #CLOCK_DRIFT}. */
     public CassandraOptions clockDrift(Duration drift) {
         return put(CLOCK_DRIFT, drift.toMillis() + "ms");
+    }
+
+    /** Sets {@value #KEY_RETENTION}. */
+    public CassandraOptions keyRetention(Duration retention) {
+        return put(KEY_RETENTION, retention.toMillis() + "ms");
     }
 
     /** Sets {@value #TIME_MAX_LEAD}. */

@@ -4,8 +4,10 @@ import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
+import io.distlock.spi.DurationText;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 
 /** The backend's options, read and checked from a {@link BackendConfig} (see {@link CassandraOptions}). */
 record CassandraSettings(
@@ -21,7 +23,12 @@ record CassandraSettings(
         Duration timePeriod,
         Duration timeMaxLead,
         LeaseValidity validity,
-        Duration operationTimeout) {
+        Duration operationTimeout,
+        Optional<Duration> keyRetention,
+        Duration keyRetentionFloor) {
+
+    /** The {@code gc_grace_seconds} of the tables {@code createSchema=true} creates, unless {@code keyRetention}. */
+    static final Duration DEFAULT_KEY_RETENTION = Duration.ofDays(1);
 
     /**
      * Reads the lock options of the backend from {@code config} (the connection's options are {@link
@@ -83,6 +90,26 @@ record CassandraSettings(
                 ? LeaseValidity.explicit(
                         config.durationOption(CassandraOptions.CLOCK_DRIFT, Duration.ZERO), config.leaseTime())
                 : LeaseValidity.byDefault();
+        // A release's deletes must outlive every copy of the cells they delete: once a tombstone is purged, a replica
+        // that missed the delete would serve the cell again unless it has expired by then (its TTL runs from its last
+        // write, at most a request timeout before the delete).
+        Duration floor = Duration.ofSeconds(Ttl.seconds(config.leaseTime())).plus(config.connectTimeout());
+        Optional<Duration> keyRetention = config.option(CassandraOptions.KEY_RETENTION)
+                .map(v -> config.durationOption(CassandraOptions.KEY_RETENTION, floor));
+        if (keyRetention.isPresent() && keyRetention.get().compareTo(floor) <= 0) {
+            throw new LockConfigurationException("Option '" + CassandraOptions.KEY_RETENTION + "' ("
+                    + DurationText.of(keyRetention.get()) + ") must be longer than the lease's time to live in the"
+                    + " store (" + Ttl.seconds(config.leaseTime()) + "s: ttl " + DurationText.of(config.leaseTime())
+                    + " rounded up to whole seconds, plus 1s) plus connectTimeout ("
+                    + DurationText.of(config.connectTimeout())
+                    + "): a released cell's tombstone must outlive the cell on every replica, or a replica that missed"
+                    + " the release could serve the cell again and block the key until its TTL; give more than "
+                    + DurationText.of(floor));
+        }
+        if (keyRetention.isPresent() && keyRetention.get().getSeconds() >= Ttl.MAX_TTL_SECONDS) {
+            throw new LockConfigurationException("Option '" + CassandraOptions.KEY_RETENTION + "' ("
+                    + DurationText.of(keyRetention.get()) + ") must be under 20 years (Cassandra's longest TTL)");
+        }
         return new CassandraSettings(
                 location,
                 consistency,
@@ -96,6 +123,29 @@ record CassandraSettings(
                 timePeriod,
                 timeMaxLead,
                 validity,
-                config.connectTimeout());
+                config.connectTimeout(),
+                keyRetention,
+                floor);
+    }
+
+    /**
+     * The low-water mark's TTL in seconds: {@code keyRetention}, else the queue table's {@code gc_grace_seconds} (the
+     * mark lives as long as the tombstones it lets reads skip), never less than the floor.
+     */
+    int markTtlSeconds(int queueTableGcGraceSeconds) {
+        return keyRetention
+                .map(CassandraSettings::wholeSeconds)
+                .orElse(Math.max(queueTableGcGraceSeconds, wholeSeconds(keyRetentionFloor) + 1));
+    }
+
+    /** The {@code gc_grace_seconds} of the tables {@code createSchema=true} creates. */
+    int newTablesGcGraceSeconds() {
+        return keyRetention
+                .map(CassandraSettings::wholeSeconds)
+                .orElse(Math.max(wholeSeconds(DEFAULT_KEY_RETENTION), wholeSeconds(keyRetentionFloor) + 1));
+    }
+
+    private static int wholeSeconds(Duration d) {
+        return (int) Math.min(Ttl.MAX_TTL_SECONDS, (d.toMillis() + 999) / 1000);
     }
 }

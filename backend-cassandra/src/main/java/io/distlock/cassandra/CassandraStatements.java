@@ -49,9 +49,19 @@ final class CassandraStatements {
             "CREATE TABLE IF NOT EXISTS " + LEGACY_SHADOW_TABLE
                     + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))");
 
-    /** The {@code i}-th statement of {@link #SCHEMA}, its table named in {@code keyspace} (a CQL identifier). */
-    static String createTable(int i, String keyspace) {
-        return SCHEMA.get(i).replace("IF NOT EXISTS ", "IF NOT EXISTS " + keyspace + ".");
+    /**
+     * The tables whose cells a release or a withdrawn attempt deletes: their tombstones stay {@code gc_grace_seconds}
+     * (the fencing counter and the time cell are never deleted).
+     */
+    static final List<String> DELETED_FROM = List.of(QUEUE_TABLE, OWNER_TABLE, LEGACY_MAIN_TABLE, LEGACY_SHADOW_TABLE);
+
+    /**
+     * The {@code i}-th statement of {@link #SCHEMA}, its table named in {@code keyspace} (a CQL identifier); a table
+     * of {@link #DELETED_FROM} keeps tombstones {@code gcGraceSeconds} (the option {@code keyRetention}).
+     */
+    static String createTable(int i, String keyspace, int gcGraceSeconds) {
+        String cql = SCHEMA.get(i).replace("IF NOT EXISTS ", "IF NOT EXISTS " + keyspace + ".");
+        return DELETED_FROM.contains(TABLES.get(i)) ? cql + " WITH gc_grace_seconds = " + gcGraceSeconds : cql;
     }
 
     /**
@@ -62,8 +72,9 @@ final class CassandraStatements {
             java.util.Map.of(QUEUE_TABLE, List.of("ticket", "low"), OWNER_TABLE, List.of("slot", "owner"));
 
     /**
-     * How long the queue's low-water mark outlives the last release of its lock: Cassandra's default {@code
-     * gc_grace_seconds} (10 days), after which compaction may purge the tombstones the mark lets reads skip.
+     * How long the queue's low-water mark outlives the last release of its lock unless told ({@code keyRetention}):
+     * Cassandra's default {@code gc_grace_seconds} (10 days), after which compaction may purge the tombstones the mark
+     * lets reads skip.
      */
     static final int MARK_TTL_SECONDS = 864_000;
 
@@ -100,6 +111,16 @@ final class CassandraStatements {
     private final String keyspace;
 
     CassandraStatements(CqlSession session, String keyspace, ConsistencyLevel consistency, ConsistencyLevel serial) {
+        this(session, keyspace, consistency, serial, MARK_TTL_SECONDS);
+    }
+
+    /** The statements, the low-water mark written with TTL {@code markTtlSeconds}. */
+    CassandraStatements(
+            CqlSession session,
+            String keyspace,
+            ConsistencyLevel consistency,
+            ConsistencyLevel serial,
+            int markTtlSeconds) {
         this.keyspace = CqlIdentifier.fromInternal(keyspace).asCql(true);
         enqueue = prepare(
                 session,
@@ -120,7 +141,7 @@ final class CassandraStatements {
         // go to the larger value, i.e. the larger ticket), whatever order releases arrive in.
         raiseMark = prepare(
                 session,
-                "UPDATE " + in(QUEUE_TABLE) + " USING TIMESTAMP ? AND TTL " + MARK_TTL_SECONDS
+                "UPDATE " + in(QUEUE_TABLE) + " USING TIMESTAMP ? AND TTL " + markTtlSeconds
                         + " SET low = ? WHERE lock_id = ?",
                 consistency,
                 serial);

@@ -100,6 +100,63 @@ class CassandraUriTest {
     }
 
     @Test
+    void open_keyRetentionNotBeyondTheLeaseTtlPlusConnectTimeout_failsNamingTheFloor() {
+        // ttl 30s is written with TTL 31s; plus connectTimeout 30s: a retention must be longer than 61s.
+        assertThatThrownBy(() ->
+                        RemoteLockers.open("cassandra://127.0.0.1:1/ks?connectTimeout=30s&ttl=30s&keyRetention=61s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("Option 'keyRetention' (1m1s)")
+                .hasMessageContaining("31s")
+                .hasMessageContaining("give more than 1m1s");
+    }
+
+    @Test
+    void settings_keyRetention_setsTheMarkTtlAndTheNewTablesGcGrace_elseTheTableDecides() {
+        CassandraSettings byDefault = settings("");
+        assertThat(byDefault.markTtlSeconds(864_000)).isEqualTo(864_000);
+        assertThat(byDefault.markTtlSeconds(3_600)).isEqualTo(3_600);
+        assertThat(byDefault.newTablesGcGraceSeconds()).isEqualTo(86_400);
+        // A table keeping tombstones for less than the floor: the mark still outlives the cells.
+        assertThat(byDefault.markTtlSeconds(0)).isEqualTo(31 + 10 + 1);
+
+        CassandraSettings explicit = settings("keyRetention=2h");
+        assertThat(explicit.markTtlSeconds(864_000)).isEqualTo(7_200);
+        assertThat(explicit.newTablesGcGraceSeconds()).isEqualTo(7_200);
+        assertThat(CassandraOptions.create().keyRetention(Duration.ofHours(2)).toMap())
+                .containsEntry("keyRetention", "7200000ms");
+    }
+
+    @Test
+    void createTable_tablesWithDeletes_keepTombstonesForTheRetention_othersAsCassandraDoes() {
+        for (int i = 0; i < CassandraStatements.TABLES.size(); i++) {
+            String table = CassandraStatements.TABLES.get(i);
+            String cql = CassandraStatements.createTable(i, "ks", 3_600);
+            if (table.equals(CassandraStatements.TIME_TABLE) || table.equals(CassandraStatements.FENCE_TABLE)) {
+                assertThat(cql).doesNotContain("gc_grace_seconds");
+            } else {
+                assertThat(cql)
+                        .startsWith("CREATE TABLE IF NOT EXISTS ks." + table)
+                        .endsWith(" WITH gc_grace_seconds = 3600");
+            }
+        }
+    }
+
+    /** The settings of a locker with lease 30s and connectTimeout 10s and {@code options}. */
+    private static CassandraSettings settings(String options) {
+        java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
+        if (!options.isEmpty()) {
+            map.put(options.substring(0, options.indexOf('=')), options.substring(options.indexOf('=') + 1));
+        }
+        return CassandraSettings.read(new io.distlock.spi.BackendConfig(
+                URI.create("cassandra://h/ks"),
+                map,
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(10),
+                io.distlock.Ticker.system(),
+                java.time.Clock.systemUTC()));
+    }
+
+    @Test
     void ttl_isWholeSecondsAndNeverShorterThanTheLease() {
         assertThat(Ttl.seconds(Duration.ofMillis(300))).isEqualTo(2);
         assertThat(Ttl.seconds(Duration.ofSeconds(1))).isEqualTo(2);
