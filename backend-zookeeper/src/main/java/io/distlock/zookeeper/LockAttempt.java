@@ -349,8 +349,9 @@ final class LockAttempt {
 
     /**
      * Deletes our node, if we may have one (also one whose creation was cut short: it is found by its protection id).
-     * Waits for the answer up to the operation timeout, never interruptibly; if the store cannot be reached, the
-     * deletion is handed to the session watch, which does it once the connection is back.
+     * Waits for the answer up to the operation timeout, never interruptibly; if the client is not connected, or the
+     * store cannot be reached, the deletion is handed to the session watch at once, which does it once the connection
+     * is back (so that a call on a dead store fails within one operation timeout, not two).
      */
     void leave() {
         if (protectionId == null) {
@@ -359,6 +360,11 @@ final class LockAttempt {
         String id = protectionId;
         ZkCalls.Created ours = node;
         forgetNode();
+        if (!sessions.isConnected()) {
+            // Waiting for the connection here would bound the caller by connectTimeout a second time.
+            sessions.deleteLater(lockPath, id);
+            return;
+        }
         boolean interrupted = Thread.interrupted();
         try {
             Deadline deadline = Deadline.after(operationTimeout, ticker);

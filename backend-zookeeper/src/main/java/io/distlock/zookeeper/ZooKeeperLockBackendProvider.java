@@ -168,11 +168,24 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
         }
     }
 
+    /**
+     * Closes a client that failed to open, on a thread of its own: a ZooKeeper client that never connected ends only
+     * after its connection thread's current attempt (it pauses up to a second between attempts), which would push the
+     * failure past {@code connectTimeout} by as much.
+     */
     private static void closeQuietly(CuratorFramework client, Optional<ZkTls> tls) {
-        if (client != null) {
-            CloseableUtils.closeQuietly(client);
+        if (client == null) {
+            tls.ifPresent(ZkTls::close);
+            return;
         }
-        tls.ifPresent(ZkTls::close);
+        Thread closing = new Thread(
+                () -> {
+                    CloseableUtils.closeQuietly(client);
+                    tls.ifPresent(ZkTls::close);
+                },
+                "distlock-zookeeper-close");
+        closing.setDaemon(true);
+        closing.start();
     }
 
     /**
