@@ -34,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -120,7 +121,13 @@ final class EtcdCalls {
      * first send) and repeated after a lost reply until {@code deadline}.
      */
     <T> Write<T> send(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
-        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read());
+        return send(what, call, deadline, failure -> false);
+    }
+
+    /** The same, and not repeated after a failure that {@code hopeless} says a repeat cannot mend. */
+    private <T> Write<T> send(
+            String what, Supplier<CompletableFuture<T>> call, Deadline deadline, Predicate<Throwable> hopeless) {
+        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read(), hopeless);
         attempt(what, call, deadline, write, 1);
         return write;
     }
@@ -139,10 +146,12 @@ final class EtcdCalls {
         private final CompletableFuture<T> result;
         private final long sentNanos;
         private final List<CompletableFuture<?>> sends = new CopyOnWriteArrayList<>();
+        private final Predicate<Throwable> hopeless;
 
-        Write(CompletableFuture<T> result, long sentNanos) {
+        Write(CompletableFuture<T> result, long sentNanos, Predicate<Throwable> hopeless) {
             this.result = result;
             this.sentNanos = sentNanos;
+            this.hopeless = hopeless;
         }
 
         CompletableFuture<T> result() {
@@ -173,14 +182,18 @@ final class EtcdCalls {
     /**
      * A transaction that changes nothing but needs permission to read and write {@code key}: etcd checks a
      * transaction's permissions on both branches, and this one's compare ({@code version < 0}) never holds, so its put
-     * never runs. Fails with {@code PERMISSION_DENIED} if the locker's user may not write there.
+     * never runs. Fails with {@code PERMISSION_DENIED} if the locker's user may not write there, and without a repeat
+     * after a failure that {@code hopeless} says a repeat cannot mend (a member that speaks the other protocol).
      */
-    CompletableFuture<TxnResponse> checkWritable(String key, Deadline deadline) {
-        return txn(
-                "checking permission on " + key,
-                txn -> txn.If(new Cmp(bytes(key), Cmp.Op.LESS, CmpTarget.version(0)))
-                        .Then(Op.put(bytes(key), bytes(""), PutOption.DEFAULT)),
-                deadline);
+    CompletableFuture<TxnResponse> checkWritable(String key, Deadline deadline, Predicate<Throwable> hopeless) {
+        UnaryOperator<Txn> body = txn -> txn.If(new Cmp(bytes(key), Cmp.Op.LESS, CmpTarget.version(0)))
+                .Then(Op.put(bytes(key), bytes(""), PutOption.DEFAULT));
+        return send(
+                        "checking permission on " + key,
+                        () -> body.apply(client.getKVClient().txn()).commit(),
+                        deadline,
+                        hopeless)
+                .result();
     }
 
     /** Grants a lease of {@code ttlSeconds}. */
@@ -260,6 +273,7 @@ final class EtcdCalls {
             }
             Throwable cause = unwrap(failure);
             if (mayHaveLostReply(cause)
+                    && !write.hopeless.test(cause)
                     && deadline.remainingNanos() > TimeUnit.MILLISECONDS.toNanos(RETRY_PAUSE_MILLIS)) {
                 log.debug("{} failed (attempt {}), sending it again: {}", what, n, cause.toString());
                 timer.schedule(

@@ -104,12 +104,14 @@ record EtcdConnection(
                 .connectTimeout(connectTimeout)
                 // EtcdCalls repeats what may be repeated, within operationTimeout; jetcd's own retry would repeat it
                 // again past that (and refuses an operationTimeout below its 500 ms retry delay).
-                .retryMaxAttempts(0);
+                .retryMaxAttempts(0)
+                // Requests fail at once while the channel cannot connect, rather than wait for it, so a refused TLS
+                // handshake (a certificate not trusted, none presented) or a member speaking the other protocol
+                // (ProtocolProbe) is reported with its cause, not as a timeout; EtcdCalls repeats what failed for want
+                // of a connection until the request's deadline.
+                .waitForReady(false);
         if (tls.isPresent()) {
-            // Requests fail at once while the channel cannot connect, rather than wait for it, so a refused TLS
-            // handshake (a certificate not trusted, none presented) is reported with its cause, not as a timeout;
-            // EtcdCalls repeats what failed for want of a connection until the request's deadline.
-            builder.sslContext(sslContext(tls.get())).waitForReady(false);
+            builder.sslContext(sslContext(tls.get()));
         }
         if (user.isPresent()) {
             builder.user(ByteSequence.from(user.get(), StandardCharsets.UTF_8))

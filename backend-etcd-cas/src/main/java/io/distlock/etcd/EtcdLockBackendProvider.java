@@ -51,8 +51,10 @@ import java.util.function.UnaryOperator;
  *
  * <p>Opening blocks until etcd has granted the locker's lease, at most {@code connectTimeout}, and throws a {@link
  * LockBackendException} naming the endpoints and the cause if that fails (certificate not trusted, authentication
- * failed, permission denied on the prefix, no TLS where TLS was asked for); a malformed URI or option, or a missing
- * TLS file, throws {@link LockConfigurationException}. A password never appears in a message.
+ * failed, permission denied on the prefix, no TLS where TLS was asked for); a member that speaks TLS to a plaintext
+ * client, or plaintext to a TLS one, is reported at once (within a few round trips), not at {@code connectTimeout}.
+ * A malformed URI or option, or a missing TLS file, throws {@link LockConfigurationException}. A password never
+ * appears in a message.
  */
 public final class EtcdLockBackendProvider implements LockBackendProvider {
 
@@ -63,6 +65,9 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
     public static final String OPERATION_TIMEOUT = "operationTimeout";
 
     private static final AtomicInteger BACKENDS = new AtomicInteger();
+
+    /** The bound of asking a member which protocol it speaks (a connection and one answer), within connectTimeout. */
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
 
     /** Adjusts each backend's jetcd client builder: identity, except for tests that intercept requests. */
     private final UnaryOperator<ClientBuilder> adjustClient;
@@ -136,10 +141,17 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         timer.setRemoveOnCancelPolicy(true);
         EtcdCalls calls = new EtcdCalls(client, location.describeEndpoints(), config.ticker(), timer);
         Sessions sessions = new Sessions(calls, ttlSeconds, operationTimeout);
+        // TLS spoken to a plaintext member or the reverse: found on the first unanswered connection, not waited out.
+        Optional<ProtocolProbe> probe = connection.map(
+                c -> new ProtocolProbe(c.location(), c.tls().isPresent(), min(connectTimeout, PROBE_TIMEOUT)));
         try {
             Deadline deadline = Deadline.after(connectTimeout, config.ticker());
             // Before the lease: a locker that may not write its keys leaves nothing in etcd.
-            calls.checkWritable(location.prefix() + "/", deadline).get();
+            calls.checkWritable(
+                            location.prefix() + "/",
+                            deadline,
+                            failure -> probe.isPresent() && probe.get().mismatched(failure))
+                    .get();
             sessions.grant(deadline).get();
             return new EtcdLockBackend(
                     client, ownsClient, location, mode, operationTimeout, connectTimeout, calls, sessions, timer);
@@ -150,12 +162,22 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         } catch (ExecutionException | RuntimeException e) {
             close(client, ownsClient, timer);
             Throwable cause = EtcdCalls.unwrap(e);
+            Optional<String> mismatch = probe.flatMap(ProtocolProbe::found);
+            if (mismatch.isPresent()) {
+                throw new LockBackendException(
+                        "Could not open a session with etcd at " + location.describeEndpoints() + ": " + mismatch.get(),
+                        cause);
+            }
             throw new LockBackendException(
                     "Could not open a session with etcd at " + location.describeEndpoints() + " within "
                             + connectTimeout + " (option connectTimeout): "
                             + EtcdFailures.describe(cause, location, connection.flatMap(EtcdConnection::user)),
                     cause);
         }
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private static void close(Client client, boolean ownsClient, ScheduledThreadPoolExecutor timer) {
