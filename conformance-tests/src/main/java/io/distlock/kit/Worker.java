@@ -3,6 +3,7 @@ package io.distlock.kit;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +41,8 @@ final class Worker implements AutoCloseable {
 
     /**
      * Starts a worker JVM from this JVM's classpath (also when it is surefire's manifest-only booter jar, whose
-     * manifest lists the real classpath) with {@code args} as {@code name=value} arguments.
+     * manifest lists the real classpath) with {@code args} as {@code name=value} lines on its stdin: the URI may carry a
+     * password, and a command line is readable by every local user ({@code ps}).
      */
     static Worker start(String name, Path dir, Map<String, String> args) throws IOException {
         Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
@@ -54,11 +56,21 @@ final class Worker implements AutoCloseable {
                 "-cp",
                 System.getProperty("java.class.path"),
                 WorkerMain.class.getName()));
-        args.forEach((k, v) -> command.add(k + "=" + v));
+        StringBuilder lines = new StringBuilder();
+        args.forEach((k, v) -> {
+            if (v.indexOf('\n') >= 0) {
+                throw new IllegalArgumentException("worker argument " + k + " holds a line break");
+            }
+            lines.append(k).append('=').append(v).append('\n');
+        });
         Files.createDirectories(dir);
         Path stderr = dir.resolve(name + ".stderr");
         Process process =
                 new ProcessBuilder(command).redirectError(stderr.toFile()).start();
+        // left open: the worker exits when its stdin closes
+        OutputStream stdin = process.getOutputStream();
+        stdin.write(lines.append('\n').toString().getBytes(StandardCharsets.UTF_8));
+        stdin.flush();
         return new Worker(name, process, stderr);
     }
 

@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * store by URI and runs one scripted workload, then exits. Not an API: its arguments and output are the kit's own
  * protocol.
  *
- * <p>Arguments are {@code name=value}: {@code uri}, {@code ttlMillis}, {@code key}, {@code dir} (shared with the kit
+ * <p>Arguments are {@code name=value} lines on stdin, ended by an empty line (not on the command line, which every
+ * local user can read and where a URI's {@code password=} would show; arguments on the command line are read too):
+ * {@code uri}, {@code ttlMillis}, {@code key}, {@code dir} (shared with the kit
  * and the other workers), {@code mode} ({@code lock}, {@code trylock}, {@code hold}, {@code rounds} or {@code
  * random}), {@code threads}, {@code count} (critical sections per thread, holds, rounds, or the random run's keys),
  * {@code holdMillis} (a hold, a round, or the random run's wait), {@code maxWaitMillis}; optionally {@code
@@ -69,8 +71,15 @@ public final class WorkerMain {
     public static void main(String[] argv) {
         Map<String, String> args = new HashMap<>();
         for (String a : argv) {
-            int eq = a.indexOf('=');
-            args.put(a.substring(0, eq), a.substring(eq + 1));
+            put(args, a);
+        }
+        try {
+            for (String line = stdinLine(); !line.isEmpty(); line = stdinLine()) {
+                put(args, line);
+            }
+        } catch (IOException e) {
+            say("FAILED could not read the arguments from stdin: " + e);
+            Runtime.getRuntime().halt(1);
         }
         exitWhenStdinCloses();
         say("READY " + ProcessHandle.current().pid());
@@ -82,6 +91,20 @@ public final class WorkerMain {
             Runtime.getRuntime().halt(1);
         }
         Runtime.getRuntime().halt(0); // no shutdown hooks: the kit has read everything it needs
+    }
+
+    private static void put(Map<String, String> args, String nameValue) {
+        int eq = nameValue.indexOf('=');
+        args.put(nameValue.substring(0, eq), nameValue.substring(eq + 1));
+    }
+
+    /** One line of stdin, read byte by byte so that nothing after it is taken from the stream; empty at its end. */
+    private static String stdinLine() throws IOException {
+        java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+        for (int b = System.in.read(); b >= 0 && b != '\n'; b = System.in.read()) {
+            line.write(b);
+        }
+        return line.toString(StandardCharsets.UTF_8);
     }
 
     private String arg(String name) {

@@ -2,6 +2,7 @@ package io.distlock.lockctl;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.distlock.internal.Redaction;
 import io.distlock.lockctl.bench.BenchReport;
 import io.distlock.lockctl.bench.BenchTarget;
 import io.distlock.lockctl.bench.Comparison;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -203,7 +205,9 @@ final class BenchCommand implements Callable<Integer> {
             Engine engine =
                     new Engine(work, acquisitions, keys, hold.toNanos(), warmUp, contendedWarmUp, flightRecorder);
             String environment = environment();
-            console.println("lockctl bench: " + String.join(" vs ", targets) + " (" + environment + ")");
+            console.println("lockctl bench: "
+                    + targets.stream().map(Redaction::uri).collect(Collectors.joining(" vs ")) + " (" + environment
+                    + ")");
             console.flush();
             List<RunData> runs = new ArrayList<>();
             List<Comparison> comparisons = List.of();

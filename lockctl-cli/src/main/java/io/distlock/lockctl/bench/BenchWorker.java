@@ -41,22 +41,31 @@ public final class BenchWorker {
 
     private final PrintStream out;
     private final WorkerTask task;
-    /** The engine's lines ({@code GO}), read one at a time: one reader, as it may read ahead. */
-    private BufferedReader in;
+    /** The engine's lines (the task, then {@code GO}), read one at a time: one reader, as it may read ahead. */
+    private final BufferedReader in;
 
-    private BenchWorker(PrintStream out, WorkerTask task) {
+    private BenchWorker(PrintStream out, WorkerTask task, BufferedReader in) {
         this.out = out;
         this.task = task;
+        this.in = in;
     }
 
-    /** Runs the task described by the JSON file {@code args[0]}. */
+    /**
+     * Runs the task the engine writes as JSON on the first line of stdin (not in a file or on the command line: its
+     * URIs may carry a password).
+     */
     public static void main(String[] args) {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         int status = 0;
         try {
             ObjectMapper json = new ObjectMapper();
-            WorkerTask task = json.readValue(Path.of(args[0]).toFile(), WorkerTask.class);
-            WorkerResult result = new BenchWorker(out, task).run();
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            String line = in.readLine();
+            if (line == null) {
+                throw new IllegalStateException("Expected the task as JSON on stdin from the engine, got nothing");
+            }
+            WorkerTask task = json.readValue(line, WorkerTask.class);
+            WorkerResult result = new BenchWorker(out, task, in).run();
             json.writeValue(Path.of(task.resultFile()).toFile(), result);
             out.println(DONE);
         } catch (Throwable e) {
@@ -300,9 +309,6 @@ public final class BenchWorker {
 
     private void awaitGo() throws IOException {
         out.println(READY);
-        if (in == null) {
-            in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        }
         String line = in.readLine();
         if (line == null || !line.startsWith(GO)) {
             throw new IllegalStateException("Expected '" + GO + "<nanoTime>' from the engine, got " + line);

@@ -1,6 +1,7 @@
 package io.distlock.lockctl.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.distlock.internal.Redaction;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -16,6 +17,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 
 /** One worker JVM seen from the engine: started with this JVM's classpath, driven by {@link BenchWorker}'s lines. */
 final class WorkerProcess implements AutoCloseable {
@@ -43,13 +45,13 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     /**
-     * Starts a worker JVM for {@code task}; its task file and log go to {@code dir}, and with {@code flightRecorder} a
-     * JDK Flight Recorder recording ({@code profile} settings) of the whole worker to {@code dir/<name>.jfr}.
+     * Starts a worker JVM for {@code task}, given on its stdin as the first line; its log goes to {@code dir}, and with
+     * {@code flightRecorder} a JDK Flight Recorder recording ({@code profile} settings) of the whole worker to {@code
+     * dir/<name>.jfr}. The task is neither written to a file nor put on the command line: its store URIs may carry a
+     * password ({@code password=}), and a file would outlive the run, a command line be readable by every local user.
      */
     static WorkerProcess start(WorkerTask task, Path dir, String name, boolean flightRecorder) throws IOException {
         Files.createDirectories(dir);
-        Path taskFile = dir.resolve(name + ".task.json");
-        JSON.writeValue(taskFile.toFile(), task);
         Path log = dir.resolve(name + ".log");
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -62,11 +64,13 @@ final class WorkerProcess implements AutoCloseable {
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(BenchWorker.class.getName());
-        command.add(taskFile.toString());
         Process p = new ProcessBuilder(command)
                 .redirectError(log.toFile())
                 .redirectInput(ProcessBuilder.Redirect.PIPE)
                 .start();
+        Writer stdin = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8);
+        stdin.write(JSON.writeValueAsString(task) + "\n"); // one line: Jackson writes no line break unless asked
+        stdin.flush();
         return new WorkerProcess(p, task, log);
     }
 
@@ -139,7 +143,8 @@ final class WorkerProcess implements AutoCloseable {
 
     private BenchException failure(String what) {
         String why = what != null ? what : error.get() != null ? error.get() : "exited without a result";
-        return new BenchException("Worker " + task.index() + " on " + String.join(", ", task.specs()) + " failed: "
+        return new BenchException("Worker " + task.index() + " on "
+                + task.specs().stream().map(Redaction::uri).collect(Collectors.joining(", ")) + " failed: "
                 + why + " (log: " + log + ")");
     }
 
