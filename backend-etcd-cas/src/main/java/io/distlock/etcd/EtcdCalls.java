@@ -3,6 +3,7 @@ package io.distlock.etcd;
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
+import io.distlock.spi.DurationText;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
@@ -355,7 +356,7 @@ final class EtcdCalls {
         if (cause instanceof TimeoutException) {
             return new LockBackendException(
                     "No answer from etcd at " + endpoints + " within "
-                            + deadline.maxWait().map(Object::toString).orElse("the deadline") + " " + what
+                            + deadline.maxWait().map(DurationText::of).orElse("the deadline") + " " + what
                             + " (option operationTimeout)",
                     cause);
         }

@@ -46,13 +46,8 @@ final class EtcdFailures {
             return "the member did not answer as gRPC over plaintext: if it serves TLS, use etcd+https:// (with"
                     + " caFile) (" + cause + ")";
         }
-        boolean plaintext = location.endpoints().stream().anyMatch(e -> e.startsWith("http://"));
-        return cause.getMessage() + "; is the cluster running and reachable from here?"
-                + (plaintext
-                                && find(cause, java.util.concurrent.TimeoutException.class)
-                                        .isPresent()
-                        ? " If its members serve TLS only, use etcd+https:// (a plaintext client gets no answer there)"
-                        : "");
+        // A member speaking the other protocol is found by ProtocolProbe before this.
+        return cause.getMessage() + "; is the cluster running and reachable from here?";
     }
 
     private static String tlsFailure(SSLException e, EtcdLocation location) {

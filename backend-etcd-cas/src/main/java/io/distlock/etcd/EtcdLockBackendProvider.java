@@ -4,6 +4,7 @@ import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
+import io.distlock.spi.DurationText;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
 import io.etcd.jetcd.Client;
@@ -170,7 +171,7 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
             }
             throw new LockBackendException(
                     "Could not open a session with etcd at " + location.describeEndpoints() + " within "
-                            + connectTimeout + " (option connectTimeout): "
+                            + DurationText.of(connectTimeout) + " (option connectTimeout): "
                             + EtcdFailures.describe(cause, location, connection.flatMap(EtcdConnection::user)),
                     cause);
         }
@@ -195,8 +196,8 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         long millis = leaseTime.toMillis();
         long seconds = (millis + 999) / 1000;
         if (seconds > Integer.MAX_VALUE) {
-            throw new LockConfigurationException("Option 'ttl' is too long for an etcd lease: " + leaseTime
-                    + " (at most " + Integer.MAX_VALUE + " seconds)");
+            throw new LockConfigurationException("Option 'ttl' is too long for an etcd lease: "
+                    + DurationText.of(leaseTime) + " (at most " + Integer.MAX_VALUE + " seconds)");
         }
         return Math.max(1, seconds);
     }

@@ -1,6 +1,7 @@
 package io.distlock.etcd;
 
 import io.distlock.RemoteLockerBuilder;
+import io.distlock.spi.DurationText;
 import io.distlock.spi.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +52,7 @@ public final class EtcdLockOptions {
     public EtcdLockOptions operationTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "operationTimeout");
         if (timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("operationTimeout must be positive, got " + timeout);
+            throw new IllegalArgumentException("operationTimeout must be positive, got " + DurationText.of(timeout));
         }
         options.put(EtcdLockBackendProvider.OPERATION_TIMEOUT, timeout.toMillis() + "ms");
         return this;

@@ -2,6 +2,7 @@ package io.distlock.etcd;
 
 import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
+import io.distlock.spi.DurationText;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -69,8 +70,9 @@ final class OutageWatch {
         if (paused) {
             probe(); // this process stood still (a long GC pause, SIGSTOP): ask etcd before blaming it
         } else if (silent >= limit.toNanos()) {
-            LockBackendException outage = new LockBackendException("etcd at " + calls.endpoints()
-                    + " has not answered for " + limit + " (option connectTimeout) while waiting for the lock");
+            LockBackendException outage =
+                    new LockBackendException("etcd at " + calls.endpoints() + " has not answered for "
+                            + DurationText.of(limit) + " (option connectTimeout) while waiting for the lock");
             for (Attempt attempt : parked) {
                 parked.remove(attempt);
                 attempt.storeUnreachable(outage);

@@ -157,6 +157,19 @@ class EtcdUriTest {
     }
 
     @Test
+    void open_unreachableStore_writesDurationsAsTyped() {
+        String endpoint = "127.0.0.1:" + FreePorts.next();
+        assertThatThrownBy(() -> RemoteLockers.builder()
+                        .uri("etcd://" + endpoint + "/locks")
+                        .connectTimeout(Duration.ofMillis(1500))
+                        .build())
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("within 1500ms (option connectTimeout)")
+                .message()
+                .doesNotContainPattern("PT[0-9]");
+    }
+
+    @Test
     void options_typed_sameAsQuery() {
         io.distlock.RemoteLockerBuilder builder = RemoteLockers.builder().uri("etcd://127.0.0.1:1/x");
         EtcdLockOptions.create()
