@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -84,10 +85,21 @@ public final class BackendConfig {
         return clock;
     }
 
-    /** The raw value of option {@code name}, if given. */
+    /**
+     * The raw value of option {@code name}, if given. Names are matched ignoring case, so that {@code passwordfile}
+     * finds {@code passwordFile} (Spring Boot lower-cases option names taken from environment variables).
+     *
+     * @throws LockConfigurationException if the option is given more than once under names that differ only in case
+     */
     public Optional<String> option(String name) {
         read.add(name);
-        return Optional.ofNullable(options.get(name));
+        List<String> given =
+                options.keySet().stream().filter(name::equalsIgnoreCase).toList();
+        if (given.size() > 1) {
+            throw new LockConfigurationException("Option '" + name + "' is given more than once, as " + given
+                    + " (option names are matched ignoring case); give it once");
+        }
+        return given.stream().findFirst().map(options::get);
     }
 
     /** The value of option {@code name}, or {@code defaultValue}. */
@@ -239,10 +251,14 @@ public final class BackendConfig {
                 + " for the " + backendName + " backend in '" + uri + "'; known options: " + known);
     }
 
-    /** The options given but never read, sorted: what the locker reports as unknown. */
+    /** The options given but never read (names matched ignoring case), sorted: what the locker reports as unknown. */
     public Set<String> unreadOptions() {
-        Set<String> unread = new TreeSet<>(options.keySet());
-        unread.removeAll(read);
+        Set<String> unread = new TreeSet<>();
+        for (String given : options.keySet()) {
+            if (read.stream().noneMatch(given::equalsIgnoreCase)) {
+                unread.add(given);
+            }
+        }
         return unread;
     }
 
