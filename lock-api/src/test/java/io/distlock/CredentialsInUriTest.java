@@ -58,6 +58,16 @@ class CredentialsInUriTest {
                 .hasMessageNotContaining(SECRET_END);
     }
 
+    @Test
+    void open_secretOptionWithAmpersand_namesTheProblemWithoutShowingTheValue() {
+        assertThatThrownBy(() -> RemoteLockers.open("memory:?password=" + SECRET_START + "&" + SECRET_END)
+                        .close())
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("%26")
+                .hasMessageNotContaining(SECRET_START)
+                .hasMessageNotContaining(SECRET_END);
+    }
+
     @ParameterizedTest
     @ValueSource(
             strings = {

@@ -171,17 +171,23 @@ public final class LockerFactory {
         if (query == null || query.isEmpty()) {
             return options;
         }
+        String previous = "";
         for (String pair : query.split("&")) {
             if (pair.isEmpty()) {
                 continue;
             }
             int eq = pair.indexOf('=');
+            if (eq <= 0 && Redaction.isSecret(previous)) {
+                throw new LockConfigurationException("The value of option '" + previous + "' in lock URI '"
+                        + Redaction.uri(rawUri) + "' holds a '&', which separates options: write it %26");
+            }
             if (eq <= 0) {
                 throw new LockConfigurationException("Malformed option '" + Redaction.option(pair) + "' in lock URI '"
                         + Redaction.uri(rawUri) + "'; expected name=value");
             }
             String name = URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8);
             String value = URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            previous = name;
             if (options.put(name, value) != null) {
                 throw new LockConfigurationException(
                         "Option '" + name + "' appears twice in lock URI '" + Redaction.uri(rawUri) + "'");

@@ -11,8 +11,11 @@ public final class Redaction {
     public static final String HIDDEN = "****";
 
     private static final Pattern TOKEN = Pattern.compile("\\S+");
-    /** An option, {@code ?name=value} or {@code &name=value}, and what may follow its value up to the next option. */
-    private static final Pattern QUERY_PAIR = Pattern.compile("([?&])([^=&#]*)=([^&#]*)(#[^&]*)?");
+    /**
+     * An option, {@code ?name=value} or {@code &name=value}, and what may follow its value up to the next option: a
+     * {@code #...}, and {@code &...} parts without {@code =} (a secret's {@code #} or {@code &}, typed unencoded).
+     */
+    private static final Pattern QUERY_PAIR = Pattern.compile("([?&])([^=&#]*)=([^&#]*)(#[^&]*)?(?:&[^=&]*(?=&|$))*");
 
     private Redaction() {}
 
@@ -27,7 +30,7 @@ public final class Redaction {
      * {@code text} with the user-info and the values of secret options of every URI in it replaced by {@value #HIDDEN}:
      * a URI, or a command line holding some. User-info is found by the rule the locker refuses it by, which a password
      * holding {@code /}, {@code ?}, {@code #} or {@code @} does not escape; a secret option's value is hidden up to the
-     * next option, a {@code #} in it included ({@code password=ab#cd}).
+     * next option, a {@code #} or {@code &} in it included ({@code password=ab#cd}, {@code password=ab&cd&ttl=5s}).
      */
     public static String uri(String text) {
         Matcher token = TOKEN.matcher(text);

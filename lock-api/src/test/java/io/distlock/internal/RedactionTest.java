@@ -48,6 +48,12 @@ class RedactionTest {
                 .isEqualTo("zk://h:2181/locks?ttl=5s&password=" + Redaction.HIDDEN);
     }
 
+    @Test
+    void uri_secretOptionWithAmpersand_hidesTheWholeValue() {
+        assertThat(Redaction.uri("memory:?password=" + SECRET_START + "&" + SECRET_END + "&ttl=5s"))
+                .isEqualTo("memory:?password=" + Redaction.HIDDEN + "&ttl=5s");
+    }
+
     @ParameterizedTest
     @ValueSource(
             strings = {
