@@ -16,6 +16,7 @@ import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertificateException;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import org.apache.zookeeper.ClientCnxnSocketNetty;
 import org.apache.zookeeper.client.ZKClientConfig;
@@ -58,6 +59,13 @@ final class ZkTls implements AutoCloseable {
         Path dir = null;
         try (ClientX509Util x509 = new ClientX509Util()) {
             config.setProperty(x509.getSslHostnameVerificationEnabledProperty(), String.valueOf(settings.verifyHost()));
+            // ZKClientConfig copies every zookeeper.* system property, which other clients in the JVM may set for
+            // themselves. FIPS mode off drops the host-name check of a client that trusts the JVM's store (no caFile),
+            // and a context supplier would replace this client's trust and keys: neither is taken from there.
+            config.setProperty(x509.getFipsModeProperty(), "true");
+            config.setProperty(x509.getSslContextSupplierClassProperty(), null);
+            config.setProperty(x509.getSslTruststorePasswdPathProperty(), null);
+            config.setProperty(x509.getSslKeystorePasswdPathProperty(), null);
             // Every key and trust store setting is set here, so that none comes from a zookeeper.ssl.* system property.
             config.setProperty(
                     x509.getSslTruststoreLocationProperty(),
@@ -121,6 +129,13 @@ final class ZkTls implements AutoCloseable {
                 return;
             }
             try (SSLSocket socket = context.createSSLSocket()) {
+                if (settings.verifyHost()) {
+                    // ZooKeeper's plain sockets check no host name (its Netty client does, in FIPS mode, pinned in
+                    // create): a certificate for another name is refused here, by name, instead of at the timeout.
+                    SSLParameters parameters = socket.getSSLParameters();
+                    parameters.setEndpointIdentificationAlgorithm("HTTPS");
+                    socket.setSSLParameters(parameters);
+                }
                 socket.connect(new InetSocketAddress(address.host(), address.port()), (int) remainingMs);
                 socket.setSoTimeout((int) Math.max(1, remainingMs));
                 socket.startHandshake();

@@ -10,6 +10,7 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.TlsSettings;
 import io.distlock.testing.TestPki;
 import io.distlock.testing.ZooKeeperEnsemble;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +23,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.common.ClientX509Util;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 import org.junit.jupiter.api.AfterAll;
@@ -203,6 +205,77 @@ class ZooKeeperSecurityTest {
                 .hasMessageContaining("caFile")
                 .hasMessageNotContaining(PASSWORD);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(CONNECT_TIMEOUT);
+    }
+
+    @Test
+    void open_withVerifyHost_andZooKeepersFipsModeOffJvmWide_refusesACertificateForAnotherName() throws Exception {
+        // The JVM trusts the authority (no caFile: the JVM's trust store), and another client in it set ZooKeeper's
+        // FIPS mode off for itself, JVM-wide; the server is dialled at 127.0.0.5, which its certificate does not name.
+        TestPki.Identity client = PKI.client(SecuredZk.USER);
+        List<String> properties = List.of(
+                "zookeeper.fips-mode",
+                "javax.net.ssl.trustStore",
+                "javax.net.ssl.trustStorePassword",
+                "javax.net.ssl.trustStoreType");
+        java.util.Map<String, String> before = new java.util.HashMap<>();
+        properties.forEach(p -> before.put(p, System.getProperty(p)));
+        String[] hostAndPort = ZK.secureConnectString().split(":");
+        try (LoopbackForwarder forwarder = new LoopbackForwarder(hostAndPort[0], Integer.parseInt(hostAndPort[1]))) {
+            System.setProperty("zookeeper.fips-mode", "false");
+            System.setProperty("javax.net.ssl.trustStore", PKI.trustStore().toString());
+            System.setProperty("javax.net.ssl.trustStorePassword", "changeit");
+            System.setProperty("javax.net.ssl.trustStoreType", "PKCS12");
+            String uri = "zk://" + forwarder.endpoint() + BASE + "?tls=true&verifyHost=true&certFile="
+                    + client.certFile() + "&keyFile=" + client.keyFile();
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> RemoteLockers.builder()
+                            .uri(uri)
+                            .option("user", SecuredZk.USER)
+                            .option("password", PASSWORD)
+                            .connectTimeout(CONNECT_TIMEOUT)
+                            .build()
+                            .close())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("certificate was refused")
+                    .hasMessageContaining("127.0.0.5")
+                    .hasMessageNotContaining(PASSWORD);
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("refused at the handshake, not at the connect timeout")
+                    .isLessThan(CONNECT_TIMEOUT);
+            // What the client's own connection is set up with: Netty 4.2 checks the name by default, Netty 4.1 (what
+            // ZooKeeper 3.9 is built with) only when ZooKeeper asks, in FIPS mode.
+            try (ZkTls tls = ZkTls.create(TlsSettings.read(
+                                    new io.distlock.spi.BackendConfig(
+                                            java.net.URI.create("zk://" + forwarder.endpoint() + BASE),
+                                            java.util.Map.of(
+                                                    "tls",
+                                                    "true",
+                                                    "verifyHost",
+                                                    "true",
+                                                    "certFile",
+                                                    client.certFile().toString(),
+                                                    "keyFile",
+                                                    client.keyFile().toString()),
+                                            Duration.ofSeconds(30),
+                                            CONNECT_TIMEOUT,
+                                            io.distlock.Ticker.system(),
+                                            java.time.Clock.systemUTC()),
+                                    false)
+                            .orElseThrow());
+                    ClientX509Util x509 = new ClientX509Util()) {
+                assertThat(x509.getFipsMode(tls.clientConfig())).isTrue();
+                assertThat(x509.isServerHostnameVerificationEnabled(tls.clientConfig()))
+                        .isTrue();
+            }
+        } finally {
+            before.forEach((p, v) -> {
+                if (v == null) {
+                    System.clearProperty(p);
+                } else {
+                    System.setProperty(p, v);
+                }
+            });
+        }
     }
 
     @Test
