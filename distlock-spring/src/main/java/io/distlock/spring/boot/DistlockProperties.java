@@ -92,6 +92,12 @@ public class DistlockProperties {
          */
         private String probeKey = "distlock-health-probe";
 
+        /**
+         * How long a health check waits for the store's answer before it reports DOWN (default 500ms, well within a
+         * Kubernetes probe's default timeout of 1s). Independent of the connect timeout.
+         */
+        private Duration timeout = Duration.ofMillis(500);
+
         /** The probe key. */
         public String getProbeKey() {
             return probeKey;
@@ -100,6 +106,16 @@ public class DistlockProperties {
         /** Sets the probe key. */
         public void setProbeKey(String probeKey) {
             this.probeKey = probeKey;
+        }
+
+        /** How long a check waits for the store. */
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        /** Sets how long a check waits for the store. */
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
         }
     }
 

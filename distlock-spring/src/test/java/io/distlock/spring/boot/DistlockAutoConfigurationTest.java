@@ -10,6 +10,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
 import io.distlock.micrometer.MicrometerLockObserver;
 import io.distlock.spring.RemoteLockRegistry;
 import io.distlock.testing.ZooKeeperEnsemble;
@@ -210,6 +211,32 @@ class DistlockAutoConfigurationTest {
                     ZK.server(0).disconnect();
                     try {
                         assertThat(health(indicator).getStatus()).isEqualTo(Status.DOWN);
+                    } finally {
+                        ZK.server(0).heal();
+                    }
+                    Deadlines.await(() -> Status.UP.equals(health(indicator).getStatus()), WAIT, () -> "UP again");
+                });
+    }
+
+    @Test
+    void health_againstAStoreThatStoppedAnswering_isDownWithinItsTimeout() {
+        runner.withPropertyValues(
+                        "distlock.uri=zk://" + ZK.proxiedConnectString() + "/boot", "distlock.connect-timeout=5s")
+                .run(context -> {
+                    HealthIndicator indicator = context.getBean("distlockHealthIndicator", HealthIndicator.class);
+                    assertThat(health(indicator).getStatus()).isEqualTo(Status.UP);
+                    ZK.server(0).disconnect();
+                    try {
+                        long start = System.nanoTime();
+                        Health down = health(indicator);
+                        Duration took = Duration.ofNanos(System.nanoTime() - start);
+                        assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                        assertThat(took)
+                                .as("a Kubernetes probe gives up after 1 s by default; connect-timeout is 5 s")
+                                .isLessThan(TestTimeouts.scaled(Duration.ofMillis(900)));
+                        assertThat(down.getDetails())
+                                .containsEntry("store", "zk")
+                                .containsKey("error");
                     } finally {
                         ZK.server(0).heal();
                     }
