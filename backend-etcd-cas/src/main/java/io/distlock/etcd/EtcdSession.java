@@ -49,6 +49,8 @@ final class EtcdSession {
     private final Map<String, String> claimed = new HashMap<>(); // guarded by this
 
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
+    /** Told the reason when the session is lost: fair waiters, whose place in a queue is a key of this lease. */
+    private final Set<Consumer<String>> waiters = ConcurrentHashMap.newKeySet();
     /** Keys of attempts that could not be deleted at once, by key. */
     private final Map<String, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
 
@@ -174,6 +176,24 @@ final class EtcdSession {
     }
 
     /**
+     * Registers a waiter whose place in a queue is a key of this lease, to be told the reason if the session is lost;
+     * false if it already is (then the waiter is not registered).
+     */
+    boolean watchLoss(Consumer<String> waiter) {
+        waiters.add(waiter);
+        if (lost.get()) {
+            waiters.remove(waiter);
+            return false;
+        }
+        return true;
+    }
+
+    /** Unregisters a waiter of {@link #watchLoss}, once it has ended. */
+    void unwatchLoss(Consumer<String> waiter) {
+        waiters.remove(waiter);
+    }
+
+    /**
      * Deletes {@code key} if it still holds {@code ownerId}, retrying with the keep-alives until it succeeds or the
      * session ends (which removes the key anyway); for an attempt whose clean-up could not reach etcd.
      */
@@ -265,6 +285,10 @@ final class EtcdSession {
             lease.lose(calls.ticker().read(), reason);
         }
         leases.clear();
+        for (Consumer<String> waiter : waiters) {
+            waiter.accept(reason);
+        }
+        waiters.clear();
         revoke(Deadline.after(requestTimeout, calls.ticker()));
     }
 
