@@ -8,12 +8,23 @@ import io.distlock.spi.TlsSettings;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
 import java.security.cert.CertPathBuilderException;
+import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
@@ -23,19 +34,31 @@ import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.common.ClientX509Util;
 import org.apache.zookeeper.common.SSLContextAndOptions;
 import org.apache.zookeeper.common.X509Exception;
+import org.apache.zookeeper.util.PemReader;
 
 /**
  * TLS to ZooKeeper's secure client port, through the ZooKeeper client's own settings ({@code zookeeper.client.secure},
  * the Netty socket, {@code zookeeper.ssl.*} with PEM files) in a {@link ZKClientConfig} of this client alone: no
  * system property is set, so other clients in the process are not changed.
  *
- * <p>ZooKeeper reads a PEM key store from one file holding the key and its certificate chain; for mutual TLS the
- * {@code keyFile} and {@code certFile} are joined into such a file, readable by this user only, in a directory of its
- * own, deleted when the backend closes.
+ * <p>ZooKeeper's client reads its key from a key store file at every connection (its Netty client takes no {@code
+ * SSLContext} supplier in 3.9), so for mutual TLS the {@code keyFile} and {@code certFile} are copied into a PKCS#12
+ * key store encrypted with a random password that exists only in this client's configuration, in memory (no system
+ * property): the key is never on disk in the clear. The file is readable by this user only, in a directory of its own
+ * named after this process, deleted when the backend closes or the JVM exits; one left by a killed process is
+ * deleted by the next mutual-TLS locker of this user.
  */
 final class ZkTls implements AutoCloseable {
 
     private static final String PEM = "PEM";
+    private static final String PKCS12 = "PKCS12";
+    private static final String DIR_PREFIX = "distlock-zookeeper-tls-";
+    private static final String KEY_STORE_FILE = "client.p12";
+    private static final FileAttribute<?> OWNER_ONLY_DIR =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+    private static final FileAttribute<?> OWNER_ONLY_FILE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final TlsSettings settings;
     private final ZKClientConfig clientConfig;
@@ -72,25 +95,27 @@ final class ZkTls implements AutoCloseable {
                     settings.caFile().map(Path::toString).orElse(""));
             config.setProperty(x509.getSslTruststoreTypeProperty(), PEM);
             config.setProperty(x509.getSslTruststorePasswdProperty(), "");
+            config.setProperty(x509.getSslKeystoreTypeProperty(), PKCS12);
+            // cleared, then set once: ZKConfig logs (at debug) the old and new value of a property set twice
+            config.setProperty(x509.getSslKeystorePasswdProperty(), null);
             config.setProperty(x509.getSslKeystoreLocationProperty(), "");
-            config.setProperty(x509.getSslKeystoreTypeProperty(), PEM);
-            config.setProperty(x509.getSslKeystorePasswdProperty(), "");
             if (settings.mutual()) {
+                sweepLeftOvers();
                 dir = posix()
                         ? Files.createTempDirectory(
-                                "distlock-zookeeper-tls-",
-                                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")))
-                        : Files.createTempDirectory("distlock-zookeeper-tls-");
-                Path keyStore = dir.resolve("client.pem");
-                try (OutputStream out = Files.newOutputStream(keyStore)) {
-                    out.write(Files.readAllBytes(settings.keyFile().get()));
-                    out.write('\n');
-                    out.write(Files.readAllBytes(settings.certFile().get()));
-                }
+                                dirPrefix(ProcessHandle.current().pid()), OWNER_ONLY_DIR)
+                        : Files.createTempDirectory(
+                                dirPrefix(ProcessHandle.current().pid()));
+                dir.toFile().deleteOnExit(); // registered first, so deleted after the file in it
+                char[] password = randomPassword();
+                Path keyStore = writeKeyStore(dir, settings, password);
                 config.setProperty(x509.getSslKeystoreLocationProperty(), keyStore.toString());
+                config.setProperty(x509.getSslKeystorePasswdProperty(), new String(password));
+            } else {
+                config.setProperty(x509.getSslKeystorePasswdProperty(), "");
             }
             return new ZkTls(settings, config, dir);
-        } catch (IOException e) {
+        } catch (IOException | GeneralSecurityException e) {
             deleteQuietly(dir);
             throw new LockConfigurationException(
                     "Cannot prepare the client key store from options '"
@@ -98,6 +123,73 @@ final class ZkTls implements AutoCloseable {
                             + settings.keyFile().orElse(null)
                             + ", " + settings.certFile().orElse(null) + "): " + e,
                     e);
+        }
+    }
+
+    /**
+     * Writes the key and its certificate chain, read with ZooKeeper's own PEM reader, into a PKCS#12 key store
+     * encrypted with {@code password}, readable by this user only, deleted at the JVM's exit if not before.
+     */
+    private static Path writeKeyStore(Path dir, TlsSettings settings, char[] password)
+            throws IOException, GeneralSecurityException {
+        PrivateKey key = PemReader.loadPrivateKey(settings.keyFile().get().toFile(), Optional.empty());
+        List<X509Certificate> chain =
+                PemReader.readCertificateChain(settings.certFile().get().toFile());
+        if (chain.isEmpty()) {
+            throw new IOException("no certificate in " + settings.certFile().get());
+        }
+        KeyStore store = KeyStore.getInstance(PKCS12);
+        store.load(null, null);
+        store.setKeyEntry("client", key, password, chain.toArray(new Certificate[0]));
+        Path file = dir.resolve(KEY_STORE_FILE);
+        if (posix()) {
+            Files.createFile(file, OWNER_ONLY_FILE);
+        } else {
+            Files.createFile(file);
+        }
+        file.toFile().deleteOnExit();
+        try (OutputStream out = Files.newOutputStream(file)) {
+            store.store(out, password);
+        }
+        return file;
+    }
+
+    /** 192 random bits, which exist only in this process's memory (never in a system property or file). */
+    private static char[] randomPassword() {
+        byte[] bytes = new byte[24];
+        RANDOM.nextBytes(bytes);
+        return Base64.getEncoder().encodeToString(bytes).toCharArray();
+    }
+
+    private static String dirPrefix(long pid) {
+        return DIR_PREFIX + pid + "-";
+    }
+
+    /**
+     * Deletes the key store directories that processes of this user which ended without closing (killed) left behind:
+     * a directory whose process id is no live process. Their key stores are encrypted with a password that died with
+     * the process; this removes the files themselves.
+     */
+    private static void sweepLeftOvers() {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(tmp, DIR_PREFIX + "*")) {
+            for (Path left : dirs) {
+                String rest = left.getFileName().toString().substring(DIR_PREFIX.length());
+                int dash = rest.indexOf('-');
+                if (dash <= 0) {
+                    continue;
+                }
+                try {
+                    long pid = Long.parseLong(rest.substring(0, dash));
+                    if (ProcessHandle.of(pid).isEmpty()) {
+                        deleteQuietly(left);
+                    }
+                } catch (NumberFormatException e) {
+                    // not one of ours
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // best effort: another user's directory, a temporary directory we cannot list
         }
     }
 
@@ -201,7 +293,7 @@ final class ZkTls implements AutoCloseable {
             return;
         }
         try {
-            Files.deleteIfExists(dir.resolve("client.pem"));
+            Files.deleteIfExists(dir.resolve(KEY_STORE_FILE));
             Files.deleteIfExists(dir);
         } catch (IOException e) {
             // a temporary directory; nothing else to do
