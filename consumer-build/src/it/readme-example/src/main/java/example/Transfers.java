@@ -14,7 +14,8 @@ public class Transfers {
         try (RemoteLocker locker = RemoteLockers.open(uri)) {
             // The mandatory lock: wait (at most 10 s) until it is yours.
             try (RemoteLock lock = locker.lock("account:42", Duration.ofSeconds(10))) {
-                // Hand the fencing token to the guarded resource with every write.
+                // Hand the fencing token to the guarded resource with every write. An Optional: always empty on
+                // Redis and Redlock, which have no token (capabilities().fencing() is false there; see Fencing below).
                 System.out.println("withdraw 150 from account 42, token " + lock.fencingToken());
             }
             // The soft lock: one attempt, never waits for the holder.
