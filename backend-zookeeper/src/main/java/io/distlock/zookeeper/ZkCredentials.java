@@ -20,7 +20,8 @@ import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
  * The locker's ZooKeeper identity (digest authentication, options {@code user} and {@code password}) and the ACL its
  * nodes are created with: everything for that identity and for the {@code adminAcl} ids, at most READ for anyone else.
  * ZooKeeper checks a delete against the parent's ACL, so the parents distlock creates (the base path and each key's
- * node) carry the same ACL: nobody else can delete a lock node. The password shows nowhere ({@link #toString()} names
+ * node) carry the same ACL: nobody else can delete a lock node. The base path's own parents, when distlock creates
+ * them, are left open, as ZooKeeper creates them for any client: they may be shared with other identities. The password shows nowhere ({@link #toString()} names
  * the user only).
  */
 final class ZkCredentials {
@@ -127,8 +128,13 @@ final class ZkCredentials {
         return acl;
     }
 
-    /** Gives {@link #acl()} to every node the client creates, parents included. */
-    ACLProvider aclProvider() {
+    /**
+     * Gives {@link #acl()} to every node the client creates at or under {@code basePath}; the parents of the base path
+     * that it creates get ZooKeeper's open ACL, as any client's would, so that a shared parent such as {@code
+     * /services} is not closed to the other identities that use it.
+     */
+    ACLProvider aclProvider(String basePath) {
+        String below = basePath.endsWith("/") ? basePath : basePath + "/";
         return new ACLProvider() {
             @Override
             public List<ACL> getDefaultAcl() {
@@ -137,7 +143,7 @@ final class ZkCredentials {
 
             @Override
             public List<ACL> getAclForPath(String path) {
-                return acl;
+                return path.equals(basePath) || path.startsWith(below) ? acl : ZooDefs.Ids.OPEN_ACL_UNSAFE;
             }
         };
     }

@@ -127,7 +127,7 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
                     .retryPolicy(new RetryNTimes(0, 0)) // calls are repeated after reconnections by the backend itself
                     .ensembleTracker(false);
             credentials.ifPresent(
-                    c -> builder.authorization(List.of(c.authInfo())).aclProvider(c.aclProvider()));
+                    c -> builder.authorization(List.of(c.authInfo())).aclProvider(c.aclProvider(location.basePath())));
             tls.ifPresent(t -> builder.zkClientConfig(t.clientConfig()));
             client = builder.build();
             long startedNanos = config.ticker().read(); // before the session exists: its floor (see ZkSession)

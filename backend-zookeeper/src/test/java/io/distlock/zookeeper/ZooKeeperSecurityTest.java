@@ -279,6 +279,34 @@ class ZooKeeperSecurityTest {
     }
 
     @Test
+    void open_withUser_underAMissingSharedParent_leavesTheParentOpenToAnotherUser() throws Exception {
+        String uri = "zk://" + ZK.connectString() + "/services/orders-locks";
+        try (RemoteLocker locker = RemoteLockers.builder()
+                        .uri(uri)
+                        .option("user", SecuredZk.USER)
+                        .option("password", PASSWORD)
+                        .connectTimeout(CONNECT_TIMEOUT)
+                        .build();
+                CuratorFramework other = CuratorFrameworkFactory.builder()
+                        .connectString(ZK.connectString())
+                        .retryPolicy(new RetryOneTime(100))
+                        .authorization("digest", "billing:billing-Pa55".getBytes(StandardCharsets.UTF_8))
+                        .build()) {
+            locker.tryLock("k").orElseThrow().release();
+            other.start();
+            other.blockUntilConnected();
+            other.create().forPath("/services/billing");
+            assertThat(other.checkExists().forPath("/services/billing")).isNotNull();
+            assertThat(other.getACL().forPath("/services/orders-locks"))
+                    .as("the base path itself is the locker's")
+                    .extracting(a -> ZkCredentials.describe(a.getId()))
+                    .contains("digest:" + SecuredZk.USER);
+            assertThatThrownBy(() -> other.create().forPath("/services/orders-locks/intruder"))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+        }
+    }
+
+    @Test
     void open_overTlsAgainstThePlaintextPort_failsAtOnce_namingTls() {
         String uri = "zk://" + ZK.connectString() + BASE + "?" + SecuredZk.tlsOptions(PKI);
         assertThatThrownBy(() -> RemoteLockers.builder()
