@@ -149,7 +149,11 @@ final class FairAttempt extends Attempt {
      */
     private boolean watchSessionLoss() {
         EtcdSession s = session;
-        Consumer<String> onLoss = reason -> guarded(() -> placeLost(s, reason));
+        Consumer<String> onLoss = reason -> guarded(() -> {
+            if (session == s) { // not an earlier session of an attempt that queued again (its key deleted by someone)
+                placeLost(s, reason);
+            }
+        });
         if (!s.watchLoss(onLoss)) {
             placeLost(s, s.lostReason());
             return false;
