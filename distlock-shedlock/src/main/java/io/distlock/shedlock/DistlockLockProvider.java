@@ -11,6 +11,8 @@ import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A ShedLock {@link ExtensibleLockProvider} on any distlock backend: a {@code @SchedulerLock} job runs on one node at a
@@ -29,7 +31,10 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  *   <li>{@link #lock(LockConfiguration)} is one attempt, {@link RemoteLocker#tryLockFor} on the lock's name (the name
  *       is the key, as is: a plain {@code locker.tryLock(name)} elsewhere excludes the job and the other way round),
  *       for a fixed lease, not renewed, that ends at ShedLock's {@code lockAtMostUntil} ({@code createdAt +
- *       lockAtMostFor}, as ShedLock's own providers store it). A holder that never unlocks, or whose process dies,
+ *       lockAtMostFor}, as ShedLock's own providers store it). A {@code lockAtMostFor} under a second is asked of the
+ *       store as one second and set back after the grant; one that has ended before the grant arrived gives a lock
+ *       already ended (as ShedLock's own providers do; the job runs unprotected, with a warning naming it), on every
+ *       store alike. A holder that never unlocks, or whose process dies,
  *       holds the lock at most that long. A live holder's locker ends it when its validity runs out, which on Redis and
  *       Cassandra is the backend's clock-drift allowance earlier; a dead process's lock ends when a {@link
  *       LeaseModel#RENEWED_TTL} store drops it (Cassandra: up to 2 s later, its TTLs count whole seconds), or on
@@ -48,6 +53,14 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * <p>The provider does not own the locker: it never closes it; close it on shutdown as usual. Thread-safe.
  */
 public final class DistlockLockProvider implements ExtensibleLockProvider {
+
+    private static final Logger log = LoggerFactory.getLogger(DistlockLockProvider.class);
+
+    /**
+     * The shortest lease asked of the store: longer than any round trip and clock-drift allowance, so that the grant is
+     * still valid when it arrives. A shorter {@code lockAtMostFor} is set back after the grant.
+     */
+    private static final Duration SHORTEST_LEASE_ASKED = Duration.ofSeconds(1);
 
     private final RemoteLocker locker;
 
@@ -68,7 +81,9 @@ public final class DistlockLockProvider implements ExtensibleLockProvider {
      *
      * @return the held lock, or empty if another node or thread holds it (the calling thread too: a second attempt
      *     of the thread that holds the name is answered empty, as ShedLock expects, not refused), or if {@code
-     *     lockAtMostUntil} has passed
+     *     lockAtMostUntil} has passed before the call. A lock whose {@code lockAtMostUntil} passed while the store was
+     *     asked (a {@code lockAtMostFor} shorter than the round trip) is returned already ended, as ShedLock's own
+     *     providers return it, with a warning naming the job: extending it answers empty
      * @throws IllegalArgumentException if {@code lockAtMostFor} is zero (a lock that ends as it is taken), or the name
      *     is not a valid distlock key (blank, or longer than {@value RemoteLocker#MAX_KEY_BYTES} bytes in UTF-8)
      * @throws LockerClosedException if the locker is closed
@@ -84,9 +99,12 @@ public final class DistlockLockProvider implements ExtensibleLockProvider {
         if (lease.isNegative() || lease.isZero()) {
             return Optional.empty();
         }
+        // A lease shorter than the store's round trip would be over when the grant arrives, and the locker refuses a
+        // grant over on arrival: ask for a lease that outlives the round trip, and set it back to lockAtMostUntil
+        Duration asked = lease.compareTo(SHORTEST_LEASE_ASKED) < 0 ? SHORTEST_LEASE_ASKED : lease;
         Optional<RemoteLock> lock;
         try {
-            lock = locker.tryLockFor(name, lease);
+            lock = locker.tryLockFor(name, asked);
         } catch (LockerClosedException e) {
             throw e;
         } catch (IllegalStateException heldByThisThread) {
@@ -94,24 +112,31 @@ public final class DistlockLockProvider implements ExtensibleLockProvider {
             // not re-entrant). For ShedLock that is a lock held, so the answer is "not acquired".
             return Optional.empty();
         }
-        return lock.flatMap(held -> endingAtLockAtMostUntil(held, configuration));
+        return lock.map(held -> endingAtLockAtMostUntil(held, configuration, !asked.equals(lease)));
     }
 
     /**
-     * The lock, set to end at ShedLock's {@code lockAtMostUntil}; empty, and released, if that has passed. A {@link
-     * LeaseModel#RENEWED_TTL} lease counts from before the request already; a {@link LeaseModel#SESSION} backend's
-     * fixed lease is ended by the locker's timer, started at the grant, after the store's round trips, so it is moved
-     * back (a local timer: no request).
+     * The lock, set to end at ShedLock's {@code lockAtMostUntil}. A {@link LeaseModel#RENEWED_TTL} lease counts from
+     * before the request already, unless a longer one was asked for; a {@link LeaseModel#SESSION} backend's fixed
+     * lease is ended by the locker's timer, started at the grant, after the store's round trips, so it is moved back
+     * (a local timer: no request). If {@code lockAtMostUntil} passed before the grant came, the store lock is released
+     * and the lock returned all the same, already ended, as ShedLock's own providers return it; the job then runs
+     * unprotected, which is logged as a warning naming it.
      */
-    private Optional<SimpleLock> endingAtLockAtMostUntil(RemoteLock lock, LockConfiguration configuration) {
-        if (locker.capabilities().leaseModel() == LeaseModel.SESSION) {
+    private SimpleLock endingAtLockAtMostUntil(RemoteLock lock, LockConfiguration configuration, boolean longerAsked) {
+        if (longerAsked || locker.capabilities().leaseModel() == LeaseModel.SESSION) {
             Duration left = Duration.between(ClockProvider.now(), configuration.getLockAtMostUntil());
             if (left.isNegative() || left.isZero() || !lock.extend(left)) {
                 lock.release();
-                return Optional.empty();
+                log.warn(
+                        "Lock '{}' ended before the store's grant arrived (lockAtMostFor {} ms is shorter than the"
+                                + " round trip): the job runs without the lock's protection; give it a lockAtMostFor"
+                                + " longer than the job",
+                        configuration.getName(),
+                        configuration.getLockAtMostFor().toMillis());
             }
         }
-        return Optional.of(new DistlockSimpleLock(configuration, lock));
+        return new DistlockSimpleLock(configuration, lock);
     }
 
     /** {@code lockAtMostFor}, if positive. */

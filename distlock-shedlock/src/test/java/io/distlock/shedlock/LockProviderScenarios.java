@@ -46,8 +46,9 @@ import org.junit.jupiter.api.Timeout;
  * shouldNotReturnSecondLock}, ... in their Javadoc), {@code AbstractExtensibleLockProviderIntegrationTest} (the {@code
  * extend} tests) and {@code FuzzTester} ({@link CounterFuzz}). Where ShedLock's own tests read the store's table, these
  * ask a second node: a second locker on the same store, the way another application instance sees the lock. ShedLock's
- * timings (a 1 ms {@code lockAtMostFor}, 2 s waits) are adapted: a lease must outlive the store's round trip to be
- * handed over at all, and the waits are shorter and scaled by {@value TestTimeouts#FACTOR}.
+ * expired-lock scenario keeps its 2 ms {@code lockAtMostFor}, shorter than any store's round trip (the provider returns
+ * the lock already ended, as ShedLock's own providers do), beside a 300 ms one that is held and then ends; ShedLock's
+ * 2 s waits are shorter here and scaled by {@value TestTimeouts#FACTOR}.
  *
  * <p>Two more scenarios cover what the provider exists for: a job started on two nodes 10 ms apart runs once (ShedLock's
  * {@code lockAtLeastFor}), and {@code KeepAliveLockProvider} keeps a lock past {@code lockAtMostFor}.
@@ -308,8 +309,24 @@ abstract class LockProviderScenarios {
     }
 
     /**
-     * ShedLock's {@code shouldNotBeAbleToExtendExpiredLock}: after {@code lockAtMostFor}, extending answers empty and
-     * the lock is free. (ShedLock's 1 ms {@code lockAtMostFor} would end before the grant reached the caller.)
+     * ShedLock's {@code shouldNotBeAbleToExtendExpiredLock}, with its timing: a {@code lockAtMostFor} of 2 ms, shorter
+     * than the store's round trip. The provider returns the lock, as ShedLock's own providers do (it has ended by the
+     * time it is returned, and a warning names the job); extending it answers empty and the lock is free.
+     */
+    @Test
+    void extend_ofALockWhoseLockAtMostForEndedBeforeTheGrant_isEmpty() throws InterruptedException {
+        LockConfiguration config = config(Duration.ofMillis(2), Duration.ZERO);
+        Optional<SimpleLock> lock = provider.lock(config);
+        sleepUntil(config.getLockAtMostUntil().plusMillis(1));
+
+        assertThat(lock).as("as ShedLock's own providers answer").isPresent();
+        assertThat(lock.get().extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+        assertUnlocked(name);
+    }
+
+    /**
+     * The same with a {@code lockAtMostFor} that outlives the round trip (300 ms): the lock is held, then ends; after
+     * {@code lockAtMostFor}, extending answers empty and the lock is free.
      */
     @Test
     void extend_afterLockAtMostFor_isEmpty() throws InterruptedException {
