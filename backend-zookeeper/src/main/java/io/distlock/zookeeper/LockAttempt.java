@@ -117,7 +117,11 @@ final class LockAttempt {
         }
     }
 
-    /** Seed 000 Listing 6 over a queue: join it once, wait for the predecessor to go, until {@code deadline}. */
+    /**
+     * Seed 000 Listing 6 over a queue: join it once, wait for the predecessor to go, until {@code deadline}. Connection
+     * trouble is ridden out; a session that ends while we wait takes our node and place with it, and fails the wait
+     * with a {@link LockBackendException} saying so.
+     */
     Optional<Lease> await(Deadline deadline) throws InterruptedException {
         Optional<Lease> lease = Optional.empty();
         sessions.addWakeUp(wakeUp);
@@ -178,18 +182,18 @@ final class LockAttempt {
         List<String> queue = node == null ? enqueue(calls) : queue(calls);
         int index = queue.indexOf(ourName());
         if (index < 0) {
-            // The session that held our node ended (or someone deleted it): queue again, at the back.
-            log.warn(
-                    "Lock node {} of '{}' vanished while waiting (ZooKeeper session ended?); queueing again",
-                    node.path(),
-                    request.key());
+            if (sessions.owning(node.stat().getEphemeralOwner()) == null) {
+                throw placeLost();
+            }
+            // Deleted by someone else in our live session (an administrator): queue again, at the back.
+            log.warn("Lock node {} of '{}' was deleted while waiting; queueing again", node.path(), request.key());
             forgetNode();
             return Optional.empty();
         }
         if (index == 0) {
             Optional<Lease> granted = grant();
             if (granted.isEmpty()) {
-                forgetNode(); // our session ended just now: queue again
+                throw placeLost(); // our session ended just now
             }
             return granted;
         }
@@ -388,6 +392,18 @@ final class LockAttempt {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * The session that held our queue node ended while we waited: the node, and our place in the queue with it, are
+     * gone. The wait fails rather than queue again at the back (as Curator's and etcd's waiters do); nothing is left.
+     */
+    private LockBackendException placeLost() {
+        long session = node.stat().getEphemeralOwner();
+        forgetNode();
+        return new LockBackendException("The ZooKeeper session 0x" + Long.toHexString(session) + " expired while"
+                + " waiting for lock '" + request.key() + "' at " + sessions.connectString() + "; the place in the"
+                + " queue was lost with it (its node went with the session); call lock again to queue anew");
     }
 
     /** A store call of {@code operation} that got no answer within the operation timeout. */

@@ -13,6 +13,7 @@ import io.distlock.testing.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -331,34 +332,33 @@ class SessionLossTest {
     }
 
     /**
-     * The documented choice: a waiter whose session expires joins the queue again, at its back, in the new session
-     * (its place in line is lost, as its node went with the session), and is served in its turn.
+     * The decision: a waiter whose own session expires while it waits fails with a {@link LockBackendException} saying
+     * its place in the queue was lost (as Curator's and etcd's waiters do), rather than queue again at the back; its
+     * node went with the session and nothing of it is left, so the holder's release leaves the key free.
      */
     @Test
-    void waiter_whoseSessionExpires_queuesAgainAtTheBack_andIsServed() throws Exception {
+    void lock_whoseSessionExpiresWhileWaiting_failsSayingThePlaceWasLost_andLeavesNothing() throws Exception {
         CapturingProvider provider = new CapturingProvider();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (RemoteLocker holder = RemoteLockers.open(uri("sessionTimeout=4s"));
                 RemoteLocker waiter = open("sessionTimeout=4s", provider)) {
-            RemoteLock held = holder.lock("requeue", WAIT);
-            Future<RemoteLock> waiting = pool.submit(() -> waiter.lock("requeue", Duration.ofMinutes(2)));
-            Conditions.await("the waiter queued", WAIT, () -> nodes("requeue") == 2);
-            long oldSession = provider.opened()
-                    .client()
-                    .getZookeeperClient()
-                    .getZooKeeper()
-                    .getSessionId();
+            RemoteLock held = holder.lock("place-lost", WAIT);
+            Future<RemoteLock> waiting = pool.submit(() -> waiter.lock("place-lost", Duration.ofMinutes(2)));
+            Conditions.await("the waiter queued", WAIT, () -> nodes("place-lost") == 2);
 
             expireOnServer(provider.opened().client().getZookeeperClient().getZooKeeper());
 
-            Conditions.await(
-                    "the waiter queued again in a new session",
-                    WAIT,
-                    () -> nodes("requeue") == 2 && sessionOf(provider) != oldSession);
-            assertThat(waiting.isDone()).isFalse();
+            assertThatThrownBy(() -> waiting.get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("expired while waiting for lock 'place-lost'")
+                    .hasMessageContaining("place in the queue was lost");
+            assertThat(nodes("place-lost")).as("only the holder's node").isEqualTo(1);
             assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
-            try (RemoteLock got = waiting.get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS)) {
-                assertThat(got.isHeld()).isTrue();
+            assertThat(nodes("place-lost")).isZero();
+            try (RemoteLock again = waiter.tryLock("place-lost").orElseThrow()) {
+                assertThat(again.isHeld()).isTrue();
             }
         } finally {
             pool.shutdownNow();
