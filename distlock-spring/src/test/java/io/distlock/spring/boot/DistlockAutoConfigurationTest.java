@@ -260,6 +260,7 @@ class DistlockAutoConfigurationTest {
                         "\"distlock.connect-timeout\"",
                         "\"distlock.options\"",
                         "\"distlock.health.probe-key\"",
+                        "\"distlock.health.timeout\"",
                         "The lock store's URI");
     }
 }
