@@ -81,6 +81,20 @@ class RemoteLockersTest {
     }
 
     @Test
+    void open_lockerOptionsInAnotherCase_areReadLikeEveryOption() {
+        // Spring Boot lower-cases option names from environment variables; backends' options match ignoring case.
+        assertThatThrownBy(() -> RemoteLockers.open("memory:/?TTL=soon"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("Option 'ttl' must be a duration");
+        assertThatThrownBy(() -> RemoteLockers.open("memory:/?connecttimeout=0s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("Option 'connectTimeout' must be positive");
+        assertThatThrownBy(() -> RemoteLockers.open("memory:/?ttl=1s&Ttl=2s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("given more than once");
+    }
+
+    @Test
     void builder_optionGivenTwice_isRejected() {
         assertThatThrownBy(() -> RemoteLockers.builder()
                         .uri("memory:/?ttl=5s")

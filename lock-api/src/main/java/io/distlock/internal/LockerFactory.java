@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
@@ -198,7 +199,14 @@ public final class LockerFactory {
 
     private static Duration take(
             Map<String, String> options, String name, Optional<Duration> typed, Duration fallback, String rawUri) {
-        String raw = options.remove(name);
+        // Matched ignoring case, as BackendConfig matches a backend's options (Spring Boot lower-cases names).
+        List<String> given =
+                options.keySet().stream().filter(name::equalsIgnoreCase).toList();
+        if (given.size() > 1) {
+            throw new LockConfigurationException("Option '" + name + "' is given more than once, as " + given
+                    + " (option names are matched ignoring case); give it once");
+        }
+        String raw = given.isEmpty() ? null : options.remove(given.get(0));
         if (raw != null && typed.isPresent()) {
             throw new LockConfigurationException("Option '" + name + "' is given both in the URI '"
                     + Redaction.uri(rawUri) + "' and in the builder; give it once");
