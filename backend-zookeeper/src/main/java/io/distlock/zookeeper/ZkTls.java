@@ -59,6 +59,7 @@ final class ZkTls implements AutoCloseable {
     private static final FileAttribute<?> OWNER_ONLY_FILE =
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Optional<String> PID_NAMESPACE = pidNamespace();
 
     private final TlsSettings settings;
     private final ZKClientConfig clientConfig;
@@ -161,20 +162,39 @@ final class ZkTls implements AutoCloseable {
         return Base64.getEncoder().encodeToString(bytes).toCharArray();
     }
 
+    /**
+     * {@code distlock-zookeeper-tls-<pid namespace>-<pid>-}: a process id means this process only within its PID
+     * namespace (containers sharing a temporary directory each have their own).
+     */
     private static String dirPrefix(long pid) {
-        return DIR_PREFIX + pid + "-";
+        return DIR_PREFIX + PID_NAMESPACE.orElse("0") + "-" + pid + "-";
+    }
+
+    /** The PID namespace of this process on Linux ({@code /proc/self/ns/pid}); empty elsewhere. */
+    private static Optional<String> pidNamespace() {
+        try {
+            String link = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+            String digits = link.replaceAll("\\D", "");
+            return digits.isEmpty() ? Optional.empty() : Optional.of(digits);
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
     }
 
     /**
      * Deletes the key store directories that processes of this user which ended without closing (killed) left behind:
-     * a directory whose process id is no live process. Their key stores are encrypted with a password that died with
+     * a directory of this PID namespace whose process id is no live process (none where the namespace is unknown). Their key stores are encrypted with a password that died with
      * the process; this removes the files themselves.
      */
     private static void sweepLeftOvers() {
+        if (PID_NAMESPACE.isEmpty()) {
+            return; // a process id alone could name a live process elsewhere
+        }
+        String ours = DIR_PREFIX + PID_NAMESPACE.get() + "-";
         Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(tmp, DIR_PREFIX + "*")) {
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(tmp, ours + "*")) {
             for (Path left : dirs) {
-                String rest = left.getFileName().toString().substring(DIR_PREFIX.length());
+                String rest = left.getFileName().toString().substring(ours.length());
                 int dash = rest.indexOf('-');
                 if (dash <= 0) {
                     continue;
