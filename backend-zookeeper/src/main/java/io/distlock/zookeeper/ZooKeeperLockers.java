@@ -18,7 +18,7 @@ import org.apache.curator.framework.CuratorFramework;
  * }</pre>
  *
  * <p>The locks are the client's ephemeral nodes, under {@code basePath} (relative to the client's namespace, if it has
- * one) in the same layout as the {@code zk://} backend's, so both exclude each other and Curator's {@code
+ * one; a facade from {@code client.usingNamespace("app")} may be given too) in the same layout as the {@code zk://} backend's, so both exclude each other and Curator's {@code
  * InterProcessMutex} on the same paths. They are created with the client's own {@code ACLProvider} and under the
  * identity it authenticated with; the lease is the client's session (its session timeout, not the locker's lease
  * time). Closing the locker releases its locks, removes its connection-state listener and stops its threads; it never
