@@ -635,8 +635,26 @@ class CassandraQueueTest {
         assertThat(cellsOf(key)).isEmpty();
     }
 
-    /** The names of the threads, not running, with a frame of the backend on their stack. */
-    private static List<String> threadsParkedInTheBackend() {
+    private static final int PARKED_SNAPSHOTS = 5;
+    private static final long PARKED_SNAPSHOT_MILLIS = 50;
+
+    /**
+     * The names of the threads parked in the backend: not running, with a frame of the backend on their stack, in each of
+     * {@value #PARKED_SNAPSHOTS} snapshots {@value #PARKED_SNAPSHOT_MILLIS} ms apart. One snapshot also catches a thread
+     * passing through (the poll thread, caught once at load 11 while it started an attempt, for a moment not running); a
+     * thread that waits for an answer is in every one.
+     */
+    private static List<String> threadsParkedInTheBackend() throws InterruptedException {
+        List<String> parked = threadsInTheBackendNow();
+        for (int i = 1; i < PARKED_SNAPSHOTS && !parked.isEmpty(); i++) {
+            Thread.sleep(PARKED_SNAPSHOT_MILLIS);
+            parked = new ArrayList<>(parked);
+            parked.retainAll(threadsInTheBackendNow());
+        }
+        return parked;
+    }
+
+    private static List<String> threadsInTheBackendNow() {
         return Thread.getAllStackTraces().entrySet().stream()
                 .filter(e -> e.getKey().getState() != Thread.State.RUNNABLE)
                 .filter(e -> java.util.Arrays.stream(e.getValue())
