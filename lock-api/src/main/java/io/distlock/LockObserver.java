@@ -31,6 +31,16 @@ public interface LockObserver {
     default void lockerOpened(String scheme, java.util.Optional<LongSupplier> storeRequests) {}
 
     /**
+     * The locker was closed; called once, after its backend closed, the last callback of the locker's own (a hold of a
+     * lock released at the close may still hear of it from another thread).
+     *
+     * @param scheme the URI scheme of the store, as {@link #lockerOpened} gave it
+     * @param storeRequests the very supplier {@link #lockerOpened} was given, its count now final: an observer that
+     *     keeps it to sum the lockers' requests can take its last count and let it go (it reaches the closed backend)
+     */
+    default void lockerClosed(String scheme, java.util.Optional<LongSupplier> storeRequests) {}
+
+    /**
      * An acquisition of {@code key} begins: one per {@code lock}, {@code tryLock}, {@code lockAsync} and {@code
      * tryLockAsync} call, and one per key of {@code lockAll}.
      *

@@ -12,12 +12,12 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -45,8 +45,8 @@ import java.util.function.LongSupplier;
  *   <li>{@value #LOST} (counter): locks lost (lease run out, refused, deleted behind the holder's back);
  *   <li>{@value #RENEW} (timer): lease renewals, tagged {@code outcome} ({@code renewed}, {@code failed});
  *   <li>{@value #STORE_REQUESTS} (function counter): requests sent to the store by all the observer's lockers of the
- *       scheme, where the backend counts them (a closed locker's requests stay in the total: the observer keeps each
- *       locker's count for as long as it lives).
+ *       scheme, where the backend counts them (a closed locker's requests stay in the total: its last count is kept, not
+ *       the locker).
  * </ul>
  *
  * <p>Lock keys are not tags by default: their number is unbounded, and a meter per key would grow without end. Opt in
@@ -130,6 +130,11 @@ public final class MicrometerLockObserver implements LockObserver {
         storeRequests.ifPresent(count -> storeRequests(scheme).add(count));
     }
 
+    @Override
+    public void lockerClosed(String scheme, Optional<LongSupplier> storeRequests) {
+        storeRequests.ifPresent(count -> storeRequests(scheme).closed(count));
+    }
+
     /**
      * The sum of the request counts of every locker of {@code scheme}, registered once as {@value #STORE_REQUESTS}.
      * Micrometer keeps only a weak reference to a function counter's state and gives a second registration the first
@@ -146,17 +151,27 @@ public final class MicrometerLockObserver implements LockObserver {
         });
     }
 
-    /** The lockers' own request counts, summed when the counter is read. */
+    /**
+     * The open lockers' own request counts, summed when the counter is read, and the closed lockers' last counts: a
+     * closed locker's supplier reaches its backend, so it is not kept.
+     */
     private static final class StoreRequests {
-        private final List<LongSupplier> counts = new CopyOnWriteArrayList<>();
+        private final List<LongSupplier> open = new ArrayList<>();
+        private long closed;
 
-        void add(LongSupplier count) {
-            counts.add(count);
+        synchronized void add(LongSupplier count) {
+            open.add(count);
         }
 
-        double total() {
-            long total = 0;
-            for (LongSupplier count : counts) {
+        synchronized void closed(LongSupplier count) {
+            if (open.remove(count)) {
+                closed += count.getAsLong();
+            }
+        }
+
+        synchronized double total() {
+            long total = closed;
+            for (LongSupplier count : open) {
                 total += count.getAsLong();
             }
             return total;

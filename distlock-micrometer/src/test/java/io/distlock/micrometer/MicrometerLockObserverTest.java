@@ -3,6 +3,7 @@ package io.distlock.micrometer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.LockObserver;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockerClosedException;
 import io.distlock.ReleaseResult;
@@ -19,8 +20,11 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -215,6 +219,49 @@ class MicrometerLockObserverTest {
             second.tryLock("requests-second").orElseThrow().release();
             assertThat(storeRequests()).as("the second locker's requests").isGreaterThan(afterFirst);
         }
+    }
+
+    @Test
+    void storeRequests_ofAClosedLocker_stayCounted_andItsCountIsLetGo() throws Exception {
+        MicrometerLockObserver metrics = MicrometerLockObserver.create(meters);
+        List<WeakReference<LongSupplier>> given = new CopyOnWriteArrayList<>();
+        LockObserver watching = new LockObserver() { // what the locker gives the observer, watched for its collection
+                    @Override
+                    public void lockerOpened(String scheme, Optional<LongSupplier> storeRequests) {
+                        storeRequests.ifPresent(count -> given.add(new WeakReference<>(count)));
+                        metrics.lockerOpened(scheme, storeRequests);
+                    }
+
+                    @Override
+                    public void lockerClosed(String scheme, Optional<LongSupplier> storeRequests) {
+                        metrics.lockerClosed(scheme, storeRequests);
+                    }
+
+                    @Override
+                    public Acquisition acquisitionStarted(String scheme, String key, Kind kind) {
+                        return metrics.acquisitionStarted(scheme, key, kind);
+                    }
+                };
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri("zk://" + ZK.connectString() + "/metrics")
+                .observer(watching)
+                .build()) {
+            locker.tryLock("requests-closed").orElseThrow().release();
+        }
+        double atClose = storeRequests();
+        assertThat(atClose).as("the closed locker's requests").isPositive();
+        assertThat(given).hasSize(1);
+        long end = System.nanoTime() + WAIT.toNanos();
+        while (given.get(0).get() != null) {
+            assertThat(System.nanoTime() - end)
+                    .as("the closed locker's request count (it reaches the backend) let go")
+                    .isNegative();
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertThat(storeRequests())
+                .as("the closed locker's requests, still counted")
+                .isEqualTo(atClose);
     }
 
     private double storeRequests() {

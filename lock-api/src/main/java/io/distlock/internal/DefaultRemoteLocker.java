@@ -38,6 +38,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,6 +74,9 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private final Optional<ExecutorService> ownListenerExecutor;
     private final LeaseKeeper keeper;
     private final Observing observing;
+    /** The backend's request count as the observer was given it, at the opening and again at the close. */
+    private final Optional<LongSupplier> storeRequests;
+
     private final ReentrancyGuard guard = new ReentrancyGuard();
     private final ConcurrentHashMap<DefaultRemoteLock, Held> held = new ConcurrentHashMap<>();
     /** Leases given up by {@link RemoteLock#releaseAfter} whose entries are still to be deleted. */
@@ -125,10 +129,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 : Optional.of(Executors.newSingleThreadExecutor(daemon(prefix + "-listener")));
         this.listenerExecutor = listenerExecutor.orElseGet(ownListenerExecutor::orElseThrow);
         this.keeper = new LeaseKeeper(backend, capabilities.leaseModel(), leaseTime, ticker, scheduler, workers);
-        observing.lockerOpened(
-                backend.storeRequests().isPresent()
-                        ? Optional.of(() -> backend.storeRequests().orElse(0))
-                        : Optional.empty());
+        this.storeRequests = backend.storeRequests().isPresent()
+                ? Optional.of(() -> backend.storeRequests().orElse(0))
+                : Optional.empty();
+        observing.lockerOpened(storeRequests);
     }
 
     /** How many timers the lease keeper set so far; for tests. */
@@ -810,7 +814,11 @@ final class DefaultRemoteLocker implements RemoteLocker {
         scheduler.shutdownNow();
         workers.shutdownNow();
         ownListenerExecutor.ifPresent(ExecutorService::shutdown);
-        backend.close();
+        try {
+            backend.close();
+        } finally {
+            observing.lockerClosed(storeRequests);
+        }
     }
 
     /** Gives interrupted waiters a moment to leave the backend (and delete their queue entries) before it closes. */

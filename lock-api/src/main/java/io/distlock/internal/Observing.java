@@ -34,6 +34,10 @@ final class Observing {
         safely("lockerOpened", () -> observer.lockerOpened(scheme, storeRequests));
     }
 
+    void lockerClosed(Optional<LongSupplier> storeRequests) {
+        safely("lockerClosed", () -> observer.lockerClosed(scheme, storeRequests));
+    }
+
     /** Starts observing one acquisition. */
     Acquisition started(String key, LockObserver.Kind kind) {
         LockObserver.Acquisition[] inner = {null};

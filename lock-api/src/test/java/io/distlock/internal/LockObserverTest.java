@@ -29,12 +29,21 @@ class LockObserverTest {
     private static final class Recording implements LockObserver {
         final List<String> events = new CopyOnWriteArrayList<>();
         volatile boolean failing;
+        /** Whether {@code lockerClosed} is recorded ({@code closed memory}); most tests read the events after it. */
+        volatile boolean recordsClose;
         /** Runs inside {@code granted}, before the hold is returned to the locker. */
         volatile Consumer<String> whileGranting = key -> {};
 
         @Override
         public void lockerOpened(String scheme, Optional<LongSupplier> storeRequests) {
             events.add("opened " + scheme);
+        }
+
+        @Override
+        public void lockerClosed(String scheme, Optional<LongSupplier> storeRequests) {
+            if (recordsClose) {
+                events.add("closed " + scheme);
+            }
         }
 
         @Override
@@ -121,6 +130,19 @@ class LockObserverTest {
                         "started d LOCK",
                         "ended d INTERRUPTED",
                         "released a RELEASED");
+    }
+
+    @Test
+    void close_isReportedOnce_afterTheLastLocksRelease(TestInfo test) throws Exception {
+        Recording seen = new Recording();
+        seen.recordsClose = true;
+        RemoteLocker locker = open(test, seen, Duration.ofSeconds(30));
+        locker.lock("a", WAIT);
+        assertThat(seen.events).doesNotContain("closed memory");
+        locker.close();
+        locker.close();
+        assertThat(seen.events).endsWith("released a RELEASED", "closed memory");
+        assertThat(seen.events.stream().filter(e -> e.startsWith("closed"))).hasSize(1);
     }
 
     @Test

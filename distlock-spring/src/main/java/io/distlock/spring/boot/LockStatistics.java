@@ -52,6 +52,11 @@ final class LockStatistics {
         }
 
         @Override
+        public void lockerClosed(String scheme, Optional<LongSupplier> storeRequests) {
+            next.lockerClosed(scheme, storeRequests);
+        }
+
+        @Override
         public Acquisition acquisitionStarted(String scheme, String key, Kind kind) {
             Acquisition acquisition = next.acquisitionStarted(scheme, key, kind);
             return new Acquisition() {
