@@ -22,17 +22,17 @@ record CassandraClientSettings(
 
     /** The options read here: refused on an application's session, which already has what they set. */
     static final List<String> OPTIONS = List.of(
-            CassandraOptions.LOCAL_DATACENTER,
-            CassandraOptions.USER,
-            CassandraOptions.PASSWORD,
-            CassandraOptions.PASSWORD + "File",
-            CassandraOptions.PASSWORD + "Env",
+            CassandraLockOptions.LOCAL_DATACENTER,
+            CassandraLockOptions.USER,
+            CassandraLockOptions.PASSWORD,
+            CassandraLockOptions.PASSWORD + "File",
+            CassandraLockOptions.PASSWORD + "Env",
             TlsSettings.TLS,
             TlsSettings.CA_FILE,
             TlsSettings.CERT_FILE,
             TlsSettings.KEY_FILE,
             TlsSettings.VERIFY_HOST,
-            CassandraOptions.DRIVER_CONFIG);
+            CassandraLockOptions.DRIVER_CONFIG);
 
     /**
      * Reads the connection's options.
@@ -41,22 +41,22 @@ record CassandraClientSettings(
      *     user} and {@code password} is given
      */
     static CassandraClientSettings read(BackendConfig config) {
-        Optional<String> dc = config.option(CassandraOptions.LOCAL_DATACENTER).map(String::trim);
+        Optional<String> dc = config.option(CassandraLockOptions.LOCAL_DATACENTER).map(String::trim);
         if (dc.isPresent() && dc.get().isEmpty()) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.LOCAL_DATACENTER + "' is blank");
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.LOCAL_DATACENTER + "' is blank");
         }
-        Optional<String> user = config.option(CassandraOptions.USER);
-        Optional<Secret> password = config.secretOption(CassandraOptions.PASSWORD);
+        Optional<String> user = config.option(CassandraLockOptions.USER);
+        Optional<Secret> password = config.secretOption(CassandraLockOptions.PASSWORD);
         if (user.isPresent() != password.isPresent()) {
-            throw new LockConfigurationException("Options '" + CassandraOptions.USER + "' and '"
-                    + CassandraOptions.PASSWORD + "' (or passwordFile, passwordEnv) go together: the role to log in as"
+            throw new LockConfigurationException("Options '" + CassandraLockOptions.USER + "' and '"
+                    + CassandraLockOptions.PASSWORD + "' (or passwordFile, passwordEnv) go together: the role to log in as"
                     + " and its password; got only " + (user.isPresent() ? "the user" : "the password"));
         }
         if (user.isPresent() && user.get().isBlank()) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.USER + "' is blank");
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.USER + "' is blank");
         }
         Optional<TlsSettings> tls = TlsSettings.read(config, false);
-        Optional<Path> driverConfig = config.fileOption(CassandraOptions.DRIVER_CONFIG);
+        Optional<Path> driverConfig = config.fileOption(CassandraLockOptions.DRIVER_CONFIG);
         return new CassandraClientSettings(dc, user, password, tls, driverConfig);
     }
 

@@ -59,7 +59,7 @@ final class CassandraConnection {
         if (client.localDatacenter().isPresent()) {
             builder.withLocalDatacenter(client.localDatacenter().get());
         } else if (!fileNamesDatacenter) {
-            builder.withLocalDatacenter(CassandraOptions.DEFAULT_LOCAL_DATACENTER);
+            builder.withLocalDatacenter(CassandraLockOptions.DEFAULT_LOCAL_DATACENTER);
         }
         if (client.user().isPresent()) {
             builder.withAuthCredentials(
@@ -73,7 +73,7 @@ final class CassandraConnection {
             opening.thenAccept(CqlSession::close);
             throw new LockBackendException("Could not connect to Cassandra at " + location.hosts() + " within "
                     + connectTimeout + " (option connectTimeout); is the cluster running and reachable from here?"
-                    + (client.tls().isEmpty() ? ConnectFailures.PLAINTEXT_HINT : ""));
+                    + (client.tls().isEmpty() ? CassandraFailures.PLAINTEXT_HINT : ""));
         } catch (InterruptedException e) {
             opening.thenAccept(CqlSession::close);
             Thread.currentThread().interrupt();
@@ -87,7 +87,7 @@ final class CassandraConnection {
                                 + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
                         cause);
             }
-            throw ConnectFailures.describe(location, client, cause);
+            throw CassandraFailures.describe(location, client, cause);
         }
     }
 
@@ -104,7 +104,7 @@ final class CassandraConnection {
         } catch (RuntimeException e) {
             loader.close();
             throw new LockConfigurationException(
-                    "Option '" + CassandraOptions.DRIVER_CONFIG + "': '" + file
+                    "Option '" + CassandraLockOptions.DRIVER_CONFIG + "': '" + file
                             + "' is not a valid driver configuration: " + e.getMessage(),
                     e);
         }
@@ -197,7 +197,7 @@ final class CassandraConnection {
                 if (!table.contains(column)) {
                     throw new LockBackendException("Table " + keyspace + "." + name + " has an older layout (no column"
                             + " '" + column + "'); drop it while no lock is held and open with "
-                            + CassandraOptions.CREATE_SCHEMA + "=true, or run: "
+                            + CassandraLockOptions.CREATE_SCHEMA + "=true, or run: "
                             + CassandraStatements.createTable(i, qualified, settings.newTablesGcGraceSeconds()));
                 }
             }
@@ -207,7 +207,7 @@ final class CassandraConnection {
         }
         if (!settings.createSchema()) {
             throw new LockBackendException("Keyspace '" + keyspace + "' lacks the lock tables; open with option "
-                    + CassandraOptions.CREATE_SCHEMA + "=true or run: " + String.join("; ", missing));
+                    + CassandraLockOptions.CREATE_SCHEMA + "=true or run: " + String.join("; ", missing));
         }
         for (String cql : missing) {
             try {
@@ -215,7 +215,7 @@ final class CassandraConnection {
             } catch (UnauthorizedException e) {
                 throw new LockBackendException(
                         "Permission denied on keyspace '" + keyspace + "': cannot create the"
-                                + " lock tables (" + e.getMessage() + "); " + CassandraOptions.CREATE_SCHEMA
+                                + " lock tables (" + e.getMessage() + "); " + CassandraLockOptions.CREATE_SCHEMA
                                 + "=true needs CREATE on the keyspace, or create them as another role: "
                                 + String.join("; ", missing),
                         e);

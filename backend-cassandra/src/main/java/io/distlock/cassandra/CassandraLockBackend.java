@@ -31,7 +31,7 @@ final class CassandraLockBackend implements LockBackend {
     private final CqlSession session;
     private final boolean ownsSession;
     private final CassandraSettings settings;
-    private final CqlCalls calls;
+    private final CassandraCalls calls;
     private final CassandraStatements statements;
     private final ScheduledExecutorService scheduler;
     private final GlobalTime time;
@@ -43,7 +43,7 @@ final class CassandraLockBackend implements LockBackend {
             CqlSession session,
             boolean ownsSession,
             CassandraSettings settings,
-            CqlCalls calls,
+            CassandraCalls calls,
             CassandraStatements statements,
             GlobalTime time,
             LockAlgorithm algorithm) {
@@ -103,7 +103,7 @@ final class CassandraLockBackend implements LockBackend {
         waiting.whenCompleteAsync(
                 (granted, error) -> {
                     if (error != null) {
-                        result.completeExceptionally(CqlCalls.unwrap(error));
+                        result.completeExceptionally(CassandraCalls.unwrap(error));
                         return;
                     }
                     Optional<Lease> lease;
@@ -168,7 +168,7 @@ final class CassandraLockBackend implements LockBackend {
     }
 
     /** The backend's statement runner (tests turn tracing on through it). */
-    CqlCalls calls() {
+    CassandraCalls calls() {
         return calls;
     }
 

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * Both keep a lock by TTLs on its cells that the locker rewrites ({@link io.distlock.LeaseModel#RENEWED_TTL}).
  *
  * <h2>Options</h2>
- * See {@link CassandraOptions} for the names and a typed builder: {@code localDatacenter}, {@code consistency}, {@code
+ * See {@link CassandraLockOptions} for the names and a typed builder: {@code localDatacenter}, {@code consistency}, {@code
  * algorithm}, {@code pollMin}, {@code pollMax}, {@code createSchema}, {@code fencing}, {@code timeService}, {@code
  * timePeriod}, {@code timeMaxLead}, {@code clockDrift}, {@code keyRetention}; the connection's {@code user}, {@code password} (or {@code
  * passwordFile}, {@code passwordEnv}), {@code tls}, {@code caFile}, {@code certFile}, {@code keyFile}, {@code
@@ -84,7 +84,7 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         "Option '{}' ({}s) is shorter than gc_grace_seconds ({}) of table {}.{}: released keys keep"
                                 + " their tombstones {} s anyway, and a locker new to a key idle longer than {}s reads"
                                 + " over them; run ALTER TABLE ... WITH gc_grace_seconds = {} on the lock tables ({})",
-                        CassandraOptions.KEY_RETENTION,
+                        CassandraLockOptions.KEY_RETENTION,
                         markTtl,
                         gcGrace,
                         settings.location().keyspace(),
@@ -94,7 +94,7 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         markTtl,
                         String.join(", ", CassandraStatements.DELETED_FROM));
             }
-            CqlCalls calls = new CqlCalls(
+            CassandraCalls calls = new CassandraCalls(
                     session,
                     settings.location().hosts() + "/" + settings.location().keyspace(),
                     settings.operationTimeout(),
@@ -108,7 +108,7 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
             GlobalTime time = null;
             LockAlgorithm algorithm;
             WakeUps wakeUps = new WakeUps();
-            if (settings.algorithm() == CassandraOptions.Algorithm.QUEUE) {
+            if (settings.algorithm() == CassandraLockOptions.Algorithm.QUEUE) {
                 time = new GlobalTime(
                         calls,
                         statements,

@@ -23,7 +23,7 @@ import java.util.stream.Collectors;
  *         .build();
  * }</pre>
  *
- * <p>The builder takes the backend's lock options ({@link CassandraOptions}: {@code algorithm}, {@code consistency},
+ * <p>The builder takes the backend's lock options ({@link CassandraLockOptions}: {@code algorithm}, {@code consistency},
  * {@code fencing}, {@code createSchema}, ...) and everything else of {@link RemoteLockerBuilder}; the connection's
  * options ({@code localDatacenter}, {@code user}, {@code password}, the TLS options, {@code driverConfig}) are refused,
  * since the session already decides them. Statements name the keyspace, so the session may be set to another keyspace
@@ -56,7 +56,7 @@ public final class CassandraLockers {
         // java.net.URI) nor pass the host list's checks (behind an SNI proxy every node has the proxy's address).
         String uri = "cassandra://" + SESSION + "/" + keyspace;
         CassandraLocation.keyspace(URI.create(uri)); // checks the keyspace name now, not at build()
-        return RemoteLockers.builder().uri(uri).provider(new SessionBoundProvider(session));
+        return RemoteLockers.builder().uri(uri).provider(new ApplicationClientProvider(session));
     }
 
     /** The session's nodes, for messages; see {@link #describe(Collection)}. */

@@ -9,12 +9,12 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The backend's options, read and checked from a {@link BackendConfig} (see {@link CassandraOptions}). */
+/** The backend's options, read and checked from a {@link BackendConfig} (see {@link CassandraLockOptions}). */
 record CassandraSettings(
         CassandraLocation location,
         ConsistencyLevel consistency,
         ConsistencyLevel serialConsistency,
-        CassandraOptions.Algorithm algorithm,
+        CassandraLockOptions.Algorithm algorithm,
         Duration pollMin,
         Duration pollMax,
         boolean createSchema,
@@ -40,7 +40,7 @@ record CassandraSettings(
 
     /** As {@link #read(BackendConfig)}, at {@code location} instead of the URI's hosts. */
     static CassandraSettings read(BackendConfig config, CassandraLocation location) {
-        String level = config.stringOption(CassandraOptions.CONSISTENCY, "QUORUM")
+        String level = config.stringOption(CassandraLockOptions.CONSISTENCY, "QUORUM")
                 .trim()
                 .toUpperCase(Locale.ROOT);
         ConsistencyLevel consistency;
@@ -55,49 +55,49 @@ record CassandraSettings(
                 serial = DefaultConsistencyLevel.LOCAL_SERIAL;
             }
             default ->
-                throw new LockConfigurationException("Option '" + CassandraOptions.CONSISTENCY
+                throw new LockConfigurationException("Option '" + CassandraLockOptions.CONSISTENCY
                         + "' must be QUORUM, LOCAL_QUORUM or ALL (the algorithm needs reads and writes that"
                         + " overlap: R + W > RF), got '" + level + "'");
         }
         String algorithmName =
-                config.stringOption(CassandraOptions.ALGORITHM, "queue").trim().toLowerCase(Locale.ROOT);
-        CassandraOptions.Algorithm algorithm =
+                config.stringOption(CassandraLockOptions.ALGORITHM, "queue").trim().toLowerCase(Locale.ROOT);
+        CassandraLockOptions.Algorithm algorithm =
                 switch (algorithmName) {
-                    case "queue" -> CassandraOptions.Algorithm.QUEUE;
-                    case "legacy" -> CassandraOptions.Algorithm.LEGACY;
+                    case "queue" -> CassandraLockOptions.Algorithm.QUEUE;
+                    case "legacy" -> CassandraLockOptions.Algorithm.LEGACY;
                     default ->
-                        throw new LockConfigurationException("Option '" + CassandraOptions.ALGORITHM
+                        throw new LockConfigurationException("Option '" + CassandraLockOptions.ALGORITHM
                                 + "' must be queue or legacy, got '" + algorithmName + "'");
                 };
-        Duration pollMin = config.durationOption(CassandraOptions.POLL_MIN, Duration.ofMillis(5));
-        Duration pollMax = config.durationOption(CassandraOptions.POLL_MAX, Duration.ofMillis(250));
+        Duration pollMin = config.durationOption(CassandraLockOptions.POLL_MIN, Duration.ofMillis(5));
+        Duration pollMax = config.durationOption(CassandraLockOptions.POLL_MAX, Duration.ofMillis(250));
         if (pollMax.compareTo(pollMin) < 0) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.POLL_MAX + "' (" + pollMax
-                    + ") must not be shorter than '" + CassandraOptions.POLL_MIN + "' (" + pollMin + ")");
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.POLL_MAX + "' (" + pollMax
+                    + ") must not be shorter than '" + CassandraLockOptions.POLL_MIN + "' (" + pollMin + ")");
         }
-        boolean createSchema = config.booleanOption(CassandraOptions.CREATE_SCHEMA, false);
-        boolean fencing = config.booleanOption(CassandraOptions.FENCING, false);
-        String timeService = config.stringOption(CassandraOptions.TIME_SERVICE, "embedded")
+        boolean createSchema = config.booleanOption(CassandraLockOptions.CREATE_SCHEMA, false);
+        boolean fencing = config.booleanOption(CassandraLockOptions.FENCING, false);
+        String timeService = config.stringOption(CassandraLockOptions.TIME_SERVICE, "embedded")
                 .trim()
                 .toLowerCase(Locale.ROOT);
         if (!timeService.equals("embedded") && !timeService.equals("external")) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.TIME_SERVICE
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.TIME_SERVICE
                     + "' must be embedded or external, got '" + timeService + "'");
         }
-        Duration timePeriod = config.durationOption(CassandraOptions.TIME_PERIOD, Duration.ofMillis(500));
-        Duration timeMaxLead = config.durationOption(CassandraOptions.TIME_MAX_LEAD, Duration.ofSeconds(1));
-        LeaseValidity validity = config.option(CassandraOptions.CLOCK_DRIFT).isPresent()
+        Duration timePeriod = config.durationOption(CassandraLockOptions.TIME_PERIOD, Duration.ofMillis(500));
+        Duration timeMaxLead = config.durationOption(CassandraLockOptions.TIME_MAX_LEAD, Duration.ofSeconds(1));
+        LeaseValidity validity = config.option(CassandraLockOptions.CLOCK_DRIFT).isPresent()
                 ? LeaseValidity.explicit(
-                        config.durationOption(CassandraOptions.CLOCK_DRIFT, Duration.ZERO), config.leaseTime())
+                        config.durationOption(CassandraLockOptions.CLOCK_DRIFT, Duration.ZERO), config.leaseTime())
                 : LeaseValidity.byDefault();
         // A release's deletes must outlive every copy of the cells they delete: once a tombstone is purged, a replica
         // that missed the delete would serve the cell again unless it has expired by then (its TTL runs from its last
         // write, at most a request timeout before the delete).
         Duration floor = Duration.ofSeconds(Ttl.seconds(config.leaseTime())).plus(config.connectTimeout());
-        Optional<Duration> keyRetention = config.option(CassandraOptions.KEY_RETENTION)
-                .map(v -> config.durationOption(CassandraOptions.KEY_RETENTION, floor));
+        Optional<Duration> keyRetention = config.option(CassandraLockOptions.KEY_RETENTION)
+                .map(v -> config.durationOption(CassandraLockOptions.KEY_RETENTION, floor));
         if (keyRetention.isPresent() && keyRetention.get().compareTo(floor) <= 0) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.KEY_RETENTION + "' ("
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.KEY_RETENTION + "' ("
                     + DurationText.of(keyRetention.get()) + ") must be longer than the lease's time to live in the"
                     + " store (" + Ttl.seconds(config.leaseTime()) + "s: ttl " + DurationText.of(config.leaseTime())
                     + " rounded up to whole seconds, plus 1s) plus connectTimeout ("
@@ -107,7 +107,7 @@ record CassandraSettings(
                     + DurationText.of(floor));
         }
         if (keyRetention.isPresent() && keyRetention.get().getSeconds() >= Ttl.MAX_TTL_SECONDS) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.KEY_RETENTION + "' ("
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.KEY_RETENTION + "' ("
                     + DurationText.of(keyRetention.get()) + ") must be under 20 years (Cassandra's longest TTL)");
         }
         return new CassandraSettings(

@@ -237,7 +237,7 @@ final class CassandraStatements {
      * or a late copy of the first send cannot undo a later step; the mark and time cells carry their own timestamps.
      * The lease renewal's rewrite is the exception (a release may run meanwhile): see {@link Cql#bindNotResent}.
      * Marked so, the driver sends it again to the next node when the connection to a node dies with the request in
-     * flight, and {@link CqlCalls} after a replica timeout, instead of failing the lock call: one node of three may
+     * flight, and {@link CassandraCalls} after a replica timeout, instead of failing the lock call: one node of three may
      * die at any moment.
      */
     private Cql prepare(CqlSession session, String cql, ConsistencyLevel consistency, ConsistencyLevel serial) {
@@ -291,7 +291,7 @@ final class CassandraStatements {
         /**
          * As {@link #bind}, but never sent twice by the driver: for the lease renewal's rewrite, which a release may
          * race (a resend stamped after the release's delete would bring the cells back until their TTL). It is sent
-         * again only through the lease's fence ({@link CqlCalls#rewrite}), never after the release.
+         * again only through the lease's fence ({@link CassandraCalls#rewrite}), never after the release.
          */
         BoundStatement bindNotResent(Object... values) {
             return bind(values).setIdempotent(false);

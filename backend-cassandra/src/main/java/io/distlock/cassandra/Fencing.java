@@ -13,10 +13,10 @@ final class Fencing {
 
     private static final int MAX_ATTEMPTS = 20;
 
-    private final CqlCalls calls;
+    private final CassandraCalls calls;
     private final CassandraStatements statements;
 
-    Fencing(CqlCalls calls, CassandraStatements statements) {
+    Fencing(CassandraCalls calls, CassandraStatements statements) {
         this.calls = calls;
         this.statements = statements;
     }

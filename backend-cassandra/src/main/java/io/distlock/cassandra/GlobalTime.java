@@ -46,7 +46,7 @@ final class GlobalTime implements AutoCloseable {
      */
     static final int STALE_PERIODS = 10;
 
-    private final CqlCalls calls;
+    private final CassandraCalls calls;
     private final CassandraStatements statements;
     private final Clock clock;
     private final Ticker ticker;
@@ -68,7 +68,7 @@ final class GlobalTime implements AutoCloseable {
      * @param updates whether this replica writes the cell (Listing 8) or only reads it (a stand-alone service runs)
      */
     GlobalTime(
-            CqlCalls calls,
+            CassandraCalls calls,
             CassandraStatements statements,
             Clock clock,
             Ticker ticker,
@@ -80,7 +80,7 @@ final class GlobalTime implements AutoCloseable {
 
     /** As above, on the cell of row {@code row} instead of the one every locker uses (for tests). */
     GlobalTime(
-            CqlCalls calls,
+            CassandraCalls calls,
             CassandraStatements statements,
             Clock clock,
             Ticker ticker,
@@ -138,7 +138,7 @@ final class GlobalTime implements AutoCloseable {
                 failing = true;
                 LOG.warn(
                         "GlobalTime update failed (tickets keep the local clock meanwhile): {}",
-                        CqlCalls.unwrap(error).toString());
+                        CassandraCalls.unwrap(error).toString());
             }
             if (error == null && !updates) {
                 warnIfStalled();
@@ -169,7 +169,7 @@ final class GlobalTime implements AutoCloseable {
      * @return the value the cell holds as far as this replica knows
      */
     long tick() {
-        return CqlCalls.join(tickAsync());
+        return CassandraCalls.join(tickAsync());
     }
 
     /**
@@ -200,7 +200,7 @@ final class GlobalTime implements AutoCloseable {
 
     /** Listing 8 line 4: the cell gets {@code value} with write timestamp {@code value}. */
     void write(long valueMicros) {
-        CqlCalls.join(writeAsync(valueMicros));
+        CassandraCalls.join(writeAsync(valueMicros));
     }
 
     private CompletionStage<?> writeAsync(long valueMicros) {
@@ -209,7 +209,7 @@ final class GlobalTime implements AutoCloseable {
 
     /** The cell's value at the read consistency; 0 while it was never written. */
     long readCell() {
-        return CqlCalls.join(readCellAsync());
+        return CassandraCalls.join(readCellAsync());
     }
 
     private CompletionStage<Long> readCellAsync() {
@@ -253,11 +253,11 @@ final class GlobalTime implements AutoCloseable {
      */
     void requireAlive(Duration maxAge) {
         long global = readCell();
-        long serverMicros = CqlCalls.join(readServerMicrosAsync());
-        String remedy = "; with " + CassandraOptions.TIME_SERVICE
+        long serverMicros = CassandraCalls.join(readServerMicrosAsync());
+        String remedy = "; with " + CassandraLockOptions.TIME_SERVICE
                 + "=external lockers only read it: start the stand-alone GlobalTime service (lockctl time-service"
                 + " --store <uri>, or TimeService.start(uri)) for this keyspace, or open with "
-                + CassandraOptions.TIME_SERVICE + "=embedded";
+                + CassandraLockOptions.TIME_SERVICE + "=embedded";
         if (global == 0) {
             throw new LockBackendException("The GlobalTime cell (" + CassandraStatements.TIME_TABLE + ", row '" + row
                     + "') at " + calls.where() + " was never written" + remedy);

@@ -8,7 +8,7 @@ import java.time.Duration;
  * ceil(d) + 1} s ({@link Ttl}) expires at the clock of the node that coordinated the write plus the TTL, and is judged
  * expired by the clock of the node that coordinates a later read: a reading node whose clock runs {@code x} ahead
  * sees it gone {@code x} early. So the validity is the lease time, from before the write, less a clock-drift
- * allowance ({@value CassandraOptions#CLOCK_DRIFT}), as Redlock subtracts its drift.
+ * allowance ({@value CassandraLockOptions#CLOCK_DRIFT}), as Redlock subtracts its drift.
  */
 final class LeaseValidity {
 
@@ -34,7 +34,7 @@ final class LeaseValidity {
      */
     static LeaseValidity explicit(Duration drift, Duration leaseTime) {
         if (drift.isNegative() || drift.multipliedBy(2).compareTo(leaseTime) >= 0) {
-            throw new LockConfigurationException("Option '" + CassandraOptions.CLOCK_DRIFT + "' (" + drift
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.CLOCK_DRIFT + "' (" + drift
                     + ") must be shorter than half the lease (" + leaseTime + ")");
         }
         return new LeaseValidity(drift);

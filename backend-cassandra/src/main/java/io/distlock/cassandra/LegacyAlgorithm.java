@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Seed 000 section 4, the algorithm the queue replaced: a shadow table where contenders write themselves and check
  * that they are alone, and a main table recording the owner. {@link #tryLockAsync} is Listing 3, {@link #acquire}
- * Listing 4 with its random back-off ({@link LegacyWait}). A baseline for the benchmark only: it is not fair (a
+ * Listing 4 with its random back-off ({@link LegacyAcquisition}). A baseline for the benchmark only: it is not fair (a
  * releasing holder often takes the lock again while the others sleep) and its waits are long under contention.
  *
  * <p>Every step is an asynchronous driver request, and a wait is lock-api's {@link
@@ -44,20 +44,20 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
-    private final CqlCalls calls;
+    private final CassandraCalls calls;
     private final CassandraStatements statements;
     private final Ticker ticker;
     private final LeaseValidity validity;
     private final WakeUps wakeUps;
     private final Duration outageLimit;
-    private final ScheduledExecutorService timers = CassandraWait.newTimer();
+    private final ScheduledExecutorService timers = CassandraAcquisition.newTimer();
 
     /**
      * @param outageLimit how long the store may fail every attempt of a wait before the wait fails with the store's
      *     failure, deadline or not (the backend's {@code connectTimeout})
      */
     LegacyAlgorithm(
-            CqlCalls calls,
+            CassandraCalls calls,
             CassandraStatements statements,
             Ticker ticker,
             LeaseValidity validity,
@@ -92,13 +92,13 @@ final class LegacyAlgorithm implements LockAlgorithm {
         return waitFor(request, deadline).start().result();
     }
 
-    private LegacyWait waitFor(LockRequest request, Deadline deadline) {
-        return new LegacyWait(this, request, calls, wakeUps, timers, deadline, outageLimit);
+    private LegacyAcquisition waitFor(LockRequest request, Deadline deadline) {
+        return new LegacyAcquisition(this, request, calls, wakeUps, timers, deadline, outageLimit);
     }
 
     /** Listing 3, waiting for its answer. */
     Result tryLock(LockRequest request) {
-        return CqlCalls.join(tryLockAsync(request));
+        return CassandraCalls.join(tryLockAsync(request));
     }
 
     /** Listing 3 without waiting; a TryLock that does not win has deleted its cells when the stage completes. */
@@ -165,7 +165,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     /** Listing 3 line 7: writes our shadow cell. */
     void writeShadow(String key, String owner, int ttl) {
-        CqlCalls.join(writeShadowAsync(key, owner, ttl));
+        CassandraCalls.join(writeShadowAsync(key, owner, ttl));
     }
 
     private CompletionStage<?> writeShadowAsync(String key, String owner, int ttl) {
@@ -174,7 +174,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     /** Listing 3 lines 8-9: whether the shadow row holds one cell (ours, written before). */
     boolean aloneInShadow(String key) {
-        return CqlCalls.join(aloneInShadowAsync(key));
+        return CassandraCalls.join(aloneInShadowAsync(key));
     }
 
     private CompletionStage<Boolean> aloneInShadowAsync(String key) {
@@ -184,7 +184,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     /** Listing 3 lines 1 and 10: whether the main row is empty. */
     boolean mainRowEmpty(String key) {
-        return CqlCalls.join(mainRowEmptyAsync(key));
+        return CassandraCalls.join(mainRowEmptyAsync(key));
     }
 
     private CompletionStage<Boolean> mainRowEmptyAsync(String key) {
@@ -198,7 +198,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     /** Listing 3 lines 14-15 (and a failure's clean-up): deletes our shadow cell, and our main cell if written. */
     void withdraw(String key, String owner, boolean mainWritten) {
-        CqlCalls.join(withdrawAsync(key, owner, mainWritten));
+        CassandraCalls.join(withdrawAsync(key, owner, mainWritten));
     }
 
     /** {@link #withdraw} without waiting; never fails (a cell that could not be deleted runs out with its TTL). */
@@ -218,7 +218,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 LOG.warn(
                         "Could not withdraw from lock '{}' ({}); its cells expire with their TTL",
                         key,
-                        CqlCalls.unwrap(error).getMessage());
+                        CassandraCalls.unwrap(error).getMessage());
             }
             return null;
         });
@@ -233,7 +233,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
     @Override
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
         long sent = ticker.read();
-        // Sent again after a replica timeout, each time only while the lease is not released (CqlCalls.rewrite).
+        // Sent again after a replica timeout, each time only while the lease is not released (CassandraCalls.rewrite).
         boolean rewritten = calls.rewrite(
                 lease.fence(),
                 requestTimeout -> calls.sendOnce(
@@ -257,7 +257,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     @Override
     public boolean release(CassandraLease lease) {
-        return CqlCalls.join(releaseAsync(lease));
+        return CassandraCalls.join(releaseAsync(lease));
     }
 
     /** {@link #release} without waiting; answers whether the main cell was still ours. */

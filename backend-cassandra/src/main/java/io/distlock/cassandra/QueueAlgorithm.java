@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * per place and at most {@code pollMax} apart, and never later than its queue cell's keep-alive is due. Waiters of
  * this backend are woken at once when a holder of this backend releases the key ({@link WakeUps}).
  *
- * <p>Every step is an asynchronous driver request: a wait ({@link QueueWait}) is a chain of callbacks and scheduled
+ * <p>Every step is an asynchronous driver request: a wait ({@link QueueAcquisition}) is a chain of callbacks and scheduled
  * polls that holds no thread, and the blocking {@link #acquire} waits for the same chain.
  */
 final class QueueAlgorithm implements LockAlgorithm {
@@ -46,7 +46,7 @@ final class QueueAlgorithm implements LockAlgorithm {
      */
     static final Duration TRY_CONFLICT_WINDOW = Duration.ofSeconds(1);
 
-    private final CqlCalls calls;
+    private final CassandraCalls calls;
     private final CassandraStatements statements;
     private final GlobalTime time;
     private final WakeUps wakeUps;
@@ -60,7 +60,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final LeaseValidity validity;
 
     QueueAlgorithm(
-            CqlCalls calls,
+            CassandraCalls calls,
             CassandraStatements statements,
             GlobalTime time,
             WakeUps wakeUps,
@@ -78,7 +78,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         this.ticker = ticker;
         this.pollMinNanos = pollMin.toNanos();
         this.pollMaxNanos = pollMax.toNanos();
-        this.polls = CassandraWait.newTimer();
+        this.polls = CassandraAcquisition.newTimer();
     }
 
     @Override
@@ -153,7 +153,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
         int ttl = Ttl.seconds(leaseTime);
         long sent = ticker.read();
-        // Sent again after a replica timeout, each time only while the lease is not released (CqlCalls.rewrite).
+        // Sent again after a replica timeout, each time only while the lease is not released (CassandraCalls.rewrite).
         boolean rewritten = calls.rewrite(
                 lease.fence(),
                 requestTimeout -> calls.sendAllOnce(
@@ -179,7 +179,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     /** Section 5.3: deletes our owner cell, then our queue cell. */
     @Override
     public boolean release(CassandraLease lease) {
-        return CqlCalls.join(releaseAsync(lease));
+        return CassandraCalls.join(releaseAsync(lease));
     }
 
     /** {@link #release} without waiting; answers whether the owner cell was still ours. */
@@ -208,7 +208,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     }
 
     private boolean holdsOwnerCell(CassandraLease lease) {
-        return CqlCalls.join(holdsOwnerCellAsync(lease));
+        return CassandraCalls.join(holdsOwnerCellAsync(lease));
     }
 
     private CompletionStage<Boolean> holdsOwnerCellAsync(CassandraLease lease) {
@@ -220,7 +220,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     }
 
     private void deleteCells(String key, String slot, String ticket) {
-        CqlCalls.join(deleteCellsAsync(key, slot, ticket));
+        CassandraCalls.join(deleteCellsAsync(key, slot, ticket));
     }
 
     /**
@@ -315,7 +315,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Listing 6 line 1 / Listing 7 line 3: adds our cell to the queue row (also refreshes its TTL). */
         void enqueue() {
-            CqlCalls.join(enqueueAsync());
+            CassandraCalls.join(enqueueAsync());
         }
 
         CompletionStage<Void> enqueueAsync() {
@@ -330,7 +330,7 @@ final class QueueAlgorithm implements LockAlgorithm {
          * column only, which steps over no tombstone): queue reads then start past it.
          */
         void learnMark() {
-            CqlCalls.join(learnMarkAsync());
+            CassandraCalls.join(learnMarkAsync());
         }
 
         CompletionStage<Void> learnMarkAsync() {
@@ -359,7 +359,7 @@ final class QueueAlgorithm implements LockAlgorithm {
          * so it steps over none of the tombstones released holders left; cells at or below the mark are not counted.
          */
         int place() {
-            return CqlCalls.join(placeAsync());
+            return CassandraCalls.join(placeAsync());
         }
 
         CompletionStage<Integer> placeAsync() {
@@ -408,7 +408,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** {@link #place()}, after queueing again if our cell is gone or below the mark. */
         int placeRequeued() {
-            return CqlCalls.join(placeRequeuedAsync());
+            return CassandraCalls.join(placeRequeuedAsync());
         }
 
         CompletionStage<Integer> placeRequeuedAsync() {
@@ -429,7 +429,7 @@ final class QueueAlgorithm implements LockAlgorithm {
          * reads the owner row and keeps the cell only if it is alone there.
          */
         Optional<CassandraLease> claim() {
-            return CqlCalls.join(claimAsync());
+            return CassandraCalls.join(claimAsync());
         }
 
         CompletionStage<Optional<CassandraLease>> claimAsync() {
@@ -450,7 +450,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Listing 6 line 3. */
         void writeOwner() {
-            CqlCalls.join(writeOwnerAsync());
+            CassandraCalls.join(writeOwnerAsync());
         }
 
         private CompletionStage<Void> writeOwnerAsync() {
@@ -465,7 +465,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Listing 6 line 4 (Lemma 1: of two concurrent claimers, at least one sees both cells). */
         boolean ownerRowHoldsOnlyUs() {
-            return CqlCalls.join(ownerRowHoldsOnlyUsAsync());
+            return CassandraCalls.join(ownerRowHoldsOnlyUsAsync());
         }
 
         private CompletionStage<Boolean> ownerRowHoldsOnlyUsAsync() {
@@ -477,7 +477,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Listing 6 line 7. */
         void withdrawClaim() {
-            CqlCalls.join(withdrawClaimAsync());
+            CassandraCalls.join(withdrawClaimAsync());
         }
 
         private CompletionStage<Void> withdrawClaimAsync() {
@@ -575,16 +575,16 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Starts Listing 6's loop: enqueue once, then poll until first and alone in the owner row, or the deadline. */
         PollingAcquisition<CassandraLease> waitFor(Deadline deadline) {
-            return queueWait(deadline).start();
+            return queueAcquisition(deadline).start();
         }
 
-        private QueueWait queueWait(Deadline deadline) {
-            return new QueueWait(this, QueueAlgorithm.this, calls, wakeUps, polls, deadline, outageLimit);
+        private QueueAcquisition queueAcquisition(Deadline deadline) {
+            return new QueueAcquisition(this, QueueAlgorithm.this, calls, wakeUps, polls, deadline, outageLimit);
         }
 
         /** Listing 6 on the calling thread: {@link #waitFor}, interrupted by interrupting the thread. */
         Optional<CassandraLease> await(Deadline deadline) throws InterruptedException {
-            return queueWait(deadline).awaitHere();
+            return queueAcquisition(deadline).awaitHere();
         }
 
         /** Listing 7: one pass, retrying lines 4-10 only while first in the queue, for a short while. */
@@ -615,7 +615,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         /** Leaves nothing behind: deletes the owner cell and the queue cell this attempt may have written. */
         void withdraw() {
-            CqlCalls.join(withdrawAsync());
+            CassandraCalls.join(withdrawAsync());
         }
 
         /**
@@ -647,7 +647,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                             LOG.warn(
                                     "Could not withdraw from lock '{}' ({}); its cells expire with their TTL of {} s",
                                     key,
-                                    CqlCalls.unwrap(failure).getMessage(),
+                                    CassandraCalls.unwrap(failure).getMessage(),
                                     ttl);
                         }
                         slots.free(key, slot);

@@ -90,7 +90,7 @@ public final class TimeService implements AutoCloseable {
         });
         try {
             CassandraConnection.ensureSchema(session, settings);
-            CqlCalls calls = new CqlCalls(
+            CassandraCalls calls = new CassandraCalls(
                     session,
                     settings.location().hosts() + "/" + settings.location().keyspace(),
                     settings.operationTimeout(),

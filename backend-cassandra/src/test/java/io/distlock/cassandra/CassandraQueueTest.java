@@ -775,7 +775,7 @@ class CassandraQueueTest {
 
     /**
      * A node dies while a release's delete is in flight: the coordinator answers a write timeout (a replica it still
-     * believed alive did not acknowledge; {@link CqlCalls#replicaTimeoutNext}). The delete is sent again, so the release
+     * believed alive did not acknowledge; {@link CassandraCalls#replicaTimeoutNext}). The delete is sent again, so the release
      * answers as if nothing happened and leaves nothing behind, instead of failing and leaving the key held until its
      * TTL (the driver's default retry policy sends no write again after a write timeout).
      */
@@ -1184,7 +1184,7 @@ class CassandraQueueTest {
 
     /** A GlobalTime replica on row {@code row} of the time table, outside any locker ({@code updates}: it writes). */
     private static GlobalTime replica(String row, Clock clock, Duration period, Duration maxLead, boolean updates) {
-        CqlCalls calls = new CqlCalls(session, "test", Duration.ofSeconds(20), Ticker.system());
+        CassandraCalls calls = new CassandraCalls(session, "test", Duration.ofSeconds(20), Ticker.system());
         CassandraStatements statements = new CassandraStatements(
                 session,
                 session.getKeyspace().orElseThrow().asInternal(),

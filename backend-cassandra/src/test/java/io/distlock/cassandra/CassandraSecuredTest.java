@@ -186,12 +186,12 @@ class CassandraSecuredTest {
 
     @Test
     void open_passwordAsBuilderOption_isNeverShown() throws Exception {
-        RemoteLockerBuilder builder = CassandraOptions.create()
+        RemoteLockerBuilder builder = CassandraLockOptions.create()
                 .credentials(ROLE, PASSWORD)
                 .tls(PKI.caFile())
                 .clientCertificate(CLIENT.certFile(), CLIENT.keyFile())
                 .applyTo(RemoteLockers.builder().uri(uri(CASSANDRA.keyspace(), "connectTimeout=10s")));
-        assertThat(CassandraOptions.create().credentials(ROLE, PASSWORD).toString())
+        assertThat(CassandraLockOptions.create().credentials(ROLE, PASSWORD).toString())
                 .doesNotContain(PASSWORD)
                 .contains(ROLE);
         try (RemoteLocker locker = builder.build()) {

@@ -122,7 +122,7 @@ class CassandraUriTest {
         CassandraSettings explicit = settings("keyRetention=2h");
         assertThat(explicit.markTtlSeconds(864_000)).isEqualTo(7_200);
         assertThat(explicit.newTablesGcGraceSeconds()).isEqualTo(7_200);
-        assertThat(CassandraOptions.create().keyRetention(Duration.ofHours(2)).toMap())
+        assertThat(CassandraLockOptions.create().keyRetention(Duration.ofHours(2)).toMap())
                 .containsEntry("keyRetention", "7200000ms");
     }
 
@@ -182,7 +182,7 @@ class CassandraUriTest {
 
     @Test
     void options_typedBuilder_neverShowsThePassword() {
-        CassandraOptions options = CassandraOptions.create().credentials("locker", "s3cret-value");
+        CassandraLockOptions options = CassandraLockOptions.create().credentials("locker", "s3cret-value");
         assertThat(options.toString()).contains("locker").doesNotContain("s3cret-value");
         assertThat(options.toMap()).containsEntry("user", "locker").containsEntry("password", "s3cret-value");
     }
@@ -201,8 +201,8 @@ class CassandraUriTest {
 
     @Test
     void options_typedBuilder_setsTheNamedOptions() {
-        assertThat(CassandraOptions.create()
-                        .algorithm(CassandraOptions.Algorithm.LEGACY)
+        assertThat(CassandraLockOptions.create()
+                        .algorithm(CassandraLockOptions.Algorithm.LEGACY)
                         .fencing(true)
                         .pollInterval(Duration.ofMillis(2), Duration.ofMillis(100))
                         .embeddedTimeService(false)

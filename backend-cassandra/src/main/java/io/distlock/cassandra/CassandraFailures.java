@@ -14,13 +14,13 @@ import javax.net.ssl.SSLException;
  * server's certificate not trusted or not naming the host, the client certificate refused, a plaintext client at a
  * TLS-only port. The driver's messages carry no password, and neither do these.
  */
-final class ConnectFailures {
+final class CassandraFailures {
 
     /** Added to a plaintext connection's failure: the usual reason a node hangs up or does not answer. */
     static final String PLAINTEXT_HINT =
             " (connected without TLS: if the nodes require client encryption, add option tls=true)";
 
-    private ConnectFailures() {}
+    private CassandraFailures() {}
 
     /** The failure to throw for {@code cause}, the driver's reason that the session did not open. */
     static LockBackendException describe(CassandraLocation location, CassandraClientSettings client, Throwable cause) {

@@ -11,11 +11,11 @@ import java.util.Set;
  * The Cassandra backend on an application's session ({@link CassandraLockers#using}): reads the lock options as the
  * URI provider does, refuses the connection's, and never closes the session.
  */
-final class SessionBoundProvider implements LockBackendProvider {
+final class ApplicationClientProvider implements LockBackendProvider {
 
     private final CqlSession session;
 
-    SessionBoundProvider(CqlSession session) {
+    ApplicationClientProvider(CqlSession session) {
         this.session = session;
     }
 
@@ -48,6 +48,6 @@ final class SessionBoundProvider implements LockBackendProvider {
 
     @Override
     public String toString() {
-        return "SessionBoundProvider[" + session.getName() + "]";
+        return "ApplicationClientProvider[" + session.getName() + "]";
     }
 }

@@ -14,23 +14,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A wait of either algorithm ({@link QueueWait}, {@link LegacyWait}) on lock-api's {@link PollingAcquisition}: each
+ * A wait of either algorithm ({@link QueueAcquisition}, {@link LegacyAcquisition}) on lock-api's {@link PollingAcquisition}: each
  * attempt is an asynchronous chain of driver requests, and no thread is parked between attempts. A store that fails an
  * attempt is attempted again after the shared back-off, until it has failed every attempt for the {@code
  * connectTimeout} (an outage: no node, or too few replicas alive) or until the deadline (a coordinator that answered
  * "a replica timed out" is reachable: the cluster is still noticing a dead node), which then ends the wait with its
  * last failure.
  */
-abstract class CassandraWait extends PollingAcquisition<CassandraLease> {
+abstract class CassandraAcquisition extends PollingAcquisition<CassandraLease> {
 
-    private static final Logger LOG = LoggerFactory.getLogger(CassandraWait.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CassandraAcquisition.class);
 
     private final String key;
     private final Duration cleanUpBound;
 
-    CassandraWait(
+    CassandraAcquisition(
             String key,
-            CqlCalls calls,
+            CassandraCalls calls,
             WakeUps wakeUps,
             ScheduledExecutorService timers,
             Deadline deadline,
@@ -70,7 +70,7 @@ abstract class CassandraWait extends PollingAcquisition<CassandraLease> {
     }
 
     private Step<CassandraLease> storeFailed(Throwable error) {
-        RuntimeException failure = CqlCalls.unwrap(error);
+        RuntimeException failure = CassandraCalls.unwrap(error);
         if (!(failure instanceof LockBackendException storeFailure)) {
             throw failure; // a bug, not the store: ends the wait
         }
@@ -79,7 +79,7 @@ abstract class CassandraWait extends PollingAcquisition<CassandraLease> {
                 "Could not acquire lock '" + key + "': Cassandra failed every attempt (last: "
                         + storeFailure.getMessage() + ")",
                 storeFailure);
-        return CqlCalls.isReplicaTimeout(storeFailure)
+        return CassandraCalls.isReplicaTimeout(storeFailure)
                 ? Step.storeStalled(acquireFailure)
                 : Step.storeFailed(acquireFailure);
     }

@@ -14,9 +14,9 @@ import java.util.Objects;
  * and a typed builder that sets them on a locker builder.
  *
  * <pre>{@code
- * RemoteLocker locker = CassandraOptions.create()
+ * RemoteLocker locker = CassandraLockOptions.create()
  *         .localDatacenter("dc1")
- *         .algorithm(CassandraOptions.Algorithm.QUEUE)
+ *         .algorithm(CassandraLockOptions.Algorithm.QUEUE)
  *         .fencing(true)
  *         .applyTo(RemoteLockers.builder().uri("cassandra://10.0.0.1:9042,10.0.0.2:9042/locks"))
  *         .leaseTime(Duration.ofSeconds(30))
@@ -25,7 +25,7 @@ import java.util.Objects;
  *
  * <p>Not thread-safe; build, apply, discard.
  */
-public final class CassandraOptions {
+public final class CassandraLockOptions {
 
     /** Option: the driver's local data center; default {@value #DEFAULT_LOCAL_DATACENTER}. */
     public static final String LOCAL_DATACENTER = "localDatacenter";
@@ -98,83 +98,83 @@ public final class CassandraOptions {
 
     private final Map<String, String> options = new LinkedHashMap<>();
 
-    private CassandraOptions() {}
+    private CassandraLockOptions() {}
 
     /** An empty set of options (every option at its default). */
-    public static CassandraOptions create() {
-        return new CassandraOptions();
+    public static CassandraLockOptions create() {
+        return new CassandraLockOptions();
     }
 
     /** Sets {@value #LOCAL_DATACENTER}. */
-    public CassandraOptions localDatacenter(String dataCenter) {
+    public CassandraLockOptions localDatacenter(String dataCenter) {
         return put(LOCAL_DATACENTER, Objects.requireNonNull(dataCenter, "dataCenter"));
     }
 
     /** Sets {@value #CONSISTENCY}. */
-    public CassandraOptions consistency(String level) {
+    public CassandraLockOptions consistency(String level) {
         return put(CONSISTENCY, Objects.requireNonNull(level, "level"));
     }
 
     /** Sets {@value #ALGORITHM}. */
-    public CassandraOptions algorithm(Algorithm algorithm) {
+    public CassandraLockOptions algorithm(Algorithm algorithm) {
         return put(ALGORITHM, algorithm.optionValue());
     }
 
     /** Sets {@value #POLL_MIN} and {@value #POLL_MAX}. */
-    public CassandraOptions pollInterval(Duration min, Duration max) {
+    public CassandraLockOptions pollInterval(Duration min, Duration max) {
         put(POLL_MIN, min.toMillis() + "ms");
         return put(POLL_MAX, max.toMillis() + "ms");
     }
 
     /** Sets {@value #CREATE_SCHEMA}. */
-    public CassandraOptions createSchema(boolean create) {
+    public CassandraLockOptions createSchema(boolean create) {
         return put(CREATE_SCHEMA, Boolean.toString(create));
     }
 
     /** Sets {@value #FENCING}. */
-    public CassandraOptions fencing(boolean fencing) {
+    public CassandraLockOptions fencing(boolean fencing) {
         return put(FENCING, Boolean.toString(fencing));
     }
 
     /** Sets {@value #TIME_SERVICE}: {@code true} for {@code embedded}, {@code false} for {@code external}. */
-    public CassandraOptions embeddedTimeService(boolean embedded) {
+    public CassandraLockOptions embeddedTimeService(boolean embedded) {
         return put(TIME_SERVICE, embedded ? "embedded" : "external");
     }
 
     /** Sets {@value #TIME_PERIOD}. */
-    public CassandraOptions timePeriod(Duration period) {
+    public CassandraLockOptions timePeriod(Duration period) {
         return put(TIME_PERIOD, period.toMillis() + "ms");
     }
 
     /** Sets {@value #CLOCK_DRIFT}. */
-    public CassandraOptions clockDrift(Duration drift) {
+    public CassandraLockOptions clockDrift(Duration drift) {
         return put(CLOCK_DRIFT, drift.toMillis() + "ms");
     }
 
     /** Sets {@value #KEY_RETENTION}. */
-    public CassandraOptions keyRetention(Duration retention) {
+    public CassandraLockOptions keyRetention(Duration retention) {
         return put(KEY_RETENTION, retention.toMillis() + "ms");
     }
 
     /** Sets {@value #TIME_MAX_LEAD}. */
-    public CassandraOptions timeMaxLead(Duration maxLead) {
+    public CassandraLockOptions timeMaxLead(Duration maxLead) {
         return put(TIME_MAX_LEAD, maxLead.toMillis() + "ms");
     }
 
     /** Sets {@value #USER} and {@value #PASSWORD}; the password never shows in {@link #toString()}. */
-    public CassandraOptions credentials(String user, String password) {
+    public CassandraLockOptions credentials(String user, String password) {
         put(USER, Objects.requireNonNull(user, "user"));
         return put(PASSWORD, Objects.requireNonNull(password, "password"));
     }
 
     /** Sets {@value #USER} and {@code passwordFile}: the password is the first line of {@code passwordFile}. */
-    public CassandraOptions credentialsFromFile(String user, Path passwordFile) {
+    public CassandraLockOptions credentialsFromFile(String user, Path passwordFile) {
         put(USER, Objects.requireNonNull(user, "user"));
         return put(PASSWORD + "File", passwordFile.toString());
     }
 
     /** Sets {@value #USER} and {@code passwordEnv}: the password is the value of environment variable {@code name}. */
-    public CassandraOptions credentialsFromEnv(String user, String variable) {
+    public CassandraLockOptions credentialsFromEnv(String user, String variable) {
         put(USER, Objects.requireNonNull(user, "user"));
         return put(PASSWORD + "Env", Objects.requireNonNull(variable, "variable"));
     }
@@ -183,24 +183,24 @@ public final class CassandraOptions {
      * Connects over TLS, trusting the certificate authorities in {@code caFile} (PEM; {@code null} for the JVM's trust
      * store): options {@code tls} and {@code caFile}.
      */
-    public CassandraOptions tls(Path caFile) {
+    public CassandraLockOptions tls(Path caFile) {
         put(TlsSettings.TLS, "true");
         return caFile == null ? this : put(TlsSettings.CA_FILE, caFile.toString());
     }
 
     /** Presents a client certificate (PEM) and its unencrypted PKCS#8 key (PEM): options {@code certFile}, {@code keyFile}. */
-    public CassandraOptions clientCertificate(Path certFile, Path keyFile) {
+    public CassandraLockOptions clientCertificate(Path certFile, Path keyFile) {
         put(TlsSettings.CERT_FILE, certFile.toString());
         return put(TlsSettings.KEY_FILE, keyFile.toString());
     }
 
     /** Sets {@code verifyHost}: whether the server's certificate must name the host connected to (default true). */
-    public CassandraOptions verifyHost(boolean verify) {
+    public CassandraLockOptions verifyHost(boolean verify) {
         return put(TlsSettings.VERIFY_HOST, Boolean.toString(verify));
     }
 
     /** Sets {@value #DRIVER_CONFIG}. */
-    public CassandraOptions driverConfig(Path file) {
+    public CassandraLockOptions driverConfig(Path file) {
         return put(DRIVER_CONFIG, file.toString());
     }
 
@@ -220,10 +220,10 @@ public final class CassandraOptions {
     public String toString() {
         Map<String, String> shown = new LinkedHashMap<>(options);
         shown.computeIfPresent(PASSWORD, (k, v) -> "****");
-        return "CassandraOptions" + shown;
+        return "CassandraLockOptions" + shown;
     }
 
-    private CassandraOptions put(String name, String value) {
+    private CassandraLockOptions put(String name, String value) {
         options.put(name, value);
         return this;
     }

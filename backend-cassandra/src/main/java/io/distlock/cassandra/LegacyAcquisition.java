@@ -17,16 +17,16 @@ import java.util.concurrent.TimeUnit;
  * LegacyAlgorithm#CONCURRENT_BACKOFF_MS} ms times the attempt's number. The listing sleeps through releases, and so
  * does this wait. Each TryLock that does not win deletes its own cells, so ending the wait leaves nothing to withdraw.
  */
-final class LegacyWait extends CassandraWait {
+final class LegacyAcquisition extends CassandraAcquisition {
 
     private final LegacyAlgorithm algorithm;
     private final LockRequest request;
     private int concurrentAttempts; // Listing 4's attempt counter; one attempt is in flight at a time
 
-    LegacyWait(
+    LegacyAcquisition(
             LegacyAlgorithm algorithm,
             LockRequest request,
-            CqlCalls calls,
+            CassandraCalls calls,
             WakeUps wakeUps,
             ScheduledExecutorService timers,
             Deadline deadline,

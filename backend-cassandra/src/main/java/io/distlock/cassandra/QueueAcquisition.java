@@ -12,15 +12,15 @@ import java.util.concurrent.ScheduledExecutorService;
  * QueueAlgorithm.Attempt#untilNextPoll}) or at once when a holder in this backend releases the key. Ending without a
  * grant deletes our cells first.
  */
-final class QueueWait extends CassandraWait {
+final class QueueAcquisition extends CassandraAcquisition {
 
     private final QueueAlgorithm.Attempt attempt;
     private final QueueAlgorithm algorithm;
 
-    QueueWait(
+    QueueAcquisition(
             QueueAlgorithm.Attempt attempt,
             QueueAlgorithm algorithm,
-            CqlCalls calls,
+            CassandraCalls calls,
             WakeUps wakeUps,
             ScheduledExecutorService timers,
             Deadline deadline,

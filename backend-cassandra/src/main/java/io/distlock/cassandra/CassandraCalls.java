@@ -42,9 +42,9 @@ import org.slf4j.LoggerFactory;
  * batch, so a release or a claim would otherwise fail on it. The lease renewal's rewrite, which must never be sent
  * once its lease is released, is sent again only through its fence ({@link #rewrite}).
  */
-final class CqlCalls {
+final class CassandraCalls {
 
-    private static final Logger LOG = LoggerFactory.getLogger(CqlCalls.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CassandraCalls.class);
 
     /**
      * How many times a statement is sent again after a failure {@link #mayResend} allows, within the operation timeout
@@ -63,7 +63,7 @@ final class CqlCalls {
     private final AtomicReference<String> replicaTimeoutNext = new AtomicReference<>(); // tests: an answer to replace
     private volatile Runnable beforeRewriteResend = () -> {}; // tests: runs before a rewrite is sent again
 
-    CqlCalls(CqlSession session, String where, Duration timeout, Ticker ticker) {
+    CassandraCalls(CqlSession session, String where, Duration timeout, Ticker ticker) {
         this.session = session;
         this.where = where;
         this.timeout = timeout;
@@ -361,6 +361,6 @@ final class CqlCalls {
 
     @Override
     public String toString() {
-        return "CqlCalls[" + where + "]";
+        return "CassandraCalls[" + where + "]";
     }
 }
