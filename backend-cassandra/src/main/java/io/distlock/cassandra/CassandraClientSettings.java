@@ -41,7 +41,8 @@ record CassandraClientSettings(
      *     user} and {@code password} is given
      */
     static CassandraClientSettings read(BackendConfig config) {
-        Optional<String> dc = config.option(CassandraLockOptions.LOCAL_DATACENTER).map(String::trim);
+        Optional<String> dc =
+                config.option(CassandraLockOptions.LOCAL_DATACENTER).map(String::trim);
         if (dc.isPresent() && dc.get().isEmpty()) {
             throw new LockConfigurationException("Option '" + CassandraLockOptions.LOCAL_DATACENTER + "' is blank");
         }
@@ -49,7 +50,8 @@ record CassandraClientSettings(
         Optional<Secret> password = config.secretOption(CassandraLockOptions.PASSWORD);
         if (user.isPresent() != password.isPresent()) {
             throw new LockConfigurationException("Options '" + CassandraLockOptions.USER + "' and '"
-                    + CassandraLockOptions.PASSWORD + "' (or passwordFile, passwordEnv) go together: the role to log in as"
+                    + CassandraLockOptions.PASSWORD
+                    + "' (or passwordFile, passwordEnv) go together: the role to log in as"
                     + " and its password; got only " + (user.isPresent() ? "the user" : "the password"));
         }
         if (user.isPresent() && user.get().isBlank()) {

@@ -59,8 +59,9 @@ record CassandraSettings(
                         + "' must be QUORUM, LOCAL_QUORUM or ALL (the algorithm needs reads and writes that"
                         + " overlap: R + W > RF), got '" + level + "'");
         }
-        String algorithmName =
-                config.stringOption(CassandraLockOptions.ALGORITHM, "queue").trim().toLowerCase(Locale.ROOT);
+        String algorithmName = config.stringOption(CassandraLockOptions.ALGORITHM, "queue")
+                .trim()
+                .toLowerCase(Locale.ROOT);
         CassandraLockOptions.Algorithm algorithm =
                 switch (algorithmName) {
                     case "queue" -> CassandraLockOptions.Algorithm.QUEUE;

@@ -122,7 +122,9 @@ class CassandraUriTest {
         CassandraSettings explicit = settings("keyRetention=2h");
         assertThat(explicit.markTtlSeconds(864_000)).isEqualTo(7_200);
         assertThat(explicit.newTablesGcGraceSeconds()).isEqualTo(7_200);
-        assertThat(CassandraLockOptions.create().keyRetention(Duration.ofHours(2)).toMap())
+        assertThat(CassandraLockOptions.create()
+                        .keyRetention(Duration.ofHours(2))
+                        .toMap())
                 .containsEntry("keyRetention", "7200000ms");
     }
 
