@@ -36,7 +36,7 @@ record EtcdConnection(
     /** Option (also {@code passwordFile}, {@code passwordEnv}): the etcd user's password. */
     static final String PASSWORD = "password";
 
-    /** Every option this class reads: refused by the provider bound to the application's client, which has its own. */
+    /** Every option this class reads: refused by {@link ApplicationClientProvider}, whose client has its own. */
     static final List<String> OPTIONS = List.of(
             USER,
             PASSWORD,
@@ -73,7 +73,7 @@ record EtcdConnection(
     }
 
     /**
-     * Fails if any connection option is given: the provider bound to the application's client takes none.
+     * Fails if any connection option is given: {@link ApplicationClientProvider} takes none.
      *
      * @throws LockConfigurationException naming the options
      */

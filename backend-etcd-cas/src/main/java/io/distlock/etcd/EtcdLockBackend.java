@@ -125,15 +125,15 @@ final class EtcdLockBackend implements LockBackend {
         return capabilities;
     }
 
-    private Attempt attempt(LockRequest request, Deadline deadline, boolean tryOnce) {
+    private EtcdAcquisition attempt(LockRequest request, Deadline deadline, boolean tryOnce) {
         return mode == EtcdLockMode.FAIR
-                ? new FairAttempt(this, request, deadline, tryOnce)
-                : new CasAttempt(this, request, deadline, tryOnce);
+                ? new FairAcquisition(this, request, deadline, tryOnce)
+                : new CasAcquisition(this, request, deadline, tryOnce);
     }
 
     @Override
     public Optional<Lease> tryAcquire(LockRequest request) {
-        Attempt attempt = attempt(request, Deadline.after(operationTimeout, calls.ticker()), true);
+        EtcdAcquisition attempt = attempt(request, Deadline.after(operationTimeout, calls.ticker()), true);
         try {
             return await(attempt, "tryLock");
         } catch (InterruptedException e) {
@@ -154,7 +154,7 @@ final class EtcdLockBackend implements LockBackend {
         return attempt(request, deadline, false).start();
     }
 
-    private Optional<Lease> await(Attempt attempt, String operation) throws InterruptedException {
+    private Optional<Lease> await(EtcdAcquisition attempt, String operation) throws InterruptedException {
         CompletableFuture<Optional<Lease>> future = attempt.start();
         try {
             return future.get();
@@ -179,7 +179,7 @@ final class EtcdLockBackend implements LockBackend {
      * After an interrupt: wait (not interruptibly) until the attempt's key is gone; at most twice the operation timeout,
      * as the clean-up first waits for the answer to a put in flight, then deletes.
      */
-    private void awaitCleanUp(Attempt attempt) {
+    private void awaitCleanUp(EtcdAcquisition attempt) {
         boolean interrupted = false;
         long end = System.nanoTime() + 2 * operationTimeout.toNanos();
         while (true) {

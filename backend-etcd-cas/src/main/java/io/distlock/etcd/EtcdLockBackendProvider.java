@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 /**
@@ -70,11 +71,11 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
     /** The bound of asking a member which protocol it speaks (a connection and one answer), within connectTimeout. */
     private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
 
+    /** The backend's name, whichever client it is on. */
+    private static final String NAME = "etcd";
+
     /** Adjusts each backend's jetcd client builder: identity, except for tests that intercept requests. */
     private final UnaryOperator<ClientBuilder> adjustClient;
-
-    /** The application's own client, which every backend of this provider uses and none closes; empty: make one. */
-    private final Optional<Client> boundClient;
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public EtcdLockBackendProvider() {
@@ -84,19 +85,12 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
     /** A provider whose backends' jetcd client builders go through {@code adjustClient} (e.g. adding an interceptor). */
     EtcdLockBackendProvider(UnaryOperator<ClientBuilder> adjustClient) {
         this.adjustClient = adjustClient;
-        this.boundClient = Optional.empty();
-    }
-
-    /** A provider whose backends use the application's {@code client}, for {@link EtcdLockers#using}. */
-    EtcdLockBackendProvider(Client client) {
-        this.adjustClient = UnaryOperator.identity();
-        this.boundClient = Optional.of(client);
     }
 
     /** {@code etcd}. */
     @Override
     public String name() {
-        return "etcd";
+        return NAME;
     }
 
     /** {@code etcd} and {@code etcd+https}. */
@@ -115,24 +109,36 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
      */
     @Override
     public LockBackend open(BackendConfig config) {
-        Optional<EtcdConnection> connection;
-        EtcdLocation location;
-        if (boundClient.isPresent()) {
-            EtcdConnection.refuseOptions(config);
-            connection = Optional.empty();
-            location = EtcdLocation.ofPrefix(config.uri());
-        } else {
-            connection = Optional.of(EtcdConnection.read(config));
-            location = connection.get().location();
-        }
+        EtcdConnection connection = EtcdConnection.read(config);
+        return open(
+                config,
+                connection.location(),
+                Optional.of(connection),
+                connectTimeout -> connection.build(connectTimeout, adjustClient),
+                true);
+    }
+
+    /**
+     * Opens a backend on {@code location} with the lock options of {@code config}, on the client {@code connect} gives
+     * for the connect timeout: one made from {@code connection} (closed with the backend, {@code ownsClient}), or the
+     * application's ({@link ApplicationClientProvider}, no connection).
+     *
+     * @throws LockConfigurationException if an option is malformed or unknown
+     * @throws LockBackendException as {@link #open(BackendConfig)}
+     */
+    static LockBackend open(
+            BackendConfig config,
+            EtcdLocation location,
+            Optional<EtcdConnection> connection,
+            Function<Duration, Client> connect,
+            boolean ownsClient) {
         EtcdLockMode mode = config.option(MODE).map(EtcdLockMode::parse).orElse(EtcdLockMode.FAIR);
         Duration connectTimeout = config.connectTimeout();
         Duration operationTimeout = config.durationOption(OPERATION_TIMEOUT, connectTimeout);
         long ttlSeconds = ttlSeconds(config.leaseTime());
-        config.rejectUnknownOptions(name());
+        config.rejectUnknownOptions(NAME);
 
-        Client client = boundClient.orElseGet(() -> connection.get().build(connectTimeout, adjustClient));
-        boolean ownsClient = boundClient.isEmpty();
+        Client client = connect.apply(connectTimeout);
         int n = BACKENDS.incrementAndGet();
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "distlock-etcd-" + n);

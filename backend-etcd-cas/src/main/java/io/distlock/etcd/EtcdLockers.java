@@ -55,6 +55,6 @@ public final class EtcdLockers {
             throw new LockConfigurationException("Not a usable etcd key prefix: '" + prefix + "'", e);
         }
         EtcdLocation.ofPrefix(uri); // checks the prefix now rather than at build()
-        return RemoteLockers.builder().uri(uri).provider(new EtcdLockBackendProvider(client));
+        return RemoteLockers.builder().uri(uri).provider(new ApplicationClientProvider(client));
     }
 }

@@ -21,7 +21,7 @@ final class OutageWatch {
 
     private final EtcdCalls calls;
     private final Duration limit;
-    private final Set<Attempt> parked = ConcurrentHashMap.newKeySet();
+    private final Set<EtcdAcquisition> parked = ConcurrentHashMap.newKeySet();
     private final long periodNanos;
     /** Whether the ticks run; taken without a lock, as waits park from etcd's callback threads. */
     private final AtomicBoolean running = new AtomicBoolean();
@@ -36,7 +36,7 @@ final class OutageWatch {
     }
 
     /** {@code attempt} waits on a watch from now on, until {@link #resumed}. */
-    void parked(Attempt attempt) {
+    void parked(EtcdAcquisition attempt) {
         parked.add(attempt);
         start();
     }
@@ -49,7 +49,7 @@ final class OutageWatch {
     }
 
     /** {@code attempt} no longer waits on a watch. */
-    void resumed(Attempt attempt) {
+    void resumed(EtcdAcquisition attempt) {
         parked.remove(attempt);
     }
 
@@ -73,7 +73,7 @@ final class OutageWatch {
             LockBackendException outage =
                     new LockBackendException("etcd at " + calls.endpoints() + " has not answered for "
                             + DurationText.of(limit) + " (option connectTimeout) while waiting for the lock");
-            for (Attempt attempt : parked) {
+            for (EtcdAcquisition attempt : parked) {
                 parked.remove(attempt);
                 attempt.storeUnreachable(outage);
             }

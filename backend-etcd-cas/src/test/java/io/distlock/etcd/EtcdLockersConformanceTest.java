@@ -56,7 +56,7 @@ class EtcdLockersConformanceTest implements MutualExclusionContract, LeaseContra
     /** The kit's direct backends use the same client. */
     @Override
     public LockBackendProvider provider() {
-        return new EtcdLockBackendProvider(client);
+        return new ApplicationClientProvider(client);
     }
 
     @Override

@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>The value of our key is the owner id: a put repeated after a lost reply finds the key already there ({@code
  * Else} branch), recognises it as its own by the owner id, and goes on with its create revision (seed 001).
  */
-final class FairAttempt extends Attempt {
+final class FairAcquisition extends EtcdAcquisition {
 
-    private static final Logger log = LoggerFactory.getLogger(FairAttempt.class);
+    private static final Logger log = LoggerFactory.getLogger(FairAcquisition.class);
 
     private final String name;
     private final String lockDir;
@@ -43,7 +43,7 @@ final class FairAttempt extends Attempt {
     private volatile long myRev;
     private volatile boolean putSent;
 
-    FairAttempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
+    FairAcquisition(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
         super(backend, request, deadline, tryOnce);
         this.name = KeyCodec.encode(request.key());
         this.lockDir = backend.lockDir(request.key());

@@ -23,9 +23,9 @@ import org.slf4j.LoggerFactory;
  * failure, or by cancellation; every end but the grant deletes the attempt's key before (or, for a cancellation,
  * right after) the future completes. A grant that loses the race against a cancellation is released.
  */
-abstract class Attempt {
+abstract class EtcdAcquisition {
 
-    private static final Logger log = LoggerFactory.getLogger(Attempt.class);
+    private static final Logger log = LoggerFactory.getLogger(EtcdAcquisition.class);
 
     final EtcdLockBackend backend;
     final EtcdCalls calls;
@@ -43,7 +43,7 @@ abstract class Attempt {
     /** The request of this attempt sent last (null: none yet); the deadline waits for its answer. */
     private CompletableFuture<?> lastRequest; // guarded by this
 
-    Attempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
+    EtcdAcquisition(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
         this.backend = backend;
         this.calls = backend.calls();
         this.request = request;

@@ -33,16 +33,16 @@ import org.slf4j.LoggerFactory;
  * it tells us the first put was ours. A waiter waits for the deletion of the key it read ({@link DeletionWatch}) and
  * tries again then (every waiter is woken; not fair).
  */
-final class CasAttempt extends Attempt {
+final class CasAcquisition extends EtcdAcquisition {
 
-    private static final Logger log = LoggerFactory.getLogger(CasAttempt.class);
+    private static final Logger log = LoggerFactory.getLogger(CasAcquisition.class);
 
     private final String key;
     private volatile EtcdSession session;
     /** Whether a put of ours may have been applied (sent, and not answered "held by another"). */
     private volatile boolean mayHoldKey;
 
-    CasAttempt(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
+    CasAcquisition(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
         super(backend, request, deadline, tryOnce);
         this.key = backend.casKey(request.key());
     }
