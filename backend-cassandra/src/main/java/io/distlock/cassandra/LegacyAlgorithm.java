@@ -164,30 +164,18 @@ final class LegacyAlgorithm implements LockAlgorithm {
     }
 
     /** Listing 3 line 7: writes our shadow cell. */
-    void writeShadow(String key, String owner, int ttl) {
-        CassandraCalls.join(writeShadowAsync(key, owner, ttl));
-    }
-
-    private CompletionStage<?> writeShadowAsync(String key, String owner, int ttl) {
+    CompletionStage<?> writeShadowAsync(String key, String owner, int ttl) {
         return calls.send(statements.legacyWriteShadow.bind(key, owner, ttl), "writing the shadow cell");
     }
 
     /** Listing 3 lines 8-9: whether the shadow row holds one cell (ours, written before). */
-    boolean aloneInShadow(String key) {
-        return CassandraCalls.join(aloneInShadowAsync(key));
-    }
-
-    private CompletionStage<Boolean> aloneInShadowAsync(String key) {
+    CompletionStage<Boolean> aloneInShadowAsync(String key) {
         return calls.sendForRows(statements.legacyReadShadow.bind(key), "reading the shadow row")
                 .thenApply(rows -> rows.size() == 1);
     }
 
     /** Listing 3 lines 1 and 10: whether the main row is empty. */
-    boolean mainRowEmpty(String key) {
-        return CassandraCalls.join(mainRowEmptyAsync(key));
-    }
-
-    private CompletionStage<Boolean> mainRowEmptyAsync(String key) {
+    CompletionStage<Boolean> mainRowEmptyAsync(String key) {
         return calls.sendForRows(statements.legacyReadMain.bind(key), "reading the main row")
                 .thenApply(List::isEmpty);
     }
@@ -196,13 +184,11 @@ final class LegacyAlgorithm implements LockAlgorithm {
         return calls.send(statements.legacyDeleteShadow.bind(key, owner), "deleting the shadow cell");
     }
 
-    /** Listing 3 lines 14-15 (and a failure's clean-up): deletes our shadow cell, and our main cell if written. */
-    void withdraw(String key, String owner, boolean mainWritten) {
-        CassandraCalls.join(withdrawAsync(key, owner, mainWritten));
-    }
-
-    /** {@link #withdraw} without waiting; never fails (a cell that could not be deleted runs out with its TTL). */
-    private CompletionStage<Void> withdrawAsync(String key, String owner, boolean mainWritten) {
+    /**
+     * Listing 3 lines 14-15 (and a failure's clean-up): deletes our shadow cell, and our main cell if written. Never
+     * fails (a cell that could not be deleted runs out with its TTL).
+     */
+    CompletionStage<Void> withdrawAsync(String key, String owner, boolean mainWritten) {
         CompletionStage<?> deleted;
         try {
             deleted = deleteShadowAsync(key, owner)

@@ -275,9 +275,9 @@ final class QueueAlgorithm implements LockAlgorithm {
     private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
 
     /**
-     * One attempt of one owner, with its ticket: the steps of Listings 6 and 7 as asynchronous methods (each with a
-     * blocking form, so that tests can drive two attempts step by step). Not thread-safe: one chain of steps at a
-     * time drives an attempt.
+     * One attempt of one owner, with its ticket: the steps of Listings 6 and 7 as asynchronous methods (tests drive two
+     * attempts step by step by waiting for each step's stage). Not thread-safe: one chain of steps at a time drives an
+     * attempt.
      */
     final class Attempt {
         private final LockRequest request;
@@ -314,10 +314,6 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
 
         /** Listing 6 line 1 / Listing 7 line 3: adds our cell to the queue row (also refreshes its TTL). */
-        void enqueue() {
-            CassandraCalls.join(enqueueAsync());
-        }
-
         CompletionStage<Void> enqueueAsync() {
             queued = true;
             long sent = ticker.read();
@@ -329,10 +325,6 @@ final class QueueAlgorithm implements LockAlgorithm {
          * Learns the queue's low-water mark when this backend knows none for the key yet (a read of the static
          * column only, which steps over no tombstone): queue reads then start past it.
          */
-        void learnMark() {
-            CassandraCalls.join(learnMarkAsync());
-        }
-
         CompletionStage<Void> learnMarkAsync() {
             if (!mark.isEmpty()) {
                 return DONE;
@@ -358,10 +350,6 @@ final class QueueAlgorithm implements LockAlgorithm {
          * later ticket has released: our ticket came from a clock behind). The read starts past the largest mark seen,
          * so it steps over none of the tombstones released holders left; cells at or below the mark are not counted.
          */
-        int place() {
-            return CassandraCalls.join(placeAsync());
-        }
-
         CompletionStage<Integer> placeAsync() {
             return calls.sendForRows(statements.readQueue.bind(key, mark, QUEUE_READ_LIMIT), "reading the queue")
                     .thenApply(this::placeIn);
@@ -406,11 +394,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                     });
         }
 
-        /** {@link #place()}, after queueing again if our cell is gone or below the mark. */
-        int placeRequeued() {
-            return CassandraCalls.join(placeRequeuedAsync());
-        }
-
+        /** {@link #placeAsync()}, after queueing again if our cell is gone or below the mark. */
         CompletionStage<Integer> placeRequeuedAsync() {
             return placeAsync().thenCompose(place -> {
                 if (place == BELOW_MARK) {
@@ -428,10 +412,6 @@ final class QueueAlgorithm implements LockAlgorithm {
          * Listing 6 lines 3-8: writes our owner cell (and refreshes our queue cell's TTL in the same round trip),
          * reads the owner row and keeps the cell only if it is alone there.
          */
-        Optional<CassandraLease> claim() {
-            return CassandraCalls.join(claimAsync());
-        }
-
         CompletionStage<Optional<CassandraLease>> claimAsync() {
             long sent = ticker.read();
             return writeOwnerAsync()
@@ -449,11 +429,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
 
         /** Listing 6 line 3. */
-        void writeOwner() {
-            CassandraCalls.join(writeOwnerAsync());
-        }
-
-        private CompletionStage<Void> writeOwnerAsync() {
+        CompletionStage<Void> writeOwnerAsync() {
             claimed = true;
             long sent = ticker.read();
             return calls.sendAll(
@@ -464,11 +440,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
 
         /** Listing 6 line 4 (Lemma 1: of two concurrent claimers, at least one sees both cells). */
-        boolean ownerRowHoldsOnlyUs() {
-            return CassandraCalls.join(ownerRowHoldsOnlyUsAsync());
-        }
-
-        private CompletionStage<Boolean> ownerRowHoldsOnlyUsAsync() {
+        CompletionStage<Boolean> ownerRowHoldsOnlyUsAsync() {
             // Rows are keyed by slot; concurrent claimers hold different slots, so each wrote its own row.
             return calls.sendForRows(statements.readOwners.bind(key), "reading the owner row")
                     .thenApply(owners ->
@@ -476,11 +448,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
 
         /** Listing 6 line 7. */
-        void withdrawClaim() {
-            CassandraCalls.join(withdrawClaimAsync());
-        }
-
-        private CompletionStage<Void> withdrawClaimAsync() {
+        CompletionStage<Void> withdrawClaimAsync() {
             return calls.send(statements.deleteOwner.bind(key, slot), "deleting the owner cell")
                     .thenRun(() -> claimed = false);
         }
@@ -591,11 +559,11 @@ final class QueueAlgorithm implements LockAlgorithm {
         Optional<CassandraLease> tryOnce() {
             boolean granted = false;
             try {
-                learnMark();
-                enqueue();
+                CassandraCalls.join(learnMarkAsync());
+                CassandraCalls.join(enqueueAsync());
                 long start = ticker.read();
-                while (placeRequeued() == 0) {
-                    Optional<CassandraLease> lease = claim();
+                while (CassandraCalls.join(placeRequeuedAsync()) == 0) {
+                    Optional<CassandraLease> lease = CassandraCalls.join(claimAsync());
                     if (lease.isPresent()) {
                         granted = true;
                         return lease;
@@ -608,19 +576,14 @@ final class QueueAlgorithm implements LockAlgorithm {
                 return Optional.empty();
             } finally {
                 if (!granted) {
-                    withdraw();
+                    CassandraCalls.join(withdrawAsync());
                 }
             }
         }
 
-        /** Leaves nothing behind: deletes the owner cell and the queue cell this attempt may have written. */
-        void withdraw() {
-            CassandraCalls.join(withdrawAsync());
-        }
-
         /**
-         * {@link #withdraw} without waiting; never fails (a cell that could not be deleted runs out with its TTL, and
-         * is logged).
+         * Leaves nothing behind: deletes the owner cell and the queue cell this attempt may have written. Never fails
+         * (a cell that could not be deleted runs out with its TTL, and is logged).
          */
         CompletionStage<Void> withdrawAsync() {
             CompletionStage<Void> owner;
@@ -655,10 +618,10 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
     }
 
-    /** {@link Attempt#place()}: our queue cell is gone. */
+    /** {@link Attempt#placeAsync()}: our queue cell is gone. */
     static final int GONE = -1;
 
-    /** {@link Attempt#place()}: our ticket is at or below the queue's low-water mark. */
+    /** {@link Attempt#placeAsync()}: our ticket is at or below the queue's low-water mark. */
     static final int BELOW_MARK = -2;
 
     /**

@@ -1,5 +1,6 @@
 package io.distlock.cassandra;
 
+import static io.distlock.cassandra.CassandraCalls.join;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -185,21 +186,21 @@ class CassandraQueueTest {
             QueueAlgorithm.Attempt a = queue.new Attempt(ra, QueueAlgorithm.ticket(now + 1000, ra.ownerId()));
             QueueAlgorithm.Attempt b = queue.new Attempt(rb, QueueAlgorithm.ticket(now, rb.ownerId()));
 
-            a.enqueue();
-            assertThat(a.place()).isZero();
-            b.enqueue();
-            assertThat(b.place()).isZero();
-            a.writeOwner();
-            b.writeOwner();
+            join(a.enqueueAsync());
+            assertThat(join(a.placeAsync())).isZero();
+            join(b.enqueueAsync());
+            assertThat(join(b.placeAsync())).isZero();
+            join(a.writeOwnerAsync());
+            join(b.writeOwnerAsync());
             // Lemma 1: at least one sees both; here both do, as both wrote before either read.
-            assertThat(a.ownerRowHoldsOnlyUs()).isFalse();
-            assertThat(b.ownerRowHoldsOnlyUs()).isFalse();
-            a.withdrawClaim();
-            b.withdrawClaim();
+            assertThat(join(a.ownerRowHoldsOnlyUsAsync())).isFalse();
+            assertThat(join(b.ownerRowHoldsOnlyUsAsync())).isFalse();
+            join(a.withdrawClaimAsync());
+            join(b.withdrawClaimAsync());
 
             // Back to line 2: A is no longer first; B is, and is alone in the owner row.
-            assertThat(a.place()).isEqualTo(1);
-            Lease bLease = b.claim().orElseThrow();
+            assertThat(join(a.placeAsync())).isEqualTo(1);
+            Lease bLease = join(b.claimAsync()).orElseThrow();
             CompletableFuture<Optional<CassandraLease>> aWaits = CompletableFuture.supplyAsync(() -> {
                 try {
                     return a.await(Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(30)), Ticker.system()));
@@ -347,22 +348,22 @@ class CassandraQueueTest {
             LockRequest rb = request(key, lease);
             int ttl = Ttl.seconds(lease);
             // Lines 1-6: both find the main row empty.
-            assertThat(legacy.mainRowEmpty(key)).isTrue();
-            assertThat(legacy.mainRowEmpty(key)).isTrue();
+            assertThat(join(legacy.mainRowEmptyAsync(key))).isTrue();
+            assertThat(join(legacy.mainRowEmptyAsync(key))).isTrue();
             // Line 7: both write their shadow cell.
-            legacy.writeShadow(key, ra.ownerId(), ttl);
-            legacy.writeShadow(key, rb.ownerId(), ttl);
+            join(legacy.writeShadowAsync(key, ra.ownerId(), ttl));
+            join(legacy.writeShadowAsync(key, rb.ownerId(), ttl));
             // Lines 8-9: each sees two cells, so lines 14-15: ConcurrentAttempt, withdraw.
-            assertThat(legacy.aloneInShadow(key))
+            assertThat(join(legacy.aloneInShadowAsync(key)))
                     .as("A alone in the shadow row")
                     .isFalse();
-            assertThat(legacy.aloneInShadow(key))
+            assertThat(join(legacy.aloneInShadowAsync(key)))
                     .as("B alone in the shadow row")
                     .isFalse();
-            legacy.withdraw(key, ra.ownerId(), false);
-            legacy.withdraw(key, rb.ownerId(), false);
+            join(legacy.withdrawAsync(key, ra.ownerId(), false));
+            join(legacy.withdrawAsync(key, rb.ownerId(), false));
             // Both tryLocks failed and nobody holds the lock.
-            assertThat(legacy.mainRowEmpty(key)).isTrue();
+            assertThat(join(legacy.mainRowEmptyAsync(key))).isTrue();
             assertThat(cellsOf(key)).isEmpty();
             LegacyAlgorithm.Result alone = legacy.tryLock(request(key, lease));
             assertThat(alone.outcome).isEqualTo(LegacyAlgorithm.Outcome.SUCCESS);
@@ -871,12 +872,12 @@ class CassandraQueueTest {
             long now = backend.time().ticketMicros();
             QueueAlgorithm.Attempt a = queue.new Attempt(ra, QueueAlgorithm.ticket(now + 1000, ra.ownerId()));
             QueueAlgorithm.Attempt b = queue.new Attempt(rb, QueueAlgorithm.ticket(now, rb.ownerId()));
-            a.learnMark();
-            a.enqueue();
-            assertThat(a.place()).isZero();
+            join(a.learnMarkAsync());
+            join(a.enqueueAsync());
+            assertThat(join(a.placeAsync())).isZero();
             backend.calls().failNext("reading the owner row");
-            assertThatThrownBy(a::claim).isInstanceOf(LockBackendException.class);
-            b.enqueue();
+            assertThatThrownBy(() -> join(a.claimAsync())).isInstanceOf(LockBackendException.class);
+            join(b.enqueueAsync());
 
             CompletableFuture<Optional<CassandraLease>> aWaits = a.waitFor(
                             Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
