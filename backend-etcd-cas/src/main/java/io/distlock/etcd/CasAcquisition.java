@@ -42,9 +42,10 @@ final class CasAcquisition extends EtcdAcquisition {
     /** Whether a put of ours may have been applied (sent, and not answered "held by another"). */
     private volatile boolean mayHoldKey;
 
-    CasAcquisition(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
-        super(backend, request, deadline, tryOnce);
-        this.key = backend.casKey(request.key());
+    /** An acquisition of the lock's one key {@code key}, {@code <prefix>/<name>}. */
+    CasAcquisition(Shared shared, LockRequest request, String key, Deadline deadline, boolean tryOnce) {
+        super(shared, request, deadline, tryOnce);
+        this.key = key;
     }
 
     @Override
@@ -54,7 +55,7 @@ final class CasAcquisition extends EtcdAcquisition {
             guarded(this::compareAndSet);
             return;
         }
-        tracked(backend.sessions().any(requestDeadline())).whenComplete((found, e) -> {
+        tracked(sessions.any(requestDeadline())).whenComplete((found, e) -> {
             if (e != null) {
                 fail(e);
                 return;
@@ -131,7 +132,8 @@ final class CasAcquisition extends EtcdAcquisition {
                 confirmedAt,
                 session,
                 request.lossListener(),
-                backend);
+                calls,
+                operationTimeout);
     }
 
     @Override

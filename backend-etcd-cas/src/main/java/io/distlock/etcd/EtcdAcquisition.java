@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -27,8 +28,30 @@ abstract class EtcdAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdAcquisition.class);
 
-    final EtcdLockBackend backend;
+    /**
+     * What every acquisition of one backend is given by it.
+     *
+     * @param calls every request to etcd goes through here
+     * @param sessions the backend's sessions, on whose leases the lock keys are put
+     * @param outages ends waits parked on a watch when etcd stops answering
+     * @param operationTimeout the bound of one request
+     * @param resolveTimeout how long after sending a write whose answer is late an attempt waits for etcd's real answer
+     *     before it ends (the connect timeout: how long the locker waits for the store at all)
+     * @param releaseUnwanted releases, in the background, a grant nobody can receive any more
+     */
+    record Shared(
+            EtcdCalls calls,
+            Sessions sessions,
+            OutageWatch outages,
+            Duration operationTimeout,
+            Duration resolveTimeout,
+            Consumer<EtcdLease> releaseUnwanted) {}
+
     final EtcdCalls calls;
+    final Sessions sessions;
+    /** The bound of one request, and what a granted lease's own requests are bounded by. */
+    final Duration operationTimeout;
+
     final LockRequest request;
     final Deadline deadline;
     final boolean tryOnce;
@@ -36,6 +59,9 @@ abstract class EtcdAcquisition {
     /** Completes once nothing of this attempt is left in the store (or its removal is handed to the session). */
     final CompletableFuture<Void> cleaned = new CompletableFuture<>();
 
+    private final OutageWatch outages;
+    private final Duration resolveTimeout;
+    private final Consumer<EtcdLease> releaseUnwanted;
     private boolean finished; // guarded by this
     private Watch.Watcher watcher; // guarded by this
     /** The last write that may have put a key of this attempt (null: none); the clean-up deletes after its answer. */
@@ -43,9 +69,13 @@ abstract class EtcdAcquisition {
     /** The request of this attempt sent last (null: none yet); the deadline waits for its answer. */
     private CompletableFuture<?> lastRequest; // guarded by this
 
-    EtcdAcquisition(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
-        this.backend = backend;
-        this.calls = backend.calls();
+    EtcdAcquisition(Shared shared, LockRequest request, Deadline deadline, boolean tryOnce) {
+        this.calls = shared.calls();
+        this.sessions = shared.sessions();
+        this.operationTimeout = shared.operationTimeout();
+        this.outages = shared.outages();
+        this.resolveTimeout = shared.resolveTimeout();
+        this.releaseUnwanted = shared.releaseUnwanted();
         this.request = request;
         this.deadline = deadline;
         this.tryOnce = tryOnce;
@@ -78,7 +108,7 @@ abstract class EtcdAcquisition {
      * #sendWrite}); completes when done or handed over, with whether a write still in flight when the attempt ended
      * got etcd's answer meanwhile. A write that timed out may still be applied: a delete sent before its answer could
      * be applied first, and the write would then leave its key, bound to a lease kept alive, for good. So the clean-up
-     * waits for that answer, at most {@link EtcdLockBackend#resolveTimeout()} after the write was sent; past that it
+     * waits for that answer, at most {@link Shared#resolveTimeout()} after the write was sent; past that it
      * deletes now and once more when the answer comes (or the session ends, taking the key with it). While etcd cannot
      * be reached, the delete is handed to the session at once (it repeats it with its keep-alives): waiting for it
      * here would only hold the caller.
@@ -97,9 +127,8 @@ abstract class EtcdAcquisition {
             return removeKey(unreachable ? Deadline.after(Duration.ZERO, calls.ticker()) : cleanUpDeadline())
                     .thenApply(v -> false);
         }
-        long left = write.sentNanos()
-                + backend.resolveTimeout().toNanos()
-                - calls.ticker().read();
+        long left =
+                write.sentNanos() + resolveTimeout.toNanos() - calls.ticker().read();
         return settled.copy()
                 .orTimeout(Math.max(1, left), TimeUnit.NANOSECONDS)
                 .handle((v, unsettled) -> unsettled == null && write.anySendAnswered())
@@ -111,7 +140,7 @@ abstract class EtcdAcquisition {
                             "A write of lock '{}' got no answer from etcd within {} of its sending; its key is deleted"
                                     + " in the background, again once etcd answers it",
                             request.key(),
-                            backend.resolveTimeout());
+                            resolveTimeout);
                     settled.thenRun(() -> removeKey(cleanUpDeadline()));
                     return removeKey(Deadline.after(Duration.ZERO, calls.ticker()))
                             .thenApply(v -> false);
@@ -119,7 +148,7 @@ abstract class EtcdAcquisition {
     }
 
     private Deadline cleanUpDeadline() {
-        return Deadline.after(backend.operationTimeout(), calls.ticker());
+        return Deadline.after(operationTimeout, calls.ticker());
     }
 
     /**
@@ -130,7 +159,7 @@ abstract class EtcdAcquisition {
 
     /** The deadline of one request: the operation timeout, and never past the attempt's deadline. */
     final Deadline requestDeadline() {
-        Deadline op = Deadline.after(backend.operationTimeout(), calls.ticker());
+        Deadline op = Deadline.after(operationTimeout, calls.ticker());
         return deadline.remainingNanos() < op.remainingNanos() ? deadline : op;
     }
 
@@ -158,7 +187,7 @@ abstract class EtcdAcquisition {
             lease.lose(calls.ticker().read(), "the etcd session was lost while the lock was being granted");
         }
         if (!result.complete(Optional.of(lease))) {
-            backend.releaseQuietly(lease); // cancelled meanwhile: the grant is nobody's
+            releaseUnwanted.accept(lease); // cancelled meanwhile: the grant is nobody's
         }
     }
 
@@ -233,7 +262,7 @@ abstract class EtcdAcquisition {
         if (close) {
             w.close();
         } else {
-            backend.outages().parked(this);
+            outages.parked(this);
         }
     }
 
@@ -243,7 +272,7 @@ abstract class EtcdAcquisition {
     }
 
     private void stopWatching() {
-        backend.outages().resumed(this);
+        outages.resumed(this);
         Watch.Watcher w;
         synchronized (this) {
             w = watcher;

@@ -3,6 +3,7 @@ package io.distlock.etcd;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
+import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -22,7 +23,10 @@ final class EtcdLease implements Lease {
     private final long confirmedAt;
     private final EtcdSession session;
     private final LeaseLoss loss;
-    private final EtcdLockBackend backend;
+    /** For the watch on the key (see {@link OwnKeyWatch}): its requests, each bounded by {@code operationTimeout}. */
+    private final EtcdCalls calls;
+
+    private final Duration operationTimeout;
     private final AtomicBoolean releasing = new AtomicBoolean();
     /** Stops the watch on the key (see {@link OwnKeyWatch}); null: none. */
     private final AtomicReference<Runnable> ownKeyWatch = new AtomicReference<>();
@@ -36,7 +40,8 @@ final class EtcdLease implements Lease {
             long confirmedAt,
             EtcdSession session,
             LeaseLossListener lossListener,
-            EtcdLockBackend backend) {
+            EtcdCalls calls,
+            Duration operationTimeout) {
         this.key = key;
         this.ownerId = ownerId;
         this.etcdKey = etcdKey;
@@ -45,13 +50,14 @@ final class EtcdLease implements Lease {
         this.confirmedAt = confirmedAt;
         this.session = session;
         this.loss = new LeaseLoss(lossListener);
-        this.backend = backend;
+        this.calls = calls;
+        this.operationTimeout = operationTimeout;
     }
 
     /** Watches the key for a deletion by anyone else (see {@link OwnKeyWatch}). */
     @Override
     public void onStillHeld() {
-        OwnKeyWatch.start(backend, this);
+        OwnKeyWatch.start(calls, operationTimeout, this);
     }
 
     @Override

@@ -46,12 +46,12 @@ final class EtcdLockBackend implements LockBackend {
     private final EtcdLocation location;
     private final EtcdLockMode mode;
     private final Duration operationTimeout;
-    private final Duration resolveTimeout;
-    private final OutageWatch outages;
     private final ScheduledExecutorService timer;
     private final EtcdCalls calls;
     private final Sessions sessions;
     private final Capabilities capabilities;
+    /** What each acquisition is given: the calls, the sessions, the timeouts, the outage watch. */
+    private final EtcdAcquisition.Shared acquisitions;
 
     EtcdLockBackend(
             Client client,
@@ -68,41 +68,21 @@ final class EtcdLockBackend implements LockBackend {
         this.location = location;
         this.mode = mode;
         this.operationTimeout = operationTimeout;
-        this.resolveTimeout = resolveTimeout;
-        this.outages = new OutageWatch(calls, resolveTimeout);
         this.calls = calls;
         this.sessions = sessions;
         this.timer = timer;
         this.capabilities = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION);
-    }
-
-    EtcdCalls calls() {
-        return calls;
+        this.acquisitions = new EtcdAcquisition.Shared(
+                calls,
+                sessions,
+                new OutageWatch(calls, resolveTimeout),
+                operationTimeout,
+                resolveTimeout,
+                this::releaseQuietly);
     }
 
     Sessions sessions() {
         return sessions;
-    }
-
-    Duration operationTimeout() {
-        return operationTimeout;
-    }
-
-    /**
-     * How long after sending a write whose answer is late an attempt waits for etcd's real answer before it ends (the
-     * connect timeout: how long the locker waits for the store at all).
-     */
-    Duration resolveTimeout() {
-        return resolveTimeout;
-    }
-
-    /** Ends waits parked on a watch when etcd stops answering. */
-    OutageWatch outages() {
-        return outages;
-    }
-
-    EtcdLockMode mode() {
-        return mode;
     }
 
     /** Fair mode: the directory of a lock's queue keys, {@code <prefix>/<name>/}, as {@code concurrency.Mutex} has it. */
@@ -115,11 +95,6 @@ final class EtcdLockBackend implements LockBackend {
         return location.prefix() + "/" + KeyCodec.encode(key);
     }
 
-    /** The key prefix of every lock of this backend, with the trailing slash. */
-    String prefix() {
-        return location.prefix() + "/";
-    }
-
     @Override
     public Capabilities capabilities() {
         return capabilities;
@@ -127,8 +102,8 @@ final class EtcdLockBackend implements LockBackend {
 
     private EtcdAcquisition attempt(LockRequest request, Deadline deadline, boolean tryOnce) {
         return mode == EtcdLockMode.FAIR
-                ? new FairAcquisition(this, request, deadline, tryOnce)
-                : new CasAcquisition(this, request, deadline, tryOnce);
+                ? new FairAcquisition(acquisitions, request, lockDir(request.key()), deadline, tryOnce)
+                : new CasAcquisition(acquisitions, request, casKey(request.key()), deadline, tryOnce);
     }
 
     @Override

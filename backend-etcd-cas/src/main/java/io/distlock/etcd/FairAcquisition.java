@@ -43,30 +43,30 @@ final class FairAcquisition extends EtcdAcquisition {
     private volatile long myRev;
     private volatile boolean putSent;
 
-    FairAcquisition(EtcdLockBackend backend, LockRequest request, Deadline deadline, boolean tryOnce) {
-        super(backend, request, deadline, tryOnce);
+    /** An acquisition queueing under {@code lockDir}, {@code <prefix>/<name>/}. */
+    FairAcquisition(Shared shared, LockRequest request, String lockDir, Deadline deadline, boolean tryOnce) {
+        super(shared, request, deadline, tryOnce);
         this.name = KeyCodec.encode(request.key());
-        this.lockDir = backend.lockDir(request.key());
+        this.lockDir = lockDir;
         this.rangeEnd = lockDir.substring(0, lockDir.length() - 1) + (char) ('/' + 1);
     }
 
     @Override
     void begin() {
-        tracked(backend.sessions().claim(name, request.ownerId(), requestDeadline()))
-                .whenComplete((s, e) -> {
-                    if (e != null) {
-                        fail(e);
-                        return;
-                    }
-                    session = s;
-                    myKey = lockDir + s.hexId();
-                    myRev = 0;
-                    if (isFinished()) {
-                        cleanUp(); // ended while the session was being found: give the claim back
-                        return;
-                    }
-                    guarded(this::enqueue);
-                });
+        tracked(sessions.claim(name, request.ownerId(), requestDeadline())).whenComplete((s, e) -> {
+            if (e != null) {
+                fail(e);
+                return;
+            }
+            session = s;
+            myKey = lockDir + s.hexId();
+            myRev = 0;
+            if (isFinished()) {
+                cleanUp(); // ended while the session was being found: give the claim back
+                return;
+            }
+            guarded(this::enqueue);
+        });
     }
 
     private GetOption firstCreated() {
@@ -274,7 +274,8 @@ final class FairAcquisition extends EtcdAcquisition {
                 confirmedAt,
                 session,
                 request.lossListener(),
-                backend);
+                calls,
+                operationTimeout);
     }
 
     @Override

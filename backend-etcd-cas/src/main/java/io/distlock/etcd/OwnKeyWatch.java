@@ -2,6 +2,7 @@ package io.distlock.etcd;
 
 import io.distlock.spi.Deadline;
 import io.etcd.jetcd.Watch;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,54 +25,52 @@ final class OwnKeyWatch {
     private OwnKeyWatch() {}
 
     /** Starts watching the key of {@code lease}, unless it is released or lost; the lease stops it when it is. */
-    static void start(EtcdLockBackend backend, EtcdLease lease) {
+    static void start(EtcdCalls calls, Duration operationTimeout, EtcdLease lease) {
         if (lease.isReleasing() || lease.isLost()) {
             return;
         }
-        EtcdCalls calls = backend.calls();
         Watch.Watcher watcher = DeletionWatch.start(
                 calls,
                 lease.etcdKey(),
                 lease.createRevision(),
                 lease.confirmedAt(),
-                () -> Deadline.after(backend.operationTimeout(), calls.ticker()),
-                () -> deleted(backend, lease),
+                () -> Deadline.after(operationTimeout, calls.ticker()),
+                () -> deleted(calls, lease),
                 error -> {
                     // The watch ended (closed with the client, or cancelled by etcd), or its check failed: make sure
                     // once that the key is ours.
                     log.debug("The watch on {} ended: {}", lease.etcdKey(), error.toString());
-                    check(backend, lease);
+                    check(calls, operationTimeout, lease);
                 });
         lease.watchingOwnKey(watcher::close);
     }
 
     /** One transaction: is the key still the one we were granted (same create revision)? */
-    private static void check(EtcdLockBackend backend, EtcdLease lease) {
+    private static void check(EtcdCalls calls, Duration operationTimeout, EtcdLease lease) {
         if (lease.isReleasing() || lease.isLost()) {
             return;
         }
-        EtcdCalls calls = backend.calls();
         DeletionWatch.isStillThere(
                         calls,
                         lease.etcdKey(),
                         lease.createRevision(),
-                        Deadline.after(backend.operationTimeout(), calls.ticker()))
+                        Deadline.after(operationTimeout, calls.ticker()))
                 .whenComplete((there, failure) -> {
                     if (failure != null) {
                         log.debug("Could not check the key of lock '{}': {}", lease.key(), failure.toString());
                     } else if (!there) {
-                        deleted(backend, lease);
+                        deleted(calls, lease);
                     }
                 });
     }
 
-    private static void deleted(EtcdLockBackend backend, EtcdLease lease) {
+    private static void deleted(EtcdCalls calls, EtcdLease lease) {
         if (lease.isReleasing()) {
             return; // our own release
         }
         lease.session().forget(lease);
         lease.lose(
-                backend.calls().ticker().read(),
+                calls.ticker().read(),
                 "its etcd key " + lease.etcdKey() + " was deleted by someone else (not by this locker)");
     }
 }
