@@ -1,10 +1,10 @@
 package io.distlock.internal;
 
-import io.distlock.LockBackendException;
 import io.distlock.LockObserver;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.spi.Lease;
+import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -16,30 +16,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The handle of one acquisition. A small state machine: {@code PENDING} (asked for, not granted) then {@code HELD},
- * then exactly one of {@code RELEASED} or {@code LOST}. Listeners of {@link #onLost} fire once, on the transition to
- * {@code LOST}.
+ * The handle of one granted acquisition, built from its request and lease by {@link HeldLocks#adopt}. A small state
+ * machine: {@code HELD}, then exactly one of {@code RELEASED} or {@code LOST}. Listeners of {@link #onLost} fire once,
+ * on the transition to {@code LOST}. What the store is told (release, extension, the clean-up of a lost lease) goes
+ * through the {@link HeldLocks} the handle belongs to; the {@link LeaseKeeper} reads and moves its validity.
  */
 final class DefaultRemoteLock implements RemoteLock {
 
     private static final Logger log = LoggerFactory.getLogger(DefaultRemoteLock.class);
 
     private enum State {
-        PENDING,
         HELD,
         RELEASED,
         LOST
     }
 
-    private final DefaultRemoteLocker locker;
+    private final HeldLocks locks;
     private final String key;
     private final String ownerId;
     /** The lease asked for: the locker's lease time, or a fixed lease's length. */
     private final Duration leaseTime;
 
     private final LossListeners<RemoteLock> lossListeners;
-    private State state = State.PENDING;
-    private Lease lease;
+    private final Lease lease;
+    private State state = State.HELD;
     /** The validity renewal last reported; for session leases the lease's own moving value is read instead. */
     private long renewedUntilNanos;
 
@@ -52,32 +52,21 @@ final class DefaultRemoteLock implements RemoteLock {
     private volatile LockObserver.Hold hold = Observing.NO_HOLD;
 
     /**
-     * A lock to be asked for: renewed for as long as it is held when {@code fixedLease} is empty, else held for that
-     * fixed lease.
+     * The lock {@code request} asked for, granted {@code lease} just now: renewed for as long as it is held unless
+     * {@code fixed}; a fixed lease ends the request's lease time from now at the latest, whatever the store's lease
+     * says (a session lease moves on).
      */
-    DefaultRemoteLock(DefaultRemoteLocker locker, String key, String ownerId, Optional<Duration> fixedLease) {
-        this.locker = locker;
-        this.key = key;
-        this.ownerId = ownerId;
-        this.leaseTime = fixedLease.orElse(locker.leaseTime());
-        this.fixed = fixedLease.isPresent();
-        this.lossListeners = new LossListeners<>(this, locker.listenerExecutor());
-    }
-
-    /**
-     * Records the grant. Returns false if the backend reported the lease lost before it was even granted. A fixed lease
-     * ends {@link #leaseTime} from now at the latest, whatever the store's lease says (a session lease moves on).
-     */
-    synchronized boolean granted(Lease lease) {
+    DefaultRemoteLock(HeldLocks locks, LockRequest request, Lease lease, boolean fixed) {
+        this.locks = locks;
+        this.key = request.key();
+        this.ownerId = request.ownerId();
+        this.leaseTime = request.leaseTime();
         this.lease = Objects.requireNonNull(lease, "lease");
-        if (state == State.LOST) {
-            return false;
-        }
-        state = State.HELD;
+        this.fixed = fixed;
         if (fixed) {
-            fixedUntilNanos = locker.ticker().read() + leaseTime.toNanos();
+            fixedUntilNanos = locks.ticker().read() + leaseTime.toNanos();
         }
-        return true;
+        this.lossListeners = new LossListeners<>(this, locks.listenerExecutor());
     }
 
     /** The lease to ask the store for. */
@@ -110,7 +99,7 @@ final class DefaultRemoteLock implements RemoteLock {
         return lossReason;
     }
 
-    synchronized Lease lease() {
+    Lease lease() {
         return lease;
     }
 
@@ -121,7 +110,7 @@ final class DefaultRemoteLock implements RemoteLock {
 
     /** Whether the grant's validity already ran out (a reply that reached us after the lease it granted). */
     synchronized boolean grantExpired() {
-        return locker.ticker().read() - validUntilNanos() >= 0;
+        return locks.ticker().read() - validUntilNanos() >= 0;
     }
 
     /** A grant the locker will not hand over (stale, or the locker closed): no listener, no loss report. */
@@ -157,8 +146,7 @@ final class DefaultRemoteLock implements RemoteLock {
 
     @Override
     public OptionalLong fencingToken() {
-        Lease l = lease();
-        return l == null ? OptionalLong.empty() : l.fencingToken();
+        return lease.fencingToken();
     }
 
     @Override
@@ -168,7 +156,7 @@ final class DefaultRemoteLock implements RemoteLock {
             if (state != State.HELD) {
                 return false;
             }
-            if (locker.ticker().read() - validUntilNanos() < 0) {
+            if (locks.ticker().read() - validUntilNanos() < 0) {
                 return true;
             }
             fixedLease = fixed;
@@ -181,12 +169,9 @@ final class DefaultRemoteLock implements RemoteLock {
     public Instant validUntil() {
         long left;
         synchronized (this) {
-            if (lease == null) {
-                return locker.clock().instant();
-            }
-            left = validUntilNanos() - locker.ticker().read();
+            left = validUntilNanos() - locks.ticker().read();
         }
-        return locker.clock().instant().plus(Duration.ofNanos(Math.max(0, left)));
+        return locks.clock().instant().plus(Duration.ofNanos(Math.max(0, left)));
     }
 
     @Override
@@ -202,25 +187,21 @@ final class DefaultRemoteLock implements RemoteLock {
     }
 
     /**
-     * Moves a pending or held lock to {@code LOST} and fires the listeners once. Called by the lease keeper, by the
-     * backend's loss listener, or by {@link #isHeld()} when validity ran out. A no-op in any other state.
+     * Moves a held lock to {@code LOST} and fires the listeners once. Called by the lease keeper, by the backend's
+     * loss listener (through the {@link PendingGrant}), or by {@link #isHeld()} when validity ran out. A no-op in any
+     * other state.
      */
     void markLost(String reason) {
-        boolean wasHeld;
         synchronized (this) {
-            if (state != State.HELD && state != State.PENDING) {
+            if (state != State.HELD) {
                 return;
             }
-            wasHeld = state == State.HELD;
             state = State.LOST;
             lossReason = reason;
         }
-        // A pending lock has no listeners yet: the acquiring thread sees LOST in granted() and cleans up.
-        if (wasHeld) {
-            log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
-            hold.lost(reason);
-            locker.forget(this, true);
-        }
+        log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
+        hold.lost(reason);
+        locks.lost(this);
         lossListeners.lost();
     }
 
@@ -230,38 +211,15 @@ final class DefaultRemoteLock implements RemoteLock {
         if (unheld.isPresent()) {
             return unheld.get();
         }
-        locker.forget(this, false);
-        boolean freed;
-        // A thread with its interrupt flag set still releases (a worker shutting down): the backend's wait for the
-        // store's answer must not see the flag, which is given back afterwards.
-        boolean interrupted = Thread.interrupted();
-        try {
-            freed = locker.backend().release(lease);
-        } catch (LockBackendException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new LockBackendException(
-                    "Could not release lock '" + key + "' (owner " + ownerId
-                            + "); the store frees it when its lease runs out: " + e,
-                    e);
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        if (!freed) {
-            log.warn("Lock '{}' of owner {} was no longer held by the store when released", key, ownerId);
-            hold.released(ReleaseResult.ALREADY_LOST);
-            return ReleaseResult.ALREADY_LOST;
-        }
-        hold.released(ReleaseResult.RELEASED);
-        return ReleaseResult.RELEASED;
+        ReleaseResult result = locks.release(this);
+        hold.released(result);
+        return result;
     }
 
     @Override
     public boolean extend(Duration leaseTime) {
         Checks.positive(leaseTime, "leaseTime");
-        return isHeld() && locker.extend(this, leaseTime);
+        return isHeld() && locks.extend(this, leaseTime);
     }
 
     @Override
@@ -274,7 +232,7 @@ final class DefaultRemoteLock implements RemoteLock {
         if (unheld.isPresent()) {
             return unheld.get();
         }
-        ReleaseResult result = locker.releaseAfter(this, delay);
+        ReleaseResult result = locks.releaseAfter(this, delay);
         hold.released(result);
         return result;
     }
@@ -292,8 +250,6 @@ final class DefaultRemoteLock implements RemoteLock {
                 case LOST:
                     log.info("Lock '{}' of owner {} was already lost ({}) when released", key, ownerId, lossReason);
                     return Optional.of(ReleaseResult.ALREADY_LOST);
-                case PENDING:
-                    throw new IllegalStateException("Lock '" + key + "' was never granted");
                 default:
                     state = State.RELEASED;
                     lossListeners.clear();

@@ -17,26 +17,21 @@ import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
-import io.distlock.spi.LockRequest;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -50,10 +45,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     private static final Logger log = LoggerFactory.getLogger(DefaultRemoteLocker.class);
     private static final AtomicInteger LOCKERS = new AtomicInteger();
-    /** Marks a lock taken by an asynchronous call: the re-entrancy check ignores it. */
-    private static final long NO_THREAD = -1;
-    /** How long close() waits for interrupted waiters to leave the backend before disconnecting it. */
-    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final long NO_THREAD = HeldLocks.NO_THREAD;
     /** A lock renewed for as long as it is held (not a fixed lease). */
     private static final Optional<Duration> RENEWED = Optional.empty();
 
@@ -77,24 +69,9 @@ final class DefaultRemoteLocker implements RemoteLocker {
     /** The backend's request count as the observer was given it, at the opening and again at the close. */
     private final Optional<LongSupplier> storeRequests;
 
-    private final ReentrancyGuard guard = new ReentrancyGuard();
-    private final ConcurrentHashMap<DefaultRemoteLock, Held> held = new ConcurrentHashMap<>();
-    /** Leases given up by {@link RemoteLock#releaseAfter} whose entries are still to be deleted. */
-    private final Set<Lease> delayedReleases = ConcurrentHashMap.newKeySet();
-    /** Guards {@link #closed} against adoption and the registration of waiters. */
-    private final Object lifecycle = new Object();
-
-    private final Set<Waiter> waiters = new HashSet<>(); // guarded by lifecycle
-    private volatile boolean closed;
-
-    /** What the locker keeps about a held lock until it is released or lost. */
-    private record Held(long threadId, LeaseKeeper.Tracking tracking) {}
-
-    /** A call waiting for a lock: a thread blocked in the backend, or an asynchronous call. */
-    private interface Waiter {
-        /** The locker closed: end the wait at once with {@link LockerClosedException}. */
-        void lockerClosed();
-    }
+    private final LockerFailures failures;
+    private final Waiters waiters;
+    private final HeldLocks held;
 
     DefaultRemoteLocker(
             String backendName,
@@ -132,32 +109,16 @@ final class DefaultRemoteLocker implements RemoteLocker {
         this.storeRequests = backend.storeRequests().isPresent()
                 ? Optional.of(() -> backend.storeRequests().orElse(0))
                 : Optional.empty();
+        this.failures = new LockerFailures(backendName);
+        this.waiters = new Waiters(backendName, failures);
+        this.held = new HeldLocks(
+                backend, keeper, ticker, clock, this.listenerExecutor, scheduler, workers, waiters, failures);
         observing.lockerOpened(storeRequests);
     }
 
     /** How many timers the lease keeper set so far; for tests. */
     long timersSet() {
         return keeper.timersSet();
-    }
-
-    Ticker ticker() {
-        return ticker;
-    }
-
-    Duration leaseTime() {
-        return leaseTime;
-    }
-
-    Clock clock() {
-        return clock;
-    }
-
-    LockBackend backend() {
-        return backend;
-    }
-
-    Executor listenerExecutor() {
-        return listenerExecutor;
     }
 
     @Override
@@ -189,9 +150,9 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     private RemoteLock lockUntil(String key, Deadline deadline, Optional<Duration> fixedLease)
             throws InterruptedException {
-        ensureOpen();
+        waiters.ensureOpen();
         long thread = Thread.currentThread().getId();
-        guard.check(key, thread);
+        held.refuseReentry(key, thread);
         return acquire(key, deadline, thread, fixedLease)
                 .orElseThrow(
                         () -> new LockTimeoutException(key, deadline.maxWait().orElseThrow()));
@@ -210,9 +171,9 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     private Optional<RemoteLock> tryLock(String key, Optional<Duration> fixedLease) {
         Checks.key(key);
-        ensureOpen();
+        waiters.ensureOpen();
         long thread = Thread.currentThread().getId();
-        guard.check(key, thread);
+        held.refuseReentry(key, thread);
         return attempt(key, thread, fixedLease);
     }
 
@@ -236,21 +197,21 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     private Optional<RemoteLock> attemptObserved(
             String key, long thread, Optional<Duration> fixedLease, Observing.Acquisition observed) {
-        DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next(), fixedLease);
-        BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
+        PendingGrant grant = new PendingGrant(key, fixedLease.orElse(leaseTime), fixedLease.isPresent());
+        Waiters.BlockedThread waiter = waiters.enterBlocked();
         try {
             Optional<Lease> lease;
             try {
-                lease = backend.tryAcquire(request(lock));
+                lease = backend.tryAcquire(grant.request());
             } catch (RuntimeException e) {
                 if (waiter.closedMeanwhile()) {
-                    throw closedException();
+                    throw failures.closed();
                 }
-                throw backendFailure(key, "tryLock", e);
+                throw failures.backend(key, "tryLock", e);
             }
-            return lease.flatMap(l -> adopt(lock, l, thread, observed));
+            return lease.flatMap(l -> held.adopt(grant, l, thread, observed));
         } finally {
-            leave(waiter);
+            waiters.leave(waiter);
         }
     }
 
@@ -298,32 +259,32 @@ final class DefaultRemoteLocker implements RemoteLocker {
             String key, Deadline deadline, long thread, Optional<Duration> fixedLease, Observing.Acquisition observed)
             throws InterruptedException {
         while (true) {
-            DefaultRemoteLock lock = new DefaultRemoteLock(this, key, OwnerIds.next(), fixedLease);
-            BlockedThread waiter = enter(new BlockedThread(Thread.currentThread()));
+            PendingGrant grant = new PendingGrant(key, fixedLease.orElse(leaseTime), fixedLease.isPresent());
+            Waiters.BlockedThread waiter = waiters.enterBlocked();
             Optional<RemoteLock> adopted;
             try {
                 Optional<Lease> lease;
                 try {
-                    lease = backend.acquire(request(lock), deadline);
+                    lease = backend.acquire(grant.request(), deadline);
                 } catch (InterruptedException e) {
                     if (waiter.closedMeanwhile()) {
-                        throw closedException();
+                        throw failures.closed();
                     }
                     throw e;
                 } catch (RuntimeException e) {
                     if (waiter.closedMeanwhile()) {
-                        throw closedException();
+                        throw failures.closed();
                     }
-                    throw backendFailure(key, "lock", e);
+                    throw failures.backend(key, "lock", e);
                 }
                 if (lease.isEmpty()) {
                     return Optional.empty();
                 }
                 // adopted while still counted as a waiter: close() waits for it, so a racing grant is released
                 // before the backend disconnects
-                adopted = adopt(lock, lease.get(), thread, observed);
+                adopted = held.adopt(grant, lease.get(), thread, observed);
             } finally {
-                leave(waiter);
+                waiters.leave(waiter);
             }
             if (adopted.isPresent() || deadline.hasPassed()) {
                 return adopted;
@@ -335,133 +296,14 @@ final class DefaultRemoteLocker implements RemoteLocker {
         return new InterruptedException("Lock '" + key + "' not taken: the calling thread was interrupted");
     }
 
-    private LockRequest request(DefaultRemoteLock lock) {
-        return new LockRequest(lock.key(), lock.ownerId(), lock.leaseTime(), lock::markLost);
-    }
-
-    /**
-     * Turns a granted lease into a held lock. A grant that is already stale (its validity ran out before it reached
-     * us) or was reported lost before it was handed over is released at once and gives empty; so is a grant that
-     * races with {@link #close()}, which then throws {@link LockerClosedException}.
-     */
-    private Optional<RemoteLock> adopt(
-            DefaultRemoteLock lock, Lease lease, long thread, Observing.Acquisition observed) {
-        if (!lock.granted(lease) || lock.grantExpired()) {
-            log.debug("Grant of lock '{}' to {} was stale or lost on arrival; released", lock.key(), lock.ownerId());
-            lock.discard();
-            releaseQuietly(lease);
-            return Optional.empty();
-        }
-        synchronized (lifecycle) {
-            if (closed) {
-                lock.discard();
-                releaseQuietly(lease);
-                throw closedException();
-            }
-            lock.observedBy(observed.granted(lock)); // before renewals and losses can be reported
-            held.put(lock, new Held(thread, keeper.track(lock)));
-        }
-        if (thread != NO_THREAD) {
-            guard.register(lock.key(), thread, lock);
-        }
-        if (!lock.inHeldState()) {
-            forget(lock, false); // lost between the grant and the bookkeeping: stop what was just started
-            // The loss may have come before the hold was there to hear it; a hold hears of its end once
-            lock.hold().lost(lock.lossReason());
-        }
-        log.debug("Acquired lock '{}' as {} (token {})", lock.key(), lock.ownerId(), lease.fencingToken());
-        return Optional.of(lock);
-    }
-
-    /** Called by a lock leaving the held state: stops its renewal; a lost lease is also deleted if still there. */
-    void forget(DefaultRemoteLock lock, boolean lost) {
-        Held h = held.remove(lock);
-        if (h != null) {
-            h.tracking().stop();
-            if (h.threadId() != NO_THREAD) {
-                guard.unregister(lock.key(), h.threadId(), lock);
-            }
-        }
-        if (lost) {
-            // The store may still hold it (the renewal failed, not the store): free it, only if still ours.
-            Lease lease = lock.lease();
-            try {
-                workers.execute(() -> releaseQuietly(lease));
-            } catch (RejectedExecutionException closing) {
-                releaseQuietly(lease);
-            }
-        }
-    }
-
-    /** {@link RemoteLock#extend}: false if the lock is no longer held through this locker. */
-    boolean extend(DefaultRemoteLock lock, Duration leaseTime) {
-        Held h = held.get(lock);
-        try {
-            return h != null && h.tracking().fix(leaseTime);
-        } catch (RuntimeException e) {
-            throw backendFailure(lock.key(), "extend", e);
-        }
-    }
-
-    /**
-     * {@link RemoteLock#releaseAfter} of a lock just given up by its handle: stops keeping it, sets the store's lease to
-     * end after {@code delay} (TTL backends), and deletes the entry then.
-     */
-    ReleaseResult releaseAfter(DefaultRemoteLock lock, Duration delay) {
-        Held h = held.remove(lock);
-        if (h == null) {
-            return ReleaseResult.ALREADY_RELEASED; // given up by close() meanwhile
-        }
-        if (h.threadId() != NO_THREAD) {
-            guard.unregister(lock.key(), h.threadId(), lock);
-        }
-        Lease lease = lock.lease();
-        boolean ours;
-        try {
-            ours = h.tracking().endAfter(delay);
-        } catch (RuntimeException e) {
-            deleteAfter(lease, delay); // the store keeps its previous lease, which may end later
-            throw backendFailure(lock.key(), "releaseAfter", e);
-        }
-        if (!ours) {
-            log.warn("Lock '{}' of owner {} was no longer held by the store when released", lock.key(), lock.ownerId());
-            return ReleaseResult.ALREADY_LOST;
-        }
-        deleteAfter(lease, delay);
-        return ReleaseResult.RELEASED;
-    }
-
-    /** Deletes the lease's entry {@code delay} from now, or when the locker closes (see {@link #close()}). */
-    private void deleteAfter(Lease lease, Duration delay) {
-        Runnable release = () -> {
-            if (delayedReleases.remove(lease)) {
-                releaseQuietly(lease);
-            }
-        };
-        delayedReleases.add(lease);
-        try {
-            scheduler.schedule(() -> workers.execute(release), delay.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException closing) {
-            release.run();
-        }
-    }
-
-    private void releaseQuietly(Lease lease) {
-        try {
-            backend.release(lease);
-        } catch (RuntimeException e) {
-            log.debug("Could not free lease of '{}'; it runs out by itself: {}", lease.key(), e.toString());
-        }
-    }
-
     @Override
     public RemoteLockGroup lockAll(Collection<String> keys, Duration maxWait) throws InterruptedException {
         List<String> sorted = Checks.keys(keys);
         Checks.positive(maxWait, "maxWait");
-        ensureOpen();
+        waiters.ensureOpen();
         long thread = Thread.currentThread().getId();
         for (String key : sorted) {
-            guard.check(key, thread);
+            held.refuseReentry(key, thread);
         }
         Deadline deadline = Deadline.after(maxWait, ticker);
         List<RemoteLock> taken = new ArrayList<>(sorted.size());
@@ -582,12 +424,12 @@ final class DefaultRemoteLocker implements RemoteLocker {
     public CompletableFuture<RemoteLock> lockAsync(String key, Duration maxWait) {
         Checks.key(key);
         Checks.positive(maxWait, "maxWait");
-        ensureOpen();
+        waiters.ensureOpen();
         if (Thread.currentThread().isInterrupted()) {
             return CompletableFuture.failedFuture(interruptedBefore(key)); // the flag stays the caller's to handle
         }
         AsyncAcquisition acquisition = new AsyncAcquisition(key, Deadline.after(maxWait, ticker), maxWait);
-        enter(acquisition);
+        waiters.enter(acquisition);
         Observing.Acquisition observed = observing.started(key, LockObserver.Kind.LOCK);
         acquisition.result.whenComplete((lock, failure) -> {
             if (failure != null) {
@@ -606,7 +448,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
      * backend implements it natively), adopted on a worker thread so that a chain of hand-overs never runs on the
      * granting thread's stack. A stale grant is released and the wait goes on until the deadline.
      */
-    private final class AsyncAcquisition implements Waiter {
+    private final class AsyncAcquisition implements Waiters.Waiter {
         private final String key;
         private final Deadline deadline;
         private final Duration maxWait;
@@ -618,7 +460,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
             this.deadline = deadline;
             this.maxWait = maxWait;
             result.whenComplete((v, e) -> {
-                leave(this);
+                waiters.leave(this);
                 CompletableFuture<Optional<Lease>> attempt = inBackend;
                 if (attempt != null) {
                     attempt.cancel(true); // cancelled or closed: withdraws the waiter (a no-op once granted)
@@ -634,22 +476,22 @@ final class DefaultRemoteLocker implements RemoteLocker {
         }
 
         private void start() {
-            DefaultRemoteLock lock = new DefaultRemoteLock(DefaultRemoteLocker.this, key, OwnerIds.next(), RENEWED);
+            PendingGrant grant = new PendingGrant(key, leaseTime, false);
             CompletableFuture<Optional<Lease>> attempt;
             try {
-                attempt = backend.acquireAsync(request(lock), deadline, workers);
+                attempt = backend.acquireAsync(grant.request(), deadline, workers);
             } catch (RuntimeException e) {
-                result.completeExceptionally(backendFailure(key, "lockAsync", e));
+                result.completeExceptionally(failures.backend(key, "lockAsync", e));
                 return;
             }
             inBackend = attempt;
             if (result.isDone()) {
                 attempt.cancel(true); // cancelled or closed while starting
             }
-            attempt.whenCompleteAsync((lease, failure) -> granted(lock, lease, failure), adopting);
+            attempt.whenCompleteAsync((lease, failure) -> granted(grant, lease, failure), adopting);
         }
 
-        private void granted(DefaultRemoteLock lock, Optional<Lease> lease, Throwable failure) {
+        private void granted(PendingGrant grant, Optional<Lease> lease, Throwable failure) {
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause()
@@ -657,7 +499,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 if (!(cause instanceof CancellationException)) {
                     result.completeExceptionally(
                             cause instanceof RuntimeException r
-                                    ? backendFailure(key, "lockAsync", r)
+                                    ? failures.backend(key, "lockAsync", r)
                                     : new LockBackendException("lockAsync('" + key + "') failed: " + cause, cause));
                 }
                 return;
@@ -668,7 +510,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
             }
             Optional<RemoteLock> adopted;
             try {
-                adopted = adopt(lock, lease.get(), NO_THREAD, observed);
+                adopted = held.adopt(grant, lease.get(), NO_THREAD, observed);
             } catch (RuntimeException closedMeanwhile) {
                 result.completeExceptionally(closedMeanwhile);
                 return;
@@ -686,18 +528,18 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
         @Override
         public void lockerClosed() {
-            result.completeExceptionally(closedException());
+            result.completeExceptionally(failures.closed());
         }
     }
 
     @Override
     public CompletableFuture<Optional<RemoteLock>> tryLockAsync(String key) {
         Checks.key(key);
-        ensureOpen();
+        waiters.ensureOpen();
         CompletableFuture<Optional<RemoteLock>> result = new CompletableFuture<>();
-        Waiter waiter = () -> result.completeExceptionally(closedException());
-        enter(waiter);
-        result.whenComplete((v, e) -> leave(waiter));
+        Waiters.Waiter waiter = () -> result.completeExceptionally(failures.closed());
+        waiters.enter(waiter);
+        result.whenComplete((v, e) -> waiters.leave(waiter));
         try {
             workers.execute(() -> {
                 if (result.isDone()) {
@@ -713,65 +555,14 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 }
             });
         } catch (RejectedExecutionException closing) {
-            result.completeExceptionally(closedException());
+            result.completeExceptionally(failures.closed());
         }
         return result;
     }
 
-    /** A thread blocked in the backend's {@code acquire}; closing the locker interrupts it. */
-    private final class BlockedThread implements Waiter {
-        private final Thread thread;
-        private boolean inside = true; // guarded by this
-        private boolean interrupted; // guarded by this
-
-        BlockedThread(Thread thread) {
-            this.thread = thread;
-        }
-
-        @Override
-        public synchronized void lockerClosed() {
-            if (inside) {
-                interrupted = true;
-                thread.interrupt();
-            }
-        }
-
-        synchronized boolean closedMeanwhile() {
-            return interrupted;
-        }
-
-        /** Leaves the backend; an interrupt of ours that the backend did not consume is taken back. */
-        synchronized void left() {
-            inside = false;
-            if (interrupted) {
-                Thread.interrupted();
-            }
-        }
-    }
-
-    private <W extends Waiter> W enter(W waiter) {
-        synchronized (lifecycle) {
-            if (closed) {
-                throw closedException();
-            }
-            waiters.add(waiter);
-        }
-        return waiter;
-    }
-
-    private void leave(Waiter waiter) {
-        if (waiter instanceof BlockedThread blocked) {
-            blocked.left();
-        }
-        synchronized (lifecycle) {
-            waiters.remove(waiter);
-            lifecycle.notifyAll();
-        }
-    }
-
     @Override
     public Capabilities capabilities() {
-        ensureOpen();
+        waiters.ensureOpen();
         return capabilities;
     }
 
@@ -782,34 +573,14 @@ final class DefaultRemoteLocker implements RemoteLocker {
      */
     @Override
     public void close() {
-        List<Waiter> waiting;
-        synchronized (lifecycle) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            waiting = new ArrayList<>(waiters);
+        if (!waiters.close()) {
+            return;
         }
-        waiting.forEach(Waiter::lockerClosed);
-        List<DefaultRemoteLock> still = new ArrayList<>(held.keySet());
-        if (!still.isEmpty()) {
-            log.info("Closing the {} locker: releasing {} lock(s) still held", backendName, still.size());
-        }
-        for (DefaultRemoteLock lock : still) {
-            try {
-                lock.release();
-            } catch (RuntimeException e) {
-                log.warn(
-                        "Could not release lock '{}' on close; its lease runs out by itself: {}",
-                        lock.key(),
-                        e.toString());
-            }
-        }
-        awaitWaitersGone();
+        held.releaseAll(backendName);
+        waiters.awaitGone();
         if (capabilities.leaseModel() == LeaseModel.SESSION) {
             // The session's end frees them anyway; delete them while the backend can still say so.
-            new ArrayList<>(delayedReleases)
-                    .stream().filter(delayedReleases::remove).forEach(this::releaseQuietly);
+            held.deleteDeferredNow();
         }
         scheduler.shutdownNow();
         workers.shutdownNow();
@@ -819,55 +590,6 @@ final class DefaultRemoteLocker implements RemoteLocker {
         } finally {
             observing.lockerClosed(storeRequests);
         }
-    }
-
-    /** Gives interrupted waiters a moment to leave the backend (and delete their queue entries) before it closes. */
-    private void awaitWaitersGone() {
-        long end = System.nanoTime() + CLOSE_WAIT_NANOS;
-        boolean interrupted = false;
-        synchronized (lifecycle) {
-            while (!waiters.isEmpty()) {
-                long left = end - System.nanoTime();
-                if (left <= 0) {
-                    log.warn(
-                            "Closing the {} locker: {} wait(s) still ending; disconnecting anyway",
-                            backendName,
-                            waiters.size());
-                    break;
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(lifecycle, left);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw closedException();
-        }
-    }
-
-    private LockerClosedException closedException() {
-        return new LockerClosedException(
-                "This " + backendName + " locker is closed; open a new one with RemoteLockers.open(...)");
-    }
-
-    /**
-     * One error model: distlock's own exceptions pass; anything else a backend let out (a client library's exception,
-     * even one that is an {@link IllegalStateException} such as Curator's) becomes a {@link LockBackendException}.
-     */
-    private RuntimeException backendFailure(String key, String operation, RuntimeException e) {
-        if (e instanceof io.distlock.LockException || e instanceof LockerClosedException) {
-            return e;
-        }
-        return new LockBackendException(
-                "The " + backendName + " store failed during " + operation + "('" + key + "'): " + e, e);
     }
 
     private static ThreadFactory daemon(String name) {
@@ -881,6 +603,6 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     @Override
     public String toString() {
-        return "RemoteLocker[" + backendName + (closed ? ", closed" : "") + "]";
+        return "RemoteLocker[" + backendName + (waiters.closed() ? ", closed" : "") + "]";
     }
 }

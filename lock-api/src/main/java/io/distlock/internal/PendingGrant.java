@@ -1,0 +1,57 @@
+package io.distlock.internal;
+
+import io.distlock.spi.LeaseLossListener;
+import io.distlock.spi.LockRequest;
+import java.time.Duration;
+
+/**
+ * One try at a grant, before there is a handle: the {@link LockRequest} handed to the backend (with a fresh owner id),
+ * whose loss listener this is. A loss the backend reports before the grant is handed over is remembered, and the grant
+ * then refused ({@link #handOver} is false); a loss reported after it goes to the handle. Built for each try by the
+ * acquisition paths, handed over by {@link HeldLocks#adopt}.
+ */
+final class PendingGrant implements LeaseLossListener {
+
+    private final LockRequest request;
+    private final boolean fixed;
+    private DefaultRemoteLock handle; // guarded by this
+    private boolean lostBeforeHandOver; // guarded by this
+
+    /** A request for {@code key} with {@code leaseTime}: a fixed lease (never renewed) if {@code fixed}. */
+    PendingGrant(String key, Duration leaseTime, boolean fixed) {
+        this.request = new LockRequest(key, OwnerIds.next(), leaseTime, this);
+        this.fixed = fixed;
+    }
+
+    /** What the backend is asked for. */
+    LockRequest request() {
+        return request;
+    }
+
+    /** Whether the lock is held for a fixed lease, which nothing renews. */
+    boolean fixed() {
+        return fixed;
+    }
+
+    /** Gives the grant its handle, which hears of every later loss; false if the lease was lost before. */
+    synchronized boolean handOver(DefaultRemoteLock lock) {
+        if (lostBeforeHandOver) {
+            return false;
+        }
+        handle = lock;
+        return true;
+    }
+
+    @Override
+    public void leaseLost(String reason) {
+        DefaultRemoteLock lock;
+        synchronized (this) {
+            if (handle == null) {
+                lostBeforeHandOver = true;
+                return;
+            }
+            lock = handle;
+        }
+        lock.markLost(reason);
+    }
+}
