@@ -1,10 +1,13 @@
 package io.distlock.internal;
 
 import io.distlock.LockObserver;
+import io.distlock.LockTimeoutException;
+import io.distlock.LockerClosedException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -36,6 +39,20 @@ final class Observing {
 
     void lockerClosed(Optional<LongSupplier> storeRequests) {
         safely("lockerClosed", () -> observer.lockerClosed(scheme, storeRequests));
+    }
+
+    /** How a failure the caller is given ends an observed acquisition. */
+    static LockObserver.Outcome outcomeOf(Throwable failure) {
+        if (failure instanceof LockerClosedException) {
+            return LockObserver.Outcome.CLOSED;
+        }
+        if (failure instanceof LockTimeoutException) {
+            return LockObserver.Outcome.TIMED_OUT;
+        }
+        if (failure instanceof InterruptedException || failure instanceof CancellationException) {
+            return LockObserver.Outcome.INTERRUPTED;
+        }
+        return LockObserver.Outcome.FAILED;
     }
 
     /** Starts observing one acquisition. */

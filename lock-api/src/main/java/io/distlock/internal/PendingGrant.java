@@ -7,8 +7,8 @@ import java.time.Duration;
 /**
  * One try at a grant, before there is a handle: the {@link LockRequest} handed to the backend (with a fresh owner id),
  * whose loss listener this is. A loss the backend reports before the grant is handed over is remembered, and the grant
- * then refused ({@link #handOver} is false); a loss reported after it goes to the handle. Built for each try by the
- * acquisition paths, handed over by {@link HeldLocks#adopt}.
+ * then refused ({@link #handOver} is false); a loss reported after it goes to the handle. Built for each try by {@link
+ * Ask#next}, handed over by {@link HeldLocks#adopt}.
  */
 final class PendingGrant implements LeaseLossListener {
 
