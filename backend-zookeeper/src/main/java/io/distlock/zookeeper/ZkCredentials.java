@@ -26,13 +26,6 @@ import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
  */
 final class ZkCredentials {
 
-    /** Option: the digest user. */
-    static final String USER = "user";
-    /** Option: the digest user's password (or {@code passwordFile}, {@code passwordEnv}). */
-    static final String PASSWORD = "password";
-    /** Option: further ids granted everything on the nodes, {@code scheme:id[,scheme:id...]}. */
-    static final String ADMIN_ACL = "adminAcl";
-
     private static final String DIGEST = "digest";
 
     private final String user;
@@ -59,27 +52,29 @@ final class ZkCredentials {
      *     adminAcl} without them or malformed
      */
     static Optional<ZkCredentials> read(BackendConfig config) {
-        Optional<String> user = config.option(USER);
-        Optional<Secret> password = config.secretOption(PASSWORD);
-        Optional<String> admins = config.option(ADMIN_ACL);
+        Optional<String> user = config.option(ZooKeeperLockOptions.USER);
+        Optional<Secret> password = config.secretOption(ZooKeeperLockOptions.PASSWORD);
+        Optional<String> admins = config.option(ZooKeeperLockOptions.ADMIN_ACL);
         if (user.isEmpty() && password.isEmpty()) {
             if (admins.isPresent()) {
-                throw new LockConfigurationException("Option '" + ADMIN_ACL + "' needs options '" + USER + "' and '"
-                        + PASSWORD + "': without them lock nodes are created open to everyone");
+                throw new LockConfigurationException("Option '" + ZooKeeperLockOptions.ADMIN_ACL + "' needs options '"
+                        + ZooKeeperLockOptions.USER + "' and '" + ZooKeeperLockOptions.PASSWORD
+                        + "': without them lock nodes are created open to everyone");
             }
             return Optional.empty();
         }
         if (user.isEmpty() || user.get().isBlank()) {
-            throw new LockConfigurationException("Option '" + PASSWORD + "' needs option '" + USER
-                    + "': the ZooKeeper digest user the password belongs to");
+            throw new LockConfigurationException("Option '" + ZooKeeperLockOptions.PASSWORD + "' needs option '"
+                    + ZooKeeperLockOptions.USER + "': the ZooKeeper digest user the password belongs to");
         }
         if (user.get().contains(":")) {
-            throw new LockConfigurationException(
-                    "Option '" + USER + "' must not contain ':' (ZooKeeper digest credentials are user:password)");
+            throw new LockConfigurationException("Option '" + ZooKeeperLockOptions.USER
+                    + "' must not contain ':' (ZooKeeper digest credentials are user:password)");
         }
         if (password.isEmpty()) {
-            throw new LockConfigurationException("Option '" + USER + "' needs option '" + PASSWORD + "' (or '"
-                    + PASSWORD + "File' / '" + PASSWORD + "Env'): digest authentication takes both");
+            throw new LockConfigurationException("Option '" + ZooKeeperLockOptions.USER + "' needs option '"
+                    + ZooKeeperLockOptions.PASSWORD + "' (or '" + ZooKeeperLockOptions.PASSWORD + "File' / '"
+                    + ZooKeeperLockOptions.PASSWORD + "Env'): digest authentication takes both");
         }
         return Optional.of(new ZkCredentials(
                 user.get(), password.get(), admins.map(ZkCredentials::parseIds).orElse(List.of())));
@@ -91,7 +86,7 @@ final class ZkCredentials {
             String id = part.trim();
             int colon = id.indexOf(':');
             if (colon <= 0 || colon == id.length() - 1) {
-                throw new LockConfigurationException("Option '" + ADMIN_ACL + "': '" + id
+                throw new LockConfigurationException("Option '" + ZooKeeperLockOptions.ADMIN_ACL + "': '" + id
                         + "' is not an id; expected scheme:id[,scheme:id...], e.g. digest:admin:<base64 sha1 of"
                         + " admin:password> or sasl:admin");
             }

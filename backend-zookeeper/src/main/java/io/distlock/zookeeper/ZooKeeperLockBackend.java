@@ -98,7 +98,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     private void preload() {
         KeyCodec.decode(KeyCodec.encode("preload"));
         ZkCalls.nodePrefix(ZkCalls.protectionId());
-        LockAttempt.compareBySequence(ZkCalls.LOCK_NAME + "0", ZkCalls.LOCK_NAME + "1");
+        ZkAcquisition.compareBySequence(ZkCalls.LOCK_NAME + "0", ZkCalls.LOCK_NAME + "1");
         client.create()
                 .storingStatIn(new Stat())
                 .creatingParentContainersIfNeeded()
@@ -121,23 +121,23 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     @Override
     public Optional<Lease> tryAcquire(LockRequest request) {
-        return attempt(request).tryOnce();
+        return acquisition(request).tryOnce();
     }
 
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        return attempt(request).await(deadline);
+        return acquisition(request).await(deadline);
     }
 
     /**
-     * Native: the queue node's predecessor watch and the connection's state changes drive the attempt, no thread waits
-     * (see {@link AsyncAcquisition}); {@code blockingExecutor} is not used.
+     * Native: the queue node's predecessor watch and the connection's state changes drive the acquisition, no thread
+     * waits (see {@link ZkAsyncAcquisition}); {@code blockingExecutor} is not used.
      */
     @Override
     public CompletableFuture<Optional<Lease>> acquireAsync(
             LockRequest request, Deadline deadline, Executor blockingExecutor) {
-        return new AsyncAcquisition(
-                        attempt(request), sessions, deadline, ticker, operationTimeout, steps, this::releaseQuietly)
+        return new ZkAsyncAcquisition(
+                        acquisition(request), sessions, deadline, ticker, operationTimeout, steps, this::releaseQuietly)
                 .start();
     }
 
@@ -149,8 +149,8 @@ final class ZooKeeperLockBackend implements LockBackend {
         }
     }
 
-    private LockAttempt attempt(LockRequest request) {
-        return new LockAttempt(calls, sessions, ticker, operationTimeout, request, lockPath(request.key()));
+    private ZkAcquisition acquisition(LockRequest request) {
+        return new ZkAcquisition(calls, sessions, ticker, operationTimeout, request, lockPath(request.key()));
     }
 
     /** The parent of a key's lock nodes; give this path to Curator's {@code InterProcessMutex} to share the lock. */

@@ -26,17 +26,17 @@ import org.apache.curator.utils.CloseableUtils;
  * <h2>URI and options</h2>
  * The hosts form the connect string (port 2181 when omitted); the path is the base path under which each key gets
  * its lock node, default {@code /distlock}. Options, as query parameters or {@link
- * io.distlock.RemoteLockerBuilder#option}:
+ * io.distlock.RemoteLockerBuilder#option}, or typed with {@link ZooKeeperLockOptions}:
  *
  * <ul>
- *   <li>{@value #SESSION_TIMEOUT}: the ZooKeeper session timeout asked for, default the locker's lease time ({@code
- *       ttl}, 30s). The server bounds it by its {@code minSessionTimeout}/{@code maxSessionTimeout} (by default 2 to
- *       20 ticks); the timeout it grants is the lease of every lock: how long the locks of a crashed or cut-off holder
- *       stay held.
- *   <li>{@value #TICK_TIME}: the ensemble's {@code tickTime}, default 3s (ZooKeeper's) or half the session timeout if
- *       less. A follower tells the leader of the sessions it heard from every half tick, so a heartbeat counts toward
- *       a lock's validity only half a tick after its answer; a tick longer than assumed would make the validity too
- *       generous on an ensemble.
+ *   <li>{@value ZooKeeperLockOptions#SESSION_TIMEOUT}: the ZooKeeper session timeout asked for, default the locker's
+ *       lease time ({@code ttl}, 30s). The server bounds it by its {@code minSessionTimeout}/{@code maxSessionTimeout}
+ *       (by default 2 to 20 ticks); the timeout it grants is the lease of every lock: how long the locks of a crashed
+ *       or cut-off holder stay held.
+ *   <li>{@value ZooKeeperLockOptions#TICK_TIME}: the ensemble's {@code tickTime}, default 3s (ZooKeeper's) or half the
+ *       session timeout if less. A follower tells the leader of the sessions it heard from every half tick, so a
+ *       heartbeat counts toward a lock's validity only half a tick after its answer; a tick longer than assumed would
+ *       make the validity too generous on an ensemble.
  *   <li>{@code connectTimeout} (common to all backends, default 10s): how long opening waits for a connection, and
  *       the longest a single store operation (tryLock, release) waits for an answer.
  *   <li>{@code user} and {@code password} (or {@code passwordFile}: the first line of a file; {@code passwordEnv}: an
@@ -44,7 +44,7 @@ import org.apache.curator.utils.CloseableUtils;
  *       missing, each key's node, the lock nodes) then get an ACL granting everything to that identity ({@code
  *       digest:user:base64(sha1(user:password))}) and to the {@code adminAcl} ids, and READ to anyone else: no other
  *       client can delete a held lock's node. Without them, nodes are open to everyone, as before.
- *   <li>{@value ZkCredentials#ADMIN_ACL}: further ids granted everything on those nodes, {@code
+ *   <li>{@value ZooKeeperLockOptions#ADMIN_ACL}: further ids granted everything on those nodes, {@code
  *       scheme:id[,scheme:id...]}, e.g. {@code digest:admin:<base64 sha1>} or {@code sasl:admin}.
  *   <li>{@code tls=true}, {@code caFile}, {@code certFile} + {@code keyFile}, {@code verifyHost} (see {@link
  *       TlsSettings}): TLS to the servers' {@code secureClientPort}, through the ZooKeeper client's own TLS settings
@@ -66,17 +66,6 @@ import org.apache.curator.utils.CloseableUtils;
  * instead.
  */
 public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
-
-    /** Option: the ZooKeeper session timeout to ask for; default the locker's lease time. */
-    public static final String SESSION_TIMEOUT = "sessionTimeout";
-
-    /**
-     * Option: the ensemble's {@code tickTime}; default ZooKeeper's default of 3 s, or half the session timeout if less
-     * (the largest tick that timeout allows with ZooKeeper's default {@code minSessionTimeout} of two ticks). A lock's
-     * validity counts a heartbeat once the leader has surely heard of it, half a tick after its answer: give the
-     * ensemble's tick if it is longer than that (the validity would otherwise be too generous), or to confirm sooner.
-     */
-    public static final String TICK_TIME = "tickTime";
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public ZooKeeperLockBackendProvider() {}
@@ -104,9 +93,9 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
     public LockBackend open(BackendConfig config) {
         ZkLocation location = ZkLocation.parse(config.uri());
         HostList hosts = ZkLocation.hosts(config.uri());
-        Duration sessionTimeout = config.durationOption(SESSION_TIMEOUT, config.leaseTime());
+        Duration sessionTimeout = config.durationOption(ZooKeeperLockOptions.SESSION_TIMEOUT, config.leaseTime());
         Duration connectTimeout = config.connectTimeout();
-        int sessionMs = millis(SESSION_TIMEOUT, sessionTimeout);
+        int sessionMs = millis(ZooKeeperLockOptions.SESSION_TIMEOUT, sessionTimeout);
         int connectMs = millis("connectTimeout", connectTimeout);
         Optional<Duration> tickTime = tickTime(config);
         Optional<ZkCredentials> credentials = ZkCredentials.read(config);
@@ -146,7 +135,8 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
                     location.connectString(),
                     location.basePath(),
                     credentials,
-                    "a client without credentials (options 'user' and 'password')");
+                    "a client without credentials (options '" + ZooKeeperLockOptions.USER + "' and '"
+                            + ZooKeeperLockOptions.PASSWORD + "')");
             CuratorFramework owned = client;
             return new ZooKeeperLockBackend(
                     client, location, sessionTimeout, tickTime, startedNanos, connectTimeout, config.ticker(), () -> {
@@ -189,18 +179,18 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
     }
 
     /**
-     * The {@value #TICK_TIME} option, if given.
+     * The {@value ZooKeeperLockOptions#TICK_TIME} option, if given.
      *
      * @throws LockConfigurationException if it is not a positive duration
      */
     static Optional<Duration> tickTime(BackendConfig config) {
-        if (config.option(TICK_TIME).isEmpty()) {
+        if (config.option(ZooKeeperLockOptions.TICK_TIME).isEmpty()) {
             return Optional.empty();
         }
-        Duration tick = config.durationOption(TICK_TIME, Duration.ZERO);
+        Duration tick = config.durationOption(ZooKeeperLockOptions.TICK_TIME, Duration.ZERO);
         if (tick.isNegative() || tick.isZero()) {
             throw new LockConfigurationException(
-                    "Option '" + TICK_TIME + "' must be positive, got " + DurationText.of(tick));
+                    "Option '" + ZooKeeperLockOptions.TICK_TIME + "' must be positive, got " + DurationText.of(tick));
         }
         return Optional.of(tick);
     }

@@ -47,6 +47,6 @@ public final class ZooKeeperLockers {
         String hosts = location.connectString().isEmpty() ? "application-client" : location.connectString();
         return RemoteLockers.builder()
                 .uri("zk://" + hosts + location.basePath())
-                .provider(new ClientBoundProvider(client, location));
+                .provider(new ApplicationClientProvider(client, location));
     }
 }

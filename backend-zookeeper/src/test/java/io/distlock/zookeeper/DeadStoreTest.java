@@ -35,7 +35,7 @@ class DeadStoreTest {
         locker = RemoteLockers.builder()
                 .uri("zk://" + server.getConnectString() + "/dead")
                 .connectTimeout(CONNECT_TIMEOUT)
-                .option(ZooKeeperLockBackendProvider.SESSION_TIMEOUT, "20s")
+                .option(ZooKeeperLockOptions.SESSION_TIMEOUT, "20s")
                 .build();
         locker.tryLock("warm-up").orElseThrow().release();
         server.stop();

@@ -28,7 +28,7 @@ class QueueOrderTest {
                 names.add(name(random));
             }
             List<String> ours = new ArrayList<>(names);
-            ours.sort(LockAttempt.BY_SEQUENCE);
+            ours.sort(ZkAcquisition.BY_SEQUENCE);
             List<String> curators = new ArrayList<>(names);
             curators.sort(CURATOR);
 
@@ -43,7 +43,7 @@ class QueueOrderTest {
                 "_c_00000000-0000-4000-8000-000000000000-lock-0000000003",
                 "_c_88888888-0000-4000-8000-000000000000-lock-0000000001"));
 
-        queue.sort(LockAttempt.BY_SEQUENCE);
+        queue.sort(ZkAcquisition.BY_SEQUENCE);
 
         assertThat(queue).extracting(n -> n.substring(n.length() - 1)).containsExactly("1", "2", "3");
     }

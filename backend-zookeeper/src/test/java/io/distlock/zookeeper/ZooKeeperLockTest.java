@@ -446,7 +446,7 @@ class ZooKeeperLockTest {
     void zookeeperScheme_andBuilderOption_work() throws Exception {
         try (RemoteLocker locker = RemoteLockers.builder()
                         .uri("zookeeper://" + server.getConnectString() + BASE)
-                        .option(ZooKeeperLockBackendProvider.SESSION_TIMEOUT, "4s")
+                        .option(ZooKeeperLockOptions.SESSION_TIMEOUT, "4s")
                         .build();
                 RemoteLock lock = locker.lock("scheme", WAIT)) {
             assertThat(a.tryLock("scheme")).isEmpty();

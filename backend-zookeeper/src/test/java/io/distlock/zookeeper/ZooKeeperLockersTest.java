@@ -117,7 +117,7 @@ class ZooKeeperLockersTest {
         client.blockUntilConnected();
         // the servers' tick, so that opening confirms the session in half of it (the close test opens with the default)
         return ZooKeeperLockers.using(client, basePath)
-                .option(ZooKeeperLockBackendProvider.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms")
+                .option(ZooKeeperLockOptions.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms")
                 .build();
     }
 
@@ -232,7 +232,7 @@ class ZooKeeperLockersTest {
             int eventListenersBefore = ((StandardListenerManager<?>) client.getCuratorListenable()).size();
             CuratorFramework app = client.usingNamespace("facade");
             try (RemoteLocker locker = ZooKeeperLockers.using(app, "/locks")
-                    .option(ZooKeeperLockBackendProvider.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms")
+                    .option(ZooKeeperLockOptions.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms")
                     .build()) {
                 try (RemoteLock lock = locker.lock("k", Duration.ofSeconds(30))) {
                     assertThat(client.getChildren().forPath("/facade/locks/k")).hasSize(1);

@@ -52,12 +52,12 @@ class ZooKeeperOwnClientConformanceTest implements MutualExclusionContract, Prog
         // the servers' tick: opening on an application's client confirms its session, half a tick (ZooKeeperLockersTest
         // opens with the default)
         return ZooKeeperLockers.using(client, BASE)
-                .option(ZooKeeperLockBackendProvider.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms");
+                .option(ZooKeeperLockOptions.TICK_TIME, ZooKeeperEnsemble.TICK.toMillis() + "ms");
     }
 
     @Override
     public LockBackendProvider provider() {
-        return new ClientBoundProvider(client, ZkLocation.ofClient(ZK.connectString(), BASE));
+        return new ApplicationClientProvider(client, ZkLocation.ofClient(ZK.connectString(), BASE));
     }
 
     @Override

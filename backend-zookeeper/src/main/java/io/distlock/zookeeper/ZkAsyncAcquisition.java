@@ -18,7 +18,7 @@ import java.util.function.Consumer;
 import org.apache.zookeeper.KeeperException;
 
 /**
- * The asynchronous form of a {@link LockAttempt}: no thread is held while waiting. Each look at the queue (create the
+ * The asynchronous form of a {@link ZkAcquisition}: no thread is held while waiting. Each look at the queue (create the
  * node, list the queue, leave a watch on the predecessor) runs as one short task on the backend's step executor; the
  * predecessor's watch, a change of connection state, or a timer schedules the next look. The step executor has one
  * thread, so the nodes of calls made one after another are created in call order (FIFO across calls).
@@ -26,11 +26,11 @@ import org.apache.zookeeper.KeeperException;
  * <p>Cancelling the future, or the deadline passing, deletes the queue node; a grant that arrives after the future was
  * cancelled is released.
  */
-final class AsyncAcquisition {
+final class ZkAsyncAcquisition {
 
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final LockAttempt attempt;
+    private final ZkAcquisition acquisition;
     private final SessionWatch sessions;
     private final Deadline deadline;
     private final Ticker ticker;
@@ -44,17 +44,17 @@ final class AsyncAcquisition {
     private final Runnable wakeUp = this::schedule;
     private final AtomicBoolean stepPending = new AtomicBoolean();
     private ScheduledFuture<?> deadlineTimer; // guarded by this
-    private boolean ended; // the attempt's node is gone or handed over; guarded by this
+    private boolean ended; // the acquisition's node is gone or handed over; guarded by this
 
-    AsyncAcquisition(
-            LockAttempt attempt,
+    ZkAsyncAcquisition(
+            ZkAcquisition acquisition,
             SessionWatch sessions,
             Deadline deadline,
             Ticker ticker,
             Duration operationTimeout,
             ScheduledExecutorService steps,
             Consumer<Lease> release) {
-        this.attempt = attempt;
+        this.acquisition = acquisition;
         this.sessions = sessions;
         this.deadline = deadline;
         this.ticker = ticker;
@@ -113,7 +113,7 @@ final class AsyncAcquisition {
                 outage = Deadline.after(operationTimeout, ticker);
             }
             if (outage.hasPassed()) {
-                fail(attempt.unreachable("lockAsync")); // not connected for the whole connectTimeout
+                fail(acquisition.unreachable("lockAsync")); // not connected for the whole connectTimeout
             } else {
                 retryLater(); // no thread waits for the connection: the state change (or the timer) looks again
             }
@@ -123,7 +123,7 @@ final class AsyncAcquisition {
         try {
             // each store call of the step waits at most the operation timeout, so a connection lost mid-step holds
             // the thread no longer
-            Optional<Lease> lease = attempt.look(deadline, this::schedule);
+            Optional<Lease> lease = acquisition.look(deadline, this::schedule);
             if (lease.isPresent()) {
                 ended = true;
                 cancelTimer();
@@ -135,13 +135,13 @@ final class AsyncAcquisition {
             if (deadline.hasPassed()) {
                 deadlinePassed();
             } else {
-                fail(attempt.unreachable("lockAsync")); // a call unanswered for the whole connectTimeout
+                fail(acquisition.unreachable("lockAsync")); // a call unanswered for the whole connectTimeout
             }
         } catch (KeeperException e) {
-            if (LockAttempt.isConnectionTrouble(e)) {
+            if (ZkAcquisition.isConnectionTrouble(e)) {
                 retryLater();
             } else {
-                fail(attempt.failure("lockAsync", e));
+                fail(acquisition.failure("lockAsync", e));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -190,7 +190,7 @@ final class AsyncAcquisition {
         }
         ended = true;
         cancelTimer();
-        attempt.leave();
+        acquisition.leave();
     }
 
     private void cancelTimer() {

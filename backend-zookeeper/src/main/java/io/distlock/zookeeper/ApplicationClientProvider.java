@@ -20,19 +20,19 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
  * The ZooKeeper backend on an application's {@link CuratorFramework} (see {@link ZooKeeperLockers}): the client's
  * connection, credentials, ACL provider and session; closing the backend leaves the client open.
  */
-final class ClientBoundProvider implements LockBackendProvider {
+final class ApplicationClientProvider implements LockBackendProvider {
 
     /** The URI backend's name and schemes: a locker on the application's client is the same backend. */
     private static final LockBackendProvider BY_URI = new ZooKeeperLockBackendProvider();
 
     /** Options the application's client already settles. */
     private static final List<String> SETTLED_BY_CLIENT = List.of(
-            ZkCredentials.USER,
-            ZkCredentials.PASSWORD,
-            ZkCredentials.PASSWORD + "File",
-            ZkCredentials.PASSWORD + "Env",
-            ZkCredentials.ADMIN_ACL,
-            ZooKeeperLockBackendProvider.SESSION_TIMEOUT,
+            ZooKeeperLockOptions.USER,
+            ZooKeeperLockOptions.PASSWORD,
+            ZooKeeperLockOptions.PASSWORD + "File",
+            ZooKeeperLockOptions.PASSWORD + "Env",
+            ZooKeeperLockOptions.ADMIN_ACL,
+            ZooKeeperLockOptions.SESSION_TIMEOUT,
             TlsSettings.TLS,
             TlsSettings.CA_FILE,
             TlsSettings.CERT_FILE,
@@ -42,7 +42,7 @@ final class ClientBoundProvider implements LockBackendProvider {
     private final CuratorFramework client;
     private final ZkLocation location;
 
-    ClientBoundProvider(CuratorFramework client, ZkLocation location) {
+    ApplicationClientProvider(CuratorFramework client, ZkLocation location) {
         this.client = client;
         this.location = location;
     }

@@ -23,17 +23,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One acquisition of one key, in Curator's lock layout so that it excludes Curator's {@code InterProcessMutex} on the
- * same path and is excluded by it: the attempt creates an ephemeral sequential node {@code
+ * same path and is excluded by it: the acquisition creates an ephemeral sequential node {@code
  * <lockPath>/_c_<uuid>-lock-<seq>}; the node with the lowest sequence number owns the lock; every other node watches
- * only its predecessor (no thundering herd, no polling), so waiters are served in the order they arrived. The attempt
- * object lives on the acquiring thread only; its node is deleted on every way out but the grant.
+ * only its predecessor (no thundering herd, no polling), so waiters are served in the order they arrived. The
+ * acquisition object lives on the acquiring thread only; its node is deleted on every way out but the grant.
  */
-final class LockAttempt {
+final class ZkAcquisition {
 
-    private static final Logger log = LoggerFactory.getLogger(LockAttempt.class);
+    private static final Logger log = LoggerFactory.getLogger(ZkAcquisition.class);
 
     /** Queue order: Curator's ({@code StandardLockInternalsDriver.standardFixForSorting}), without its substrings. */
-    static final Comparator<String> BY_SEQUENCE = LockAttempt::compareBySequence;
+    static final Comparator<String> BY_SEQUENCE = ZkAcquisition::compareBySequence;
 
     /** The first and the longest pause between looks at the queue, for a wait on the client's event thread. */
     private static final long POLL_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -58,7 +58,7 @@ final class LockAttempt {
     /** The name of {@link #node} under the lock path; null with it. */
     private String nodeName;
 
-    LockAttempt(
+    ZkAcquisition(
             ZkCalls calls,
             SessionWatch sessions,
             Ticker ticker,
@@ -268,9 +268,9 @@ final class LockAttempt {
     }
 
     /**
-     * The queue, sorted. Another node of this attempt's (same protection id, not the one we hold) is deleted first: an
-     * application's client with a retry policy of its own repeats a create whose reply was lost, leaving the first
-     * node behind in our session, ahead of ours, where it would block the key until the session ends.
+     * The queue, sorted. Another node of this acquisition's (same protection id, not the one we hold) is deleted
+     * first: an application's client with a retry policy of its own repeats a create whose reply was lost, leaving the
+     * first node behind in our session, ahead of ours, where it would block the key until the session ends.
      */
     private List<String> queue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         return queue(calls.children(lockPath, deadline), deadline);
