@@ -1,7 +1,8 @@
 /**
- * distlock's API ({@code io.distlock}: what users call) and backend SPI ({@code io.distlock.spi}: what store adapters
- * implement). The shared machinery ({@code io.distlock.internal}) and the in-memory backend are not exported; backends
- * are found with {@link java.util.ServiceLoader}, on the module path ({@code provides}) and on the class path ({@code
+ * distlock's API ({@code io.distlock}: what users call), backend SPI ({@code io.distlock.spi}: what store adapters
+ * implement) and backend toolkit ({@code io.distlock.toolkit}: what store adapters, tools and tests may use). The
+ * shared machinery ({@code io.distlock.internal}) and the in-memory backend are not exported; backends are found with
+ * {@link java.util.ServiceLoader}, on the module path ({@code provides}) and on the class path ({@code
  * META-INF/services}) alike.
  */
 module io.distlock {
@@ -9,6 +10,7 @@ module io.distlock {
 
     exports io.distlock;
     exports io.distlock.spi;
+    exports io.distlock.toolkit;
 
     uses io.distlock.spi.LockBackendProvider;
 

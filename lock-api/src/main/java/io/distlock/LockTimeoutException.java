@@ -16,7 +16,7 @@ public class LockTimeoutException extends LockException {
      * @param maxWait the wait the caller allowed
      */
     public LockTimeoutException(String key, Duration maxWait) {
-        super("Lock '" + key + "' was not granted within " + io.distlock.spi.DurationText.of(maxWait));
+        super("Lock '" + key + "' was not granted within " + io.distlock.toolkit.DurationText.of(maxWait));
         this.key = key;
         this.maxWait = maxWait;
     }

@@ -2,6 +2,7 @@ package io.distlock;
 
 import io.distlock.internal.LockerFactory;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.toolkit.ManualTicker;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,5 +1,7 @@
 package io.distlock;
 
+import io.distlock.internal.LockerFactory;
+import io.distlock.spi.LockBackendProvider;
 import java.net.URI;
 
 /**
@@ -43,6 +45,18 @@ public final class RemoteLockers {
     /** Same as {@link #open(String)}. */
     public static RemoteLocker open(URI uri) {
         return builder().uri(uri).build();
+    }
+
+    /**
+     * The provider that {@link #open(String)} uses for URIs of {@code scheme} (e.g. {@code zk}), found as the class
+     * describes: for wrapping it and handing the wrapper to {@link RemoteLockerBuilder#provider}, or for opening a
+     * backend directly through the SPI.
+     *
+     * @throws LockConfigurationException if the provider set by {@value #PROVIDER_PROPERTY} cannot be loaded or does not
+     *     serve {@code scheme}, or no provider serves it (the message lists the schemes available)
+     */
+    public static LockBackendProvider provider(String scheme) {
+        return LockerFactory.provider(scheme);
     }
 
     /** A builder for a locker: the URI plus typed equivalents of the options. */

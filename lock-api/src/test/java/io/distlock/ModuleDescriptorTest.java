@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class ModuleDescriptorTest {
 
     @Test
-    void moduleInfo_exportsTheApiAndTheSpiOnly_andFindsProvidersByServiceLoader() throws Exception {
+    void moduleInfo_exportsTheApiTheSpiAndTheToolkitOnly_andFindsProvidersByServiceLoader() throws Exception {
         ModuleDescriptor descriptor;
         Path classes = Path.of(RemoteLocker.class
                 .getProtectionDomain()
@@ -27,7 +27,7 @@ class ModuleDescriptorTest {
         assertThat(descriptor.exports().stream()
                         .map(ModuleDescriptor.Exports::source)
                         .collect(Collectors.toSet()))
-                .containsExactlyInAnyOrder("io.distlock", "io.distlock.spi");
+                .containsExactlyInAnyOrder("io.distlock", "io.distlock.spi", "io.distlock.toolkit");
         assertThat(descriptor.exports()).allMatch(e -> !e.isQualified());
         assertThat(descriptor.uses()).containsExactly("io.distlock.spi.LockBackendProvider");
         assertThat(descriptor.provides()).singleElement().satisfies(p -> assertThat(p.providers())

@@ -2,8 +2,8 @@ package io.distlock.cassandra;
 
 import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
-import io.distlock.spi.PollingAcquisition;
-import io.distlock.spi.WakeUps;
+import io.distlock.toolkit.PollingAcquisition;
+import io.distlock.toolkit.WakeUps;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

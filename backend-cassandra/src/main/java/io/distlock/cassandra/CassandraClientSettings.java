@@ -3,7 +3,7 @@ package io.distlock.cassandra;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Secret;
-import io.distlock.spi.TlsSettings;
+import io.distlock.toolkit.TlsSettings;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;

@@ -6,7 +6,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
-import io.distlock.spi.WakeUps;
+import io.distlock.toolkit.WakeUps;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -6,7 +6,7 @@ import com.datastax.oss.driver.api.core.metadata.Node;
 import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
-import io.distlock.spi.HostList;
+import io.distlock.toolkit.HostList;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.Collection;

@@ -4,7 +4,7 @@ import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;

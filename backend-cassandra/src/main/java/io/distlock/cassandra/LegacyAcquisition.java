@@ -2,7 +2,7 @@ package io.distlock.cassandra;
 
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
-import io.distlock.spi.WakeUps;
+import io.distlock.toolkit.WakeUps;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

@@ -3,7 +3,7 @@ package io.distlock.cassandra;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
-import io.distlock.spi.WakeUps;
+import io.distlock.toolkit.WakeUps;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * releasing holder often takes the lock again while the others sleep) and its waits are long under contention.
  *
  * <p>Every step is an asynchronous driver request, and a wait is lock-api's {@link
- * io.distlock.spi.PollingAcquisition}, as the queue's is: no thread is parked between attempts, and a store that fails
+ * io.distlock.toolkit.PollingAcquisition}, as the queue's is: no thread is parked between attempts, and a store that fails
  * is attempted again after the shared back-off until it has failed for the {@code connectTimeout} (the listing would
  * retry for ever) or until the deadline.
  */

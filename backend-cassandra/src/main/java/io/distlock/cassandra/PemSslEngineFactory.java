@@ -3,7 +3,7 @@ package io.distlock.cassandra;
 import com.datastax.oss.driver.api.core.metadata.EndPoint;
 import com.datastax.oss.driver.api.core.ssl.SslEngineFactory;
 import io.distlock.LockConfigurationException;
-import io.distlock.spi.TlsSettings;
+import io.distlock.toolkit.TlsSettings;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;

@@ -1,7 +1,7 @@
 package io.distlock.cassandra;
 
 import io.distlock.spi.Deadline;
-import io.distlock.spi.WakeUps;
+import io.distlock.toolkit.WakeUps;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;

@@ -3,7 +3,7 @@ package io.distlock.etcd;
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;

@@ -3,7 +3,7 @@ package io.distlock.etcd;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Secret;
-import io.distlock.spi.TlsSettings;
+import io.distlock.toolkit.TlsSettings;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;

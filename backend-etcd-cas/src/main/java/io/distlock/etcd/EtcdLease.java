@@ -1,7 +1,7 @@
 package io.distlock.etcd;
 
 import io.distlock.spi.Lease;
-import io.distlock.spi.LeaseLoss;
+import io.distlock.toolkit.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
 import java.time.Duration;
 import java.util.OptionalLong;

@@ -1,7 +1,7 @@
 package io.distlock.etcd;
 
 import io.distlock.LockConfigurationException;
-import io.distlock.spi.HostList;
+import io.distlock.toolkit.HostList;
 import java.net.URI;
 import java.util.List;
 import java.util.Locale;

@@ -4,9 +4,9 @@ import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
-import io.distlock.spi.DurationText;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.toolkit.DurationText;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import java.time.Duration;
@@ -37,7 +37,7 @@ import java.util.function.UnaryOperator;
  *       holder's locks are freed one TTL after its last keep-alive.
  *   <li>{@code connectTimeout} (common, default 10s): how long opening waits for etcd to grant the first lease.
  *   <li>{@code tls}, {@code caFile}, {@code certFile}, {@code keyFile} (common TLS options, see {@link
- *       io.distlock.spi.TlsSettings}): {@code etcd+https} (or {@code tls=true}) connects over TLS, trusting the PEM
+ *       io.distlock.toolkit.TlsSettings}): {@code etcd+https} (or {@code tls=true}) connects over TLS, trusting the PEM
  *       authorities of {@code caFile} (default the JVM's trust store) and presenting the PEM client certificate and
  *       key for etcd's {@code --client-cert-auth}. The member's certificate must name the host in the URI: gRPC
  *       always checks it, so {@code verifyHost=false} is refused.

@@ -1,8 +1,8 @@
 package io.distlock.etcd;
 
 import io.distlock.RemoteLockerBuilder;
-import io.distlock.spi.DurationText;
-import io.distlock.spi.TlsSettings;
+import io.distlock.toolkit.DurationText;
+import io.distlock.toolkit.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -2,7 +2,7 @@ package io.distlock.etcd;
 
 import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,6 +1,6 @@
 package io.distlock.etcd;
 
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;

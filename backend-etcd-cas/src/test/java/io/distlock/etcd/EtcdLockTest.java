@@ -13,7 +13,6 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.Ticker;
-import io.distlock.internal.OwnerIds;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.kit.history.HistoryChecker;
@@ -25,6 +24,7 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.TcpProxy;
+import io.distlock.toolkit.OwnerIds;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -757,7 +757,7 @@ class EtcdLockTest {
     @Test
     void validUntil_isSendTimePlusTtl_lessDriftAllowance() throws Exception {
         Duration ttl = Duration.ofSeconds(30);
-        io.distlock.ManualTicker ticker = new io.distlock.ManualTicker();
+        io.distlock.toolkit.ManualTicker ticker = new io.distlock.toolkit.ManualTicker();
         long sent = ticker.read();
         BackendConfig config = new BackendConfig(
                 URI.create(EtcdTesting.uri(ETCD, PREFIX)),

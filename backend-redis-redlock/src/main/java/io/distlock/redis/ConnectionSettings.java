@@ -2,9 +2,9 @@ package io.distlock.redis;
 
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
-import io.distlock.spi.HostList.Address;
 import io.distlock.spi.Secret;
-import io.distlock.spi.TlsSettings;
+import io.distlock.toolkit.HostList.Address;
+import io.distlock.toolkit.TlsSettings;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;

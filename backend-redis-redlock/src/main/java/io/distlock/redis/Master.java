@@ -1,6 +1,6 @@
 package io.distlock.redis;
 
-import io.distlock.spi.RequestTimeouts;
+import io.distlock.toolkit.RequestTimeouts;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;

@@ -1,8 +1,8 @@
 package io.distlock.redis;
 
 import io.distlock.LockConfigurationException;
-import io.distlock.spi.HostList;
-import io.distlock.spi.HostList.Address;
+import io.distlock.toolkit.HostList;
+import io.distlock.toolkit.HostList.Address;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;

@@ -1,8 +1,8 @@
 package io.distlock.redis;
 
 import io.distlock.RemoteLockerBuilder;
-import io.distlock.internal.Redaction;
-import io.distlock.spi.TlsSettings;
+import io.distlock.spi.Redaction;
+import io.distlock.toolkit.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -1,6 +1,6 @@
 package io.distlock.redis;
 
-import io.distlock.spi.WakeUps;
+import io.distlock.toolkit.WakeUps;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -2,7 +2,7 @@ package io.distlock.zookeeper;
 
 import io.distlock.LockBackendException;
 import io.distlock.Ticker;
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;

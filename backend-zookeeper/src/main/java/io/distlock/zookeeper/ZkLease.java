@@ -1,8 +1,8 @@
 package io.distlock.zookeeper;
 
 import io.distlock.spi.Lease;
-import io.distlock.spi.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
+import io.distlock.toolkit.LeaseLoss;
 import java.util.OptionalLong;
 
 /**

@@ -1,7 +1,7 @@
 package io.distlock.zookeeper;
 
 import io.distlock.LockConfigurationException;
-import io.distlock.spi.HostList;
+import io.distlock.toolkit.HostList;
 import java.net.URI;
 import org.apache.curator.utils.PathUtils;
 

@@ -1,6 +1,6 @@
 package io.distlock.benchmarks;
 
-import io.distlock.spi.HostList;
+import io.distlock.toolkit.HostList;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.LinkedHashMap;

@@ -4,12 +4,10 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
 import io.distlock.Ticker;
-import io.distlock.internal.Durations;
-import io.distlock.internal.LockerFactory;
-import io.distlock.internal.ProviderRegistry;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.toolkit.DurationText;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -54,9 +52,7 @@ public interface LockerFixture {
      * RemoteLockers#open(String)} does.
      */
     default LockBackendProvider provider() {
-        ClassLoader context = Thread.currentThread().getContextClassLoader();
-        return ProviderRegistry.forScheme(
-                KitUris.scheme(lockerUri()), context != null ? context : LockerFixture.class.getClassLoader());
+        return RemoteLockers.provider(KitUris.scheme(lockerUri()));
     }
 
     /**
@@ -77,15 +73,15 @@ public interface LockerFixture {
                 }
             }
         }
-        options.remove(LockerFactory.TTL);
-        String connect = options.remove(LockerFactory.CONNECT_TIMEOUT);
+        options.remove(BackendConfig.TTL);
+        String connect = options.remove(BackendConfig.CONNECT_TIMEOUT);
         String text = full.toString();
         URI bare = query == null ? full : URI.create(text.substring(0, text.indexOf('?')));
         BackendConfig config = new BackendConfig(
                 bare,
                 options,
                 leaseTime,
-                connect == null ? Duration.ofSeconds(10) : Durations.parseOption("connectTimeout", connect),
+                connect == null ? Duration.ofSeconds(10) : DurationText.parseOption("connectTimeout", connect),
                 Ticker.system(),
                 Clock.systemUTC());
         return provider().open(config);

@@ -4,7 +4,6 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
-import io.distlock.internal.ProviderRegistry;
 import io.distlock.kit.history.HistoryRecorder;
 import java.io.IOException;
 import java.io.InputStream;
@@ -122,8 +121,7 @@ public final class WorkerMain {
         String uri = arg("uri");
         // Every validity the backend reports goes into the history, for the check that a lost hold's validity ended in
         // time.
-        InterceptingProvider provider = new InterceptingProvider(
-                ProviderRegistry.forScheme(KitUris.scheme(uri), WorkerMain.class.getClassLoader()), history);
+        InterceptingProvider provider = new InterceptingProvider(RemoteLockers.provider(KitUris.scheme(uri)), history);
         RemoteLockerBuilder builder = RemoteLockers.builder()
                 .uri(uri)
                 .provider(provider)

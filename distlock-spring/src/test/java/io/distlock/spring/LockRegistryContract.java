@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockObserver;
-import io.distlock.ManualTicker;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
+import io.distlock.toolkit.ManualTicker;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.Callable;

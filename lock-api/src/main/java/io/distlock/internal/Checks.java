@@ -1,7 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.RemoteLocker;
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -9,6 +9,8 @@ import io.distlock.Ticker;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.spi.Redaction;
+import io.distlock.toolkit.DurationText;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
@@ -25,10 +27,8 @@ import java.util.regex.Pattern;
 /** Turns a URI and builder settings into an open {@link RemoteLocker}: parsing, discovery, option checks. */
 public final class LockerFactory {
 
-    /** Option: the lease time of each lock. */
-    public static final String TTL = "ttl";
-    /** Option: how long opening may block. */
-    public static final String CONNECT_TIMEOUT = "connectTimeout";
+    private static final String TTL = BackendConfig.TTL;
+    private static final String CONNECT_TIMEOUT = BackendConfig.CONNECT_TIMEOUT;
 
     static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
     static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
@@ -87,8 +87,7 @@ public final class LockerFactory {
         Duration ttl = take(options, TTL, leaseTime, DEFAULT_LEASE_TIME, rawUri);
         Duration connect = take(options, CONNECT_TIMEOUT, connectTimeout, DEFAULT_CONNECT_TIMEOUT, rawUri);
 
-        LockBackendProvider provider =
-                explicitProvider.orElseGet(() -> ProviderRegistry.forScheme(uri.getScheme(), classLoader()));
+        LockBackendProvider provider = explicitProvider.orElseGet(() -> provider(uri.getScheme()));
         BackendConfig config = new BackendConfig(withoutQuery(uri), options, ttl, connect, ticker, clock);
         LockBackend backend;
         try {
@@ -212,9 +211,14 @@ public final class LockerFactory {
                     + Redaction.uri(rawUri) + "' and in the builder; give it once");
         }
         if (raw != null) {
-            return Durations.parseOption(name, raw);
+            return DurationText.parseOption(name, raw);
         }
         return typed.orElse(fallback);
+    }
+
+    /** The provider for {@code scheme}, found with the context class loader (else lock-api's). */
+    public static LockBackendProvider provider(String scheme) {
+        return ProviderRegistry.forScheme(scheme, classLoader());
     }
 
     private static URI withoutQuery(URI uri) {

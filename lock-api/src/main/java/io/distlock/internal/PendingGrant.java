@@ -1,5 +1,7 @@
 package io.distlock.internal;
 
+import io.distlock.toolkit.OwnerIds;
+
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package io.distlock.internal;
 
+import io.distlock.spi.Redaction;
 import java.util.regex.Pattern;
 
 /**
@@ -18,7 +19,7 @@ import java.util.regex.Pattern;
  * <p>One reading stays ambiguous and is taken as {@code java.net.URI} takes it: a password whose part before its first
  * {@code /}, {@code ?} or {@code #} is a port number ({@code user:123/x@h} reads as host {@code user}, port 123).
  */
-final class UserInfo {
+public final class UserInfo {
 
     private static final Pattern SCHEME_AND_SLASHES = Pattern.compile("\\s*[A-Za-z][A-Za-z0-9+.-]*://");
     private static final String HOST = "\\s*(?:\\[[^\\]/?#@\\s]*\\]|[^:@/?#,\\[\\]\\s]+)(?::[0-9]{1,5})?\\s*";
@@ -27,7 +28,7 @@ final class UserInfo {
     private UserInfo() {}
 
     /** Whether the lock URI {@code uri} ({@code scheme://...}) carries user-info. */
-    static boolean present(String uri) {
+    public static boolean present(String uri) {
         java.util.regex.Matcher start = SCHEME_AND_SLASHES.matcher(uri);
         return start.lookingAt() && end(uri, start.end()) >= 0;
     }
@@ -36,7 +37,7 @@ final class UserInfo {
      * The index of the {@code @} that ends the user-info of the URI whose authority starts at {@code from} (just after
      * its {@code //}) in {@code uri}, a text without white space; -1 if it carries none.
      */
-    static int end(String uri, int from) {
+    public static int end(String uri, int from) {
         int lastAt = uri.lastIndexOf('@');
         if (lastAt < from) {
             return -1;

@@ -2,7 +2,7 @@ package io.distlock.spi;
 
 import io.distlock.LockConfigurationException;
 import io.distlock.Ticker;
-import io.distlock.internal.Durations;
+import io.distlock.toolkit.DurationText;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -28,6 +28,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * is reported to the user as an unknown option. Thread-safe.
  */
 public final class BackendConfig {
+
+    /** The locker's option for the lease time of each lock ({@link #leaseTime()}); not a backend's to read. */
+    public static final String TTL = "ttl";
+
+    /** The locker's option for how long opening may block ({@link #connectTimeout()}); not a backend's to read. */
+    public static final String CONNECT_TIMEOUT = "connectTimeout";
 
     private final URI uri;
     private final Map<String, String> options;
@@ -114,7 +120,7 @@ public final class BackendConfig {
      * @throws LockConfigurationException if the value is malformed or not positive
      */
     public Duration durationOption(String name, Duration defaultValue) {
-        return option(name).map(v -> Durations.parseOption(name, v)).orElse(defaultValue);
+        return option(name).map(v -> DurationText.parseOption(name, v)).orElse(defaultValue);
     }
 
     /**
@@ -245,8 +251,8 @@ public final class BackendConfig {
             return;
         }
         Set<String> known = readOptions();
-        known.add("ttl");
-        known.add("connectTimeout");
+        known.add(TTL);
+        known.add(CONNECT_TIMEOUT);
         throw new LockConfigurationException("Unknown option" + (unknown.size() > 1 ? "s " : " ") + unknown
                 + " for the " + backendName + " backend in '" + uri + "'; known options: " + known);
     }

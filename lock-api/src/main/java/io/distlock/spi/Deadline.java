@@ -1,7 +1,9 @@
 package io.distlock.spi;
 
 import io.distlock.Ticker;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -39,8 +41,8 @@ public final class Deadline {
         return maxWait;
     }
 
-    /** The ticker this deadline is measured on. */
-    Ticker ticker() {
+    /** The ticker this deadline is measured on: for a deadline of its own that a wait sets beside this one. */
+    public Ticker ticker() {
         return ticker;
     }
 
@@ -86,7 +88,12 @@ public final class Deadline {
     @Override
     public String toString() {
         return maxWait.map(d -> "Deadline[" + DurationText.of(d) + ", "
-                        + DurationText.of(Duration.ofNanos(Math.max(0, remainingNanos()))) + " left]")
+                        + DurationText.of(shown(Duration.ofNanos(Math.max(0, remainingNanos())))) + " left]")
                 .orElse("Deadline[unbounded]");
+    }
+
+    /** What is left, as a person reads it: to the millisecond from a millisecond on. */
+    private static Duration shown(Duration left) {
+        return left.toMillis() > 0 ? left.truncatedTo(ChronoUnit.MILLIS) : left;
     }
 }

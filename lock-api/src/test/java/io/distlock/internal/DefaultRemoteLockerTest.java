@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockLostException;
-import io.distlock.ManualTicker;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
+import io.distlock.toolkit.ManualTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

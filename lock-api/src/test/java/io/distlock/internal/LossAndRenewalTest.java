@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
-import io.distlock.ManualTicker;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.toolkit.ManualTicker;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;

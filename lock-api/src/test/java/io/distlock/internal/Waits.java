@@ -1,6 +1,6 @@
 package io.distlock.internal;
 
-import io.distlock.spi.DurationText;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 

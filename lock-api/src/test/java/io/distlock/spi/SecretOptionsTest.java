@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLockers;
 import io.distlock.Ticker;
+import io.distlock.toolkit.TlsSettings;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,7 +2,6 @@ package io.distlock.lockctl;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.distlock.internal.Redaction;
 import io.distlock.lockctl.bench.BenchReport;
 import io.distlock.lockctl.bench.BenchTarget;
 import io.distlock.lockctl.bench.Comparison;
@@ -12,6 +11,7 @@ import io.distlock.lockctl.bench.Reports;
 import io.distlock.lockctl.bench.RunData;
 import io.distlock.lockctl.bench.Targets;
 import io.distlock.lockctl.bench.UncontendedSummary;
+import io.distlock.spi.Redaction;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;

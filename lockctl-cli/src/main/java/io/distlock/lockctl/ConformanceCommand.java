@@ -3,9 +3,9 @@ package io.distlock.lockctl;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import io.distlock.RemoteLockers;
-import io.distlock.internal.Redaction;
 import io.distlock.lockctl.conformance.ConformanceReport;
 import io.distlock.lockctl.conformance.UriConformanceTests;
+import io.distlock.spi.Redaction;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import org.junit.platform.launcher.Launcher;

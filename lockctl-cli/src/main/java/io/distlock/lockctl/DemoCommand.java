@@ -3,7 +3,7 @@ package io.distlock.lockctl;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
-import io.distlock.internal.Redaction;
+import io.distlock.spi.Redaction;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.distlock.lockctl;
 
-import io.distlock.internal.Durations;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
@@ -20,7 +20,7 @@ final class DurationConverter implements ITypeConverter<Duration> {
             return Duration.ZERO;
         }
         try {
-            return Durations.parseOption("duration", value);
+            return DurationText.parseOption("duration", value);
         } catch (RuntimeException e) {
             throw new TypeConversionException(
                     "'" + value + "' is not a duration; expected e.g. 0, 500ms, 10s, 2m, 1h or PT10S");

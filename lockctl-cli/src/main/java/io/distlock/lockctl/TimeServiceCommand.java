@@ -1,7 +1,7 @@
 package io.distlock.lockctl;
 
 import io.distlock.cassandra.TimeService;
-import io.distlock.internal.Redaction;
+import io.distlock.spi.Redaction;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.concurrent.Callable;

@@ -3,7 +3,6 @@ package io.distlock.lockctl.bench;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
-import io.distlock.internal.ProviderRegistry;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
@@ -23,7 +22,7 @@ final class DistlockTarget implements BenchTarget {
             RemoteLockers.open(uri).close();
         }
         this.provider = new CountingProvider(
-                ProviderRegistry.forScheme(uri.substring(0, colon).trim(), DistlockTarget.class.getClassLoader()));
+                RemoteLockers.provider(uri.substring(0, colon).trim()));
         this.locker = RemoteLockers.builder().uri(uri).provider(provider).build();
     }
 

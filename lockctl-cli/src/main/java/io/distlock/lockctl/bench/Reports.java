@@ -1,6 +1,6 @@
 package io.distlock.lockctl.bench;
 
-import io.distlock.internal.Redaction;
+import io.distlock.spi.Redaction;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package io.distlock.lockctl.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.distlock.internal.Redaction;
+import io.distlock.spi.Redaction;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

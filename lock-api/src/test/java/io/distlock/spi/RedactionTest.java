@@ -1,4 +1,4 @@
-package io.distlock.internal;
+package io.distlock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

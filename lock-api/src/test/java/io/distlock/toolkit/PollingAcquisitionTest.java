@@ -1,10 +1,11 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockBackendException;
-import io.distlock.ManualTicker;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;

@@ -1,4 +1,4 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
 import io.distlock.LockConfigurationException;
 import java.net.URI;

@@ -1,4 +1,4 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.distlock.internal;
+package io.distlock.toolkit;
 
 import java.net.InetAddress;
 import java.security.SecureRandom;

@@ -1,4 +1,4 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
 import java.time.Duration;
 import java.util.Iterator;

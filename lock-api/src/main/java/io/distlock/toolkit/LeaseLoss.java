@@ -1,5 +1,8 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
+import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLossListener;
+import io.distlock.spi.LockRequest;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 

@@ -1,5 +1,6 @@
-package io.distlock.internal;
+package io.distlock.spi;
 
+import io.distlock.internal.UserInfo;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

@@ -1,6 +1,8 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
 import io.distlock.LockBackendException;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

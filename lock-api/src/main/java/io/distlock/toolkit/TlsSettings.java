@@ -1,6 +1,7 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
 import io.distlock.LockConfigurationException;
+import io.distlock.spi.BackendConfig;
 import java.nio.file.Path;
 import java.util.Optional;
 

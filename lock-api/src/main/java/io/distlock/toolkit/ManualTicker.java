@@ -1,5 +1,6 @@
-package io.distlock;
+package io.distlock.toolkit;
 
+import io.distlock.Ticker;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 

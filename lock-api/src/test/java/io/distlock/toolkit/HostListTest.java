@@ -1,10 +1,10 @@
-package io.distlock.spi;
+package io.distlock.toolkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockConfigurationException;
-import io.distlock.spi.HostList.Address;
+import io.distlock.toolkit.HostList.Address;
 import java.net.URI;
 import org.junit.jupiter.api.Test;
 
