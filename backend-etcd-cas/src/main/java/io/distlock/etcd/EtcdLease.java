@@ -1,8 +1,8 @@
 package io.distlock.etcd;
 
 import io.distlock.spi.Lease;
-import io.distlock.toolkit.LeaseLoss;
 import io.distlock.spi.LeaseLossListener;
+import io.distlock.toolkit.LeaseLoss;
 import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;

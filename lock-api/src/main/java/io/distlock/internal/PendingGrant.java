@@ -1,9 +1,8 @@
 package io.distlock.internal;
 
-import io.distlock.toolkit.OwnerIds;
-
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.spi.LockRequest;
+import io.distlock.toolkit.OwnerIds;
 import java.time.Duration;
 
 /**
