@@ -1,7 +1,7 @@
 package io.distlock.zookeeper;
 
 import io.distlock.RemoteLockerBuilder;
-import io.distlock.spi.TlsSettings;
+import io.distlock.toolkit.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
