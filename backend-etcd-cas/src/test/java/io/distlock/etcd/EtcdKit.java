@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 
-/** What the four etcd kit classes (fair and cas, one member and three) share: the URI and the kit's hooks. */
+/** What the etcd kit classes (fair and cas, on three members) share: the URI and the kit's hooks. */
 abstract class EtcdKit extends LockerConformanceTests {
 
     static final String PREFIX = "/kit";

@@ -1,0 +1,233 @@
+package io.distlock.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.LockBackendException;
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
+import io.distlock.testing.EtcdCluster;
+import io.distlock.testing.TcpProxy;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.PutOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Requests repeated after their reply was lost (seed 001): an acquisition recognises its own put, a release its own
+ * delete, and a late delete never touches the next holder.
+ */
+class EtcdLostReplyTest extends OneMemberEtcdTests {
+
+    @RegisterExtension
+    static final EtcdCluster ETCD = EtcdCluster.builder().build();
+
+    @Override
+    EtcdCluster etcd() {
+        return ETCD;
+    }
+
+    /**
+     * Seed 001: a compare-and-set repeated after a lost reply cannot overwrite anybody, and with the owner id read
+     * back in the same transaction it recognises its own earlier effect: the attempt is granted, not refused.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lostReply_onAcquire_retryRecognisesItsOwnPut(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("lost-reply");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (LockBackend backend = backend(mode, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl);
+                RemoteLocker other = locker(mode, ttl)) {
+            long requestsBefore = backend.storeRequests().orElseThrow();
+            proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
+            CompletableFuture<Optional<Lease>> attempt =
+                    CompletableFuture.supplyAsync(() -> backend.tryAcquire(request(key, ttl)));
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return !keysUnder(lockPrefix(mode, key)).isEmpty();
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the put never reached etcd");
+            proxy.drop(); // the reply of the applied put is lost with the connection
+            proxy.heal();
+            Lease lease = attempt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow(() -> new AssertionError("the retried put did not recognise its own key"));
+            assertThat(backend.storeRequests().orElseThrow() - requestsBefore)
+                    .as("requests: the lost one and its repeat")
+                    .isGreaterThanOrEqualTo(2);
+            Map<String, KeyValue> keys = keysUnder(lockPrefix(mode, key));
+            assertEquals(1, keys.size(), "one key, not two: " + keys.keySet());
+            assertEquals(
+                    keys.values().iterator().next().getCreateRevision(),
+                    lease.fencingToken().orElseThrow(),
+                    "the grant carries the first put's create revision");
+            assertFalse(other.tryLock(key).isPresent(), "another locker got the lock granted by the repeat");
+            assertTrue(backend.release(lease));
+            assertNothingLeft(mode, key, "release");
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    /**
+     * Seed 001 says a versioned CAS may be repeated until a real answer comes. It may — nothing is overwritten — but
+     * the repeat of an applied CAS answers "version mismatch": a caller that trusts that answer believes it failed,
+     * and the lock it actually took stays behind, held by nobody, until its lease runs out. This is why our
+     * transaction reads the key back ({@code Else get}) and compares the owner id.
+     */
+    @Test
+    void seed001_casRepeatedAfterLostReply_withoutReadBack_reportsFailureAndLeavesLockBehind() throws Exception {
+        String key = PREFIX + "/" + EtcdTesting.unique("seed-flaw");
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (Client client = Client.builder()
+                .endpoints(ETCD.proxiedClientEndpoints().toArray(String[]::new))
+                .build()) {
+            long lease =
+                    client.getLeaseClient().grant(30).get(10, TimeUnit.SECONDS).getID();
+            ByteSequence owner = bytes("owner-1");
+            java.util.function.Supplier<CompletableFuture<TxnResponse>> casVersion0 = () -> client.getKVClient()
+                    .txn()
+                    .If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                    .Then(Op.put(
+                            bytes(key),
+                            owner,
+                            PutOption.builder().withLeaseId(lease).build()))
+                    .commit();
+            proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
+            CompletableFuture<TxnResponse> first = casVersion0.get();
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return !keysUnder(key).isEmpty();
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the CAS never reached etcd");
+            proxy.drop();
+            proxy.heal();
+            assertThat(catchFailure(first)).as("the first CAS's reply is lost").isNotNull();
+            TxnResponse repeat = repeatUntilAnswered(casVersion0);
+            assertFalse(repeat.isSucceeded(), "the repeated CAS on version 0 reports failure");
+            KeyValue left = keysUnder(key).get(key);
+            assertThat(left)
+                    .as("yet the lock the caller thinks it failed to take is in etcd")
+                    .isNotNull();
+            assertEquals("owner-1", left.getValue().toString(StandardCharsets.UTF_8));
+            client.getLeaseClient().revoke(lease).get(10, TimeUnit.SECONDS);
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    private static Throwable catchFailure(CompletableFuture<?> f) throws InterruptedException {
+        try {
+            f.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return e.getCause();
+        } catch (java.util.concurrent.TimeoutException e) {
+            return e;
+        }
+    }
+
+    private static TxnResponse repeatUntilAnswered(java.util.function.Supplier<CompletableFuture<TxnResponse>> call)
+            throws Exception {
+        long end = System.nanoTime() + maxWait().toNanos();
+        while (true) {
+            try {
+                return call.get().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (System.nanoTime() > end) {
+                    throw e;
+                }
+                Thread.sleep(50); // the client reconnects
+            }
+        }
+    }
+
+    /**
+     * A repeated release whose first reply was lost finds the key gone while the session lives: released. In fair mode
+     * the first send is a plain delete and the repeat a guarded one; in cas mode both are guarded.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lostReply_onRelease_repeatReportsReleased(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("lost-release");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (LockBackend backend = backend(mode, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl)) {
+            Lease lease = backend.tryAcquire(request(key, ttl)).orElseThrow();
+            proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
+            CompletableFuture<Boolean> release = CompletableFuture.supplyAsync(() -> backend.release(lease));
+            awaitKeyCount(mode, key, 0, "the release never reached etcd");
+            proxy.drop();
+            proxy.heal();
+            assertTrue(release.get(maxWait().toMillis(), TimeUnit.MILLISECONDS), "release after a lost reply");
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    /**
+     * A fair-mode release first sends a plain delete of the key named after the session's lease. Here that delete
+     * leaves the client only after the release has timed out, after the session's background delete has removed the
+     * key, and after the same locker has taken the lock again. The late delete must find nothing of the new holder's.
+     * It would if the name were given back to the session before every send of the release had settled: the next
+     * attempt would put the same key in the same session, and the late delete would remove it under its holder.
+     */
+    @Test
+    void fairRelease_plainDeleteLandingLate_neverDeletesTheNextHoldersKey() throws Exception {
+        String key = EtcdTesting.unique("late-delete");
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(3));
+        Duration operationTimeout = TestTimeouts.scaled(Duration.ofSeconds(1));
+        try (DelayingInterceptor hold = new DelayingInterceptor();
+                RemoteLocker locker = interceptedLocker(
+                        "?mode=fair&operationTimeout=" + operationTimeout.toMillis() + "ms", ttl, hold)) {
+            RemoteLock first = locker.lock(key, maxWait());
+            CompletableFuture<Void> letDeleteGo = hold.holdNext("DeleteRange");
+            assertThatThrownBy(first::release)
+                    .as("a release whose delete gets no answer within the operation timeout")
+                    .isInstanceOf(LockBackendException.class);
+            awaitKeyCount(EtcdLockMode.FAIR, key, 0, "the session never deleted the key of the failed release");
+            RemoteLock second = locker.lock(key, maxWait());
+            letDeleteGo.complete(null);
+            hold.delayedCallClosed().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(keysUnder(lockPrefix(EtcdLockMode.FAIR, key)).values())
+                    .as("etcd keys of '%s' after the first release's delete landed", key)
+                    .extracting(kv -> kv.getValue().toString(StandardCharsets.UTF_8))
+                    .containsExactly(second.ownerId());
+            assertTrue(second.isHeld(), "the second holder still holds the lock");
+            assertEquals(ReleaseResult.RELEASED, second.release());
+            assertNothingLeft(EtcdLockMode.FAIR, key, "the second release");
+        }
+    }
+}
