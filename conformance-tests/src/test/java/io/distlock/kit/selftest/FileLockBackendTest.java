@@ -18,7 +18,8 @@ class FileLockBackendTest {
     @Test
     void entries_ofALockNeverReleased_areGoneOnceItsLeaseRanOut() throws Exception {
         FileLockBackend store = new FileLockBackend(dir, Ticker.system(), FileLockBackend.Defect.NONE);
-        Duration lease = Duration.ofMillis(200);
+        // Long enough that the first look comes within it on a loaded machine (200 ms did not, at load 30).
+        Duration lease = Duration.ofSeconds(1);
         // A holder that could not release (the store was down when it tried) leaves its lock file behind.
         assertThat(store.tryAcquire(new LockRequest("k", "holder", lease, reason -> {})))
                 .isPresent();
