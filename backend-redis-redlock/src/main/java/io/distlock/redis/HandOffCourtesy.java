@@ -72,7 +72,7 @@ final class HandOffCourtesy {
      * Notes a release about to be sent, before it is: its message can reach this locker's subscription before the
      * masters' answers reach the releasing thread.
      */
-    void releasing(RedlockLease lease) {
+    void releasing(RedisLease lease) {
         if (courtesyNanos > 0) {
             long now = System.nanoTime();
             synchronized (ownReleases) {
@@ -88,7 +88,7 @@ final class HandOffCourtesy {
     }
 
     /** Notes a release that a majority confirmed: an acquisition of the key that starts now owes the courtesy. */
-    void released(RedlockLease lease) {
+    void released(RedisLease lease) {
         if (courtesyNanos > 0 && lease.waitedFor()) {
             long now = System.nanoTime();
             synchronized (ownReleases) {

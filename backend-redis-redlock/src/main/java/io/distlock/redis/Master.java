@@ -66,7 +66,7 @@ final class Master implements AutoCloseable {
 
     /**
      * Why this master refused us, if it did: authentication, permission on the key prefix, TLS (see {@link
-     * Refusals}). Such a refusal does not pass by waiting.
+     * RedisFailures}). Such a refusal does not pass by waiting.
      */
     Optional<String> refusal() {
         return refusal;
@@ -354,7 +354,7 @@ final class Master implements AutoCloseable {
 
     /** Remembers a failure for messages, named as a refusal when it is one. */
     private void failed(String context, Throwable e, boolean connecting) {
-        Optional<String> refused = Refusals.describe(e, keyPrefix, connecting);
+        Optional<String> refused = RedisFailures.describe(e, keyPrefix, connecting);
         if (refused.isPresent()) {
             refusal = refused;
         }

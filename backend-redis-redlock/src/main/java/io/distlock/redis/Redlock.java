@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
 /**
  * Seed 002's algorithm over the N masters: one attempt (steps 1-5), renewal, release. Every command goes to all
  * masters at once; nothing here waits on a thread. Stateless apart from the masters: an acquisition's state is its
- * {@link RedlockLease}.
+ * {@link RedisLease}.
  */
 final class Redlock {
 
@@ -31,7 +31,7 @@ final class Redlock {
     }
 
     /** One attempt's result: the lease when granted, and the tally for messages. */
-    record Attempt(Outcome outcome, RedlockLease lease, Tally tally) {}
+    record Attempt(Outcome outcome, RedisLease lease, Tally tally) {}
 
     /** The release script's channel argument that deletes without publishing. */
     private static final String NO_ANNOUNCEMENT = "";
@@ -87,7 +87,7 @@ final class Redlock {
         return Tally.count(votes, majority, true).thenCompose(tally -> {
             long validUntil = start + request.leaseTime().toNanos() - settings.driftNanos(request.leaseTime());
             if (tally.hasMajority() && ticker.read() - validUntil < 0) {
-                RedlockLease lease = new RedlockLease(request.key(), request.ownerId(), redisKey, value, validUntil);
+                RedisLease lease = new RedisLease(request.key(), request.ownerId(), redisKey, value, validUntil);
                 return CompletableFuture.completedFuture(new Attempt(Outcome.GRANTED, lease, tally));
             }
             return cleanUp(redisKey, value, tally).thenApply(done -> new Attempt(classify(tally), null, tally));
@@ -132,7 +132,7 @@ final class Redlock {
      * "extending the lock"). It is already past when {@code leaseTime} is shorter than the answers took plus the drift
      * allowance: the key is then ours until its (short) time to live, but promised to nobody.
      */
-    CompletableFuture<Renewal> renew(RedlockLease lease, Duration leaseTime) {
+    CompletableFuture<Renewal> renew(RedisLease lease, Duration leaseTime) {
         long start = ticker.read();
         String ttl = Long.toString(RedlockSettings.pxMillis(leaseTime));
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
@@ -167,7 +167,7 @@ final class Redlock {
      * release that returns leaves nothing on a healthy master (the others were caught still deleting under load),
      * and a dead or frozen master costs it at most the per-instance timeout.
      */
-    CompletableFuture<Tally> release(RedlockLease lease) {
+    CompletableFuture<Tally> release(RedisLease lease) {
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
         for (Master m : masters) {
             votes.add(m.run(confirmTimeout, LuaScript.RELEASE, lease.redisKey(), lease.value(), releaseChannel));

@@ -11,9 +11,9 @@ import javax.net.ssl.SSLException;
  * certificate not trusted, TLS spoken to a plaintext port or the reverse. Such refusals do not pass by waiting, so
  * opening reports them first. Messages carry the server's or TLS library's words, never a password.
  */
-final class Refusals {
+final class RedisFailures {
 
-    private Refusals() {}
+    private RedisFailures() {}
 
     /**
      * Why {@code failure} happened, if it is a refusal: a sentence that names the cause and the options to check.

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What the backend does on five healthy masters: values, round trips, push wake-up and its bounds, cancellation. */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
-class RedlockBackendTest {
+class RedisLockBackendTest {
 
     @RegisterExtension
     static final RedisServers REDIS = RedisServers.builder().servers(5).build();

@@ -7,7 +7,7 @@ import java.util.OptionalLong;
  * One Redlock acquisition: the key, the random value set on the masters, and the validity (seed 002 step 3) as of
  * the grant or the last renewal. Redlock has no fencing token (see the provider's documentation).
  */
-final class RedlockLease implements Lease {
+final class RedisLease implements Lease {
 
     private final String key;
     private final String ownerId;
@@ -16,7 +16,7 @@ final class RedlockLease implements Lease {
     private volatile long validUntilNanos;
     private volatile boolean waitedFor;
 
-    RedlockLease(String key, String ownerId, String redisKey, String value, long validUntilNanos) {
+    RedisLease(String key, String ownerId, String redisKey, String value, long validUntilNanos) {
         this.key = key;
         this.ownerId = ownerId;
         this.redisKey = redisKey;
@@ -74,6 +74,6 @@ final class RedlockLease implements Lease {
 
     @Override
     public String toString() {
-        return "RedlockLease[" + key + ", owner=" + ownerId + "]";
+        return "RedisLease[" + key + ", owner=" + ownerId + "]";
     }
 }

@@ -24,7 +24,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * ({@link HandOffCourtesy}), or until its locker's turn comes round; a grant that found the key held, or that other
  * lockers had meanwhile, is marked so on its lease.
  */
-final class Acquisition extends PollingAcquisition<Lease> {
+final class RedisAcquisition extends PollingAcquisition<Lease> {
 
     private static final int MAX_DOUBLINGS = 20;
 
@@ -42,7 +42,7 @@ final class Acquisition extends PollingAcquisition<Lease> {
     private volatile boolean inCourtesy;
     private volatile boolean waited;
 
-    Acquisition(
+    RedisAcquisition(
             Redlock redlock,
             ReleaseMessages messages,
             WakeUps wakeUps,
@@ -146,7 +146,7 @@ final class Acquisition extends PollingAcquisition<Lease> {
 
     @Override
     protected CompletionStage<?> release(Lease lease) {
-        return redlock.release((RedlockLease) lease);
+        return redlock.release((RedisLease) lease);
     }
 
     private LockBackendException unreachable(Tally tally) {

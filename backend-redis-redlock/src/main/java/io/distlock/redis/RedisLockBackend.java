@@ -24,9 +24,9 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Redlock (seed 002) over the masters of one {@code redis://}, {@code rediss://} or {@code redlock://} URI, or of
  * the application's clients. Acquisition is asynchronous
- * throughout ({@link Acquisition}); the blocking calls wait on it.
+ * throughout ({@link RedisAcquisition}); the blocking calls wait on it.
  */
-final class RedlockBackend implements LockBackend {
+final class RedisLockBackend implements LockBackend {
 
     /**
      * No fencing: a Redis key's value is random, not ordered, and Redlock has no counter a resource could check (see
@@ -49,7 +49,7 @@ final class RedlockBackend implements LockBackend {
     private final ScheduledThreadPoolExecutor timers;
     private final LongAdder requests;
 
-    RedlockBackend(
+    RedisLockBackend(
             String target,
             int majority,
             RedlockSettings settings,
@@ -148,7 +148,7 @@ final class RedlockBackend implements LockBackend {
     }
 
     private PollingAcquisition<Lease> start(LockRequest request, Deadline deadline, Executor completion) {
-        return new Acquisition(
+        return new RedisAcquisition(
                         redlock,
                         messages,
                         wakeUps,
@@ -170,7 +170,7 @@ final class RedlockBackend implements LockBackend {
      */
     @Override
     public OptionalLong renew(Lease lease, Duration leaseTime) {
-        RedlockLease l = (RedlockLease) lease;
+        RedisLease l = (RedisLease) lease;
         Redlock.Renewal renewal = redlock.renew(l, leaseTime).join();
         switch (renewal.result()) {
             case RENEWED:
@@ -192,7 +192,7 @@ final class RedlockBackend implements LockBackend {
      */
     @Override
     public boolean release(Lease lease) {
-        RedlockLease l = (RedlockLease) lease;
+        RedisLease l = (RedisLease) lease;
         courtesy.releasing(l);
         Tally tally = redlock.release(l).join();
         if (tally.yes() >= redlock.majority()) {
@@ -228,6 +228,6 @@ final class RedlockBackend implements LockBackend {
 
     @Override
     public String toString() {
-        return "RedlockBackend[" + target + "]";
+        return "RedisLockBackend[" + target + "]";
     }
 }
