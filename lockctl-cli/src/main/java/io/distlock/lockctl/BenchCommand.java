@@ -45,7 +45,9 @@ import picocli.CommandLine.Spec;
             "Reports waits (mean, p50, p99, max), acquisitions and hand-offs per second, Jain's fairness index,",
             "store requests per acquisition, CPU and peak RSS per worker. Several --store are alternated round by",
             "round (A B A B ...) and compared by the median of paired ratios against the first.",
-            "Writes bench.json, PNG charts and index.html to --out. With no --store: an embedded ZooKeeper."
+            "Writes bench.json, PNG charts, summary.txt and index.html to --out. With no --store: on an embedded",
+            "ZooKeeper, distlock's fair queue beside an unfair retry loop (unfair:<uri>, the seed's old algorithm's",
+            "shape: tryLock, then a random sleep of 0 to min(50 x attempt, 1000) ms), 5 processes."
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -60,6 +62,10 @@ import picocli.CommandLine.Spec;
 final class BenchCommand implements Callable<Integer> {
 
     private static final int DEFAULT_WARM_UP = 2000;
+    private static final List<Integer> DEFAULT_PROCESSES = List.of(1, 3, 5);
+    /** Without --store: the fair queue and the unfair loop at the seed's largest process count only. */
+    private static final List<Integer> DEFAULT_RUN_PROCESSES = List.of(5);
+
     private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
@@ -69,15 +75,16 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--store",
             paramLabel = "URI",
-            description = "A lock URI or a peer spec (peer:...); repeat to compare. Default: an embedded ZooKeeper.")
+            description = "A lock URI, unfair:<URI> (the unfair retry loop on it) or a peer spec (peer:...); repeat to"
+                    + " compare. Default: an embedded ZooKeeper's URI and unfair:<its URI>.")
     List<String> stores = new ArrayList<>();
 
     @Option(
             names = "--processes",
             split = ",",
             paramLabel = "P",
-            description = "Worker JVMs per run, comma-separated (default: 1,3,5).")
-    List<Integer> processes = new ArrayList<>(List.of(1, 3, 5));
+            description = "Worker JVMs per run, comma-separated (default: 1,3,5; without --store: 5).")
+    List<Integer> processes = new ArrayList<>();
 
     @Option(
             names = "--acquisitions",
@@ -160,6 +167,11 @@ final class BenchCommand implements Callable<Integer> {
                     + " <out>/work/<worker>.jfr; read them with 'jfr print' or 'jfr summary'.")
     boolean flightRecorder;
 
+    @Option(
+            names = "--cpu",
+            description = "Also print where the CPU went, per group of the workers' threads (always in summary.txt).")
+    boolean cpuTables;
+
     @Option(names = "--no-charts", description = "Write the JSON and the text summary only.")
     boolean noCharts;
 
@@ -180,12 +192,16 @@ final class BenchCommand implements Callable<Integer> {
         if (replot != null) {
             BenchReport report =
                     new ObjectMapper().readValue(replot.resolve("bench.json").toFile(), BenchReport.class);
+            Files.writeString(replot.resolve("summary.txt"), Reports.text(report, true));
             Reports.write(report, replot);
-            spec.commandLine().getOut().print(Reports.text(report));
+            spec.commandLine().getOut().print(Reports.text(report, cpuTables));
             spec.commandLine()
                     .getOut()
                     .println("Report: " + replot.resolve("index.html").toAbsolutePath());
             return ExitCodes.OK;
+        }
+        if (processes.isEmpty()) {
+            processes.addAll(stores.isEmpty() ? DEFAULT_RUN_PROCESSES : DEFAULT_PROCESSES);
         }
         validate();
         PrintWriter console = spec.commandLine().getOut();
@@ -196,6 +212,9 @@ final class BenchCommand implements Callable<Integer> {
         Path work = dir.resolve("work");
         try (DefaultStore defaults = DefaultStore.unless(stores, "bench")) {
             List<String> targets = defaults.uris(stores);
+            if (stores.isEmpty()) {
+                targets = List.of(targets.get(0), Targets.unfair(targets.get(0)));
+            }
             for (String target : targets) {
                 // fail fast, in this process, with the library's own error for a bad URI or an unreachable store
                 try (BenchTarget t = Targets.open(target)) {
@@ -208,6 +227,7 @@ final class BenchCommand implements Callable<Integer> {
             console.println("lockctl bench: "
                     + targets.stream().map(Redaction::uri).collect(Collectors.joining(" vs ")) + " (" + environment
                     + ")");
+            console.println(measured(targets));
             console.flush();
             List<RunData> runs = new ArrayList<>();
             List<Comparison> comparisons = List.of();
@@ -249,14 +269,38 @@ final class BenchCommand implements Callable<Integer> {
                     .registerModule(Reports.hidingSecrets())
                     .enable(SerializationFeature.INDENT_OUTPUT)
                     .writeValue(dir.resolve("bench.json").toFile(), report);
+            Files.writeString(dir.resolve("summary.txt"), Reports.text(report, true));
             if (!noCharts) {
                 Reports.write(report, dir);
             }
-            console.print(Reports.text(report));
+            console.print(Reports.text(report, cpuTables));
             console.println("Report: "
                     + dir.resolve(noCharts ? "bench.json" : "index.html").toAbsolutePath());
             return ExitCodes.OK;
         }
+    }
+
+    /** What the run measures, in a line or two before it starts. */
+    private String measured(List<String> targets) {
+        String what = String.format(
+                Locale.ROOT,
+                "Measuring: %s worker JVMs%s, each taking one key %d times%s, all at once; waits, rate, fairness.",
+                processes.stream().map(String::valueOf).collect(Collectors.joining(", ")),
+                threads == 1 ? "" : " of " + threads + " threads",
+                acquisitions,
+                threads == 1 ? "" : " per thread");
+        if (mode == Mode.uncontended) {
+            what = String.format(
+                    Locale.ROOT,
+                    "Measuring: one JVM, acquire + release of a free key, %d times per store and round.",
+                    acquisitions);
+        }
+        if (stores.isEmpty()) {
+            what += "\nThe embedded ZooKeeper's fair queue (each waiter in line, woken by its predecessor's release)"
+                    + " beside an unfair retry loop on it (tryLock, then a random sleep of 0 to min(50 x attempt, 1000)"
+                    + " ms: seed 000's old algorithm's shape). Fair: even waits, Jain near 1; unfair: a few take most.";
+        }
+        return what;
     }
 
     private void validate() {

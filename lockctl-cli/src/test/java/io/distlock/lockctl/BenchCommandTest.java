@@ -25,11 +25,19 @@ class BenchCommandTest {
 
         assertThat(cli.out()).contains("Report: " + out.resolve("index.html").toAbsolutePath());
         JsonNode json = report(out);
-        assertThat(json.get("stores")).hasSize(1);
-        assertThat(json.get("stores").get(0).asText()).startsWith("zk://127.0.0.1:");
+        // the fair queue beside the unfair retry loop on the same embedded server
+        assertThat(json.get("stores")).hasSize(2);
+        String fair = json.get("stores").get(0).asText();
+        assertThat(fair).startsWith("zk://127.0.0.1:");
+        assertThat(json.get("stores").get(1).asText()).isEqualTo("unfair:" + fair);
+        assertThat(cli.out()).contains("fair queue").contains("unfair retry loop");
         JsonNode runs = json.get("runs");
-        assertThat(runs).hasSize(2);
-        JsonNode twoProcesses = runs.get(1);
+        assertThat(runs).hasSize(4);
+        assertThat(runs.findValuesAsText("store")).containsExactly(fair, "unfair:" + fair, fair, "unfair:" + fair);
+        JsonNode unfairTwo = runs.get(3).get("summary");
+        assertThat(unfairTwo.get("processes").asInt()).isEqualTo(2);
+        assertThat(unfairTwo.get("acquisitions").asInt()).isEqualTo(40);
+        JsonNode twoProcesses = runs.get(2);
         assertThat(twoProcesses.get("summary").get("processes").asInt()).isEqualTo(2);
         assertThat(twoProcesses.get("summary").get("acquisitions").asInt()).isEqualTo(40);
         assertThat(twoProcesses.get("grantMs")).hasSize(2);
@@ -51,16 +59,18 @@ class BenchCommandTest {
                 assertThat(group.get("allocatedBytesPerAcquisition").asDouble()).isPositive();
             }
         }
-        assertThat(cli.out())
+        // the per-thread tables are in the report's summary, not on the console (unless --cpu)
+        assertThat(Files.readString(out.resolve("summary.txt")))
                 .contains("Where the CPU goes, P=2")
                 .containsPattern("main-SendThread\\(N\\.N\\.N\\.N:N\\) +[0-9.]+ / [0-9.]+ / [0-9]+");
+        assertThat(cli.out()).doesNotContain("Where the CPU goes, P=").contains("summary.txt");
 
         String html = Files.readString(out.resolve("index.html"));
         try (var files = Files.list(out)) {
             var charts = files.filter(f -> f.toString().endsWith(".png")).toList();
             assertThat(charts)
                     .extracting(f -> f.getFileName().toString())
-                    .contains("figure1-store0-p2.png", "waits-p2.png");
+                    .contains("figure1-store0-p2.png", "figure1-store1-p2.png", "waits-p2.png");
             for (Path chart : charts) {
                 byte[] bytes = Files.readAllBytes(chart);
                 assertThat(Arrays.copyOf(bytes, PNG.length))
@@ -106,6 +116,26 @@ class BenchCommandTest {
         assertThat(comparisons.get(1).get("storeRequestsPerAcquisition").isNull())
                 .isTrue();
         assertThat(cli.out()).contains("rate x").contains("memory://other");
+    }
+
+    @Test
+    void bench_cpu_printsWhereTheCpuGoes() throws Exception {
+        Cli cli = bench(
+                dir.resolve("cpu"),
+                "--store",
+                "memory:",
+                "--processes",
+                "1",
+                "--acquisitions",
+                "20",
+                "--warm-up",
+                "2",
+                "--no-charts",
+                "--cpu");
+
+        assertThat(cli.out())
+                .contains("Where the CPU goes, P=1")
+                .containsPattern("pool-N-thread-N +[0-9.]+ / [0-9.]+ / [0-9]+");
     }
 
     @Test

@@ -32,6 +32,11 @@ final class DistlockTarget implements BenchTarget {
         return lock::close;
     }
 
+    /** One soft attempt on {@code key}: the held lock, or null when another holds it. */
+    Held tryAcquire(String key) {
+        return locker.tryLock(key).<Held>map(lock -> lock::close).orElse(null);
+    }
+
     /** Locks {@code key} and keeps it (for the heap-per-held-lock measurement). */
     RemoteLock hold(String key) throws InterruptedException {
         return locker.lock(key);

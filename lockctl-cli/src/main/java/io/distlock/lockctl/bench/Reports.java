@@ -29,8 +29,13 @@ public final class Reports {
 
     private Reports() {}
 
-    /** The summary printed at the end of a run: ratios first. */
-    public static String text(BenchReport report) {
+    /**
+     * The summary of a run: ratios first.
+     *
+     * @param cpuTables with, per process count, where the CPU went per group of the workers' threads (else a line
+     *     saying where to find it)
+     */
+    public static String text(BenchReport report, boolean cpuTables) {
         StringBuilder s = new StringBuilder();
         if (!report.comparisons().isEmpty()) {
             s.append("\nContended (median over rounds; ratios: median of paired ratios against ")
@@ -86,7 +91,13 @@ public final class Reports {
                 }
                 s.append(String.join("; ", ranges)).append('\n');
             }
-            appendCpuByThread(s, report);
+            if (cpuTables) {
+                appendCpuByThread(s, report);
+            } else if (report.runs().stream()
+                    .anyMatch(r -> !r.summary().cpuByThread().isEmpty())) {
+                s.append(
+                        "Where the CPU goes, per group of the workers' threads: summary.txt in the report, or --cpu\n");
+            }
             for (RunData run : report.runs()) {
                 RunSummary r = run.summary();
                 if (r.keys() > 1 && r.acquisitionsPerKey() != null) {
@@ -462,7 +473,10 @@ public final class Reports {
                     .append(escape(name))
                     .append("\"></p>\n");
         }
-        h.append("<p>Raw data: <a href=\"bench.json\">bench.json</a></p>\n</body></html>\n");
+        h.append(
+                        "<p>Every table, where the CPU went per group of the workers' threads too:"
+                                + " <a href=\"summary.txt\">summary.txt</a>. Raw data: <a href=\"bench.json\">bench.json</a></p>\n")
+                .append("</body></html>\n");
         return h.toString();
     }
 

@@ -4,7 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
 
-/** Opens a target spec: a peer if a {@link BenchTargetFactory} on the classpath supports it, else a distlock URI. */
+/**
+ * Opens a target spec: a peer if a {@link BenchTargetFactory} on the classpath supports it, the unfair retry loop on a
+ * lock URI ({@code unfair:<uri>}), else a distlock URI.
+ */
 public final class Targets {
 
     private Targets() {}
@@ -19,6 +22,9 @@ public final class Targets {
             if (factory.supports(spec)) {
                 return factory.open(spec);
             }
+        }
+        if (spec.startsWith(UnfairRetryTarget.PREFIX)) {
+            return new UnfairRetryTarget(spec);
         }
         if (spec.startsWith("peer:")) {
             throw new IllegalArgumentException("Unknown peer '" + spec + "'; peers on the classpath: "
@@ -49,6 +55,11 @@ public final class Targets {
             lines.add(factory.describe());
         }
         return String.join("; ", lines);
+    }
+
+    /** The unfair retry loop's spec on lock URI {@code uri}: seed 000's old algorithm's shape. */
+    public static String unfair(String uri) {
+        return UnfairRetryTarget.PREFIX + uri;
     }
 
     private static List<BenchTargetFactory> factories() {
