@@ -298,7 +298,7 @@ final class BenchCommand implements Callable<Integer> {
         if (stores.isEmpty()) {
             what += "\nThe embedded ZooKeeper's fair queue (each waiter in line, woken by its predecessor's release)"
                     + " beside an unfair retry loop on it (tryLock, then a random sleep of 0 to min(50 x attempt, 1000)"
-                    + " ms: seed 000's old algorithm's shape). Fair: even waits, Jain near 1; unfair: a few take most.";
+                    + " ms: seed 000's old algorithm's shape). Fair: even waits, Jain near 1; unfair: the holder takes it again while the others sleep, in bursts.";
         }
         return what;
     }
