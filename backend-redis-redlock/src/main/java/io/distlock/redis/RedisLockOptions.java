@@ -2,6 +2,7 @@ package io.distlock.redis;
 
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.spi.Redaction;
+import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +36,7 @@ public final class RedisLockOptions {
 
     /** See {@link RedisLockBackendProvider#INSTANCE_TIMEOUT}. */
     public RedisLockOptions instanceTimeout(Duration timeout) {
-        return put(RedisLockBackendProvider.INSTANCE_TIMEOUT, millis(timeout));
+        return put(RedisLockBackendProvider.INSTANCE_TIMEOUT, text(timeout));
     }
 
     /** See {@link RedisLockBackendProvider#RETRY_COUNT}. */
@@ -45,19 +46,19 @@ public final class RedisLockOptions {
 
     /** See {@link RedisLockBackendProvider#RETRY_DELAY}. */
     public RedisLockOptions retryDelay(Duration delay) {
-        return put(RedisLockBackendProvider.RETRY_DELAY, millis(delay));
+        return put(RedisLockBackendProvider.RETRY_DELAY, text(delay));
     }
 
     /** See {@link RedisLockBackendProvider#POLL_INTERVAL}. */
     public RedisLockOptions pollInterval(Duration interval) {
-        return put(RedisLockBackendProvider.POLL_INTERVAL, millis(interval));
+        return put(RedisLockBackendProvider.POLL_INTERVAL, text(interval));
     }
 
     /** See {@link RedisLockBackendProvider#COURTESY}; {@link Duration#ZERO} turns it off. */
     public RedisLockOptions courtesy(Duration courtesy) {
         return put(
                 RedisLockBackendProvider.COURTESY,
-                Objects.requireNonNull(courtesy, "courtesy").isZero() ? "0" : millis(courtesy));
+                Objects.requireNonNull(courtesy, "courtesy").isZero() ? "0" : text(courtesy));
     }
 
     /** See {@link RedisLockBackendProvider#CLOCK_DRIFT_FACTOR}. */
@@ -146,8 +147,7 @@ public final class RedisLockOptions {
         return this;
     }
 
-    private static String millis(Duration d) {
-        Objects.requireNonNull(d, "duration");
-        return d.toNanos() % 1_000_000 == 0 ? d.toMillis() + "ms" : d.toString();
+    private static String text(Duration d) {
+        return DurationText.of(Objects.requireNonNull(d, "duration"));
     }
 }

@@ -1,6 +1,7 @@
 package io.distlock.zookeeper;
 
 import io.distlock.RemoteLockerBuilder;
+import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,15 +72,13 @@ public final class ZooKeeperLockOptions {
 
     /** Option {@value #SESSION_TIMEOUT}: the session timeout to ask the servers for; default the lease time. */
     public ZooKeeperLockOptions sessionTimeout(Duration timeout) {
-        options.put(
-                SESSION_TIMEOUT,
-                Objects.requireNonNull(timeout, "sessionTimeout").toString());
+        options.put(SESSION_TIMEOUT, DurationText.of(Objects.requireNonNull(timeout, "sessionTimeout")));
         return this;
     }
 
     /** Option {@value #TICK_TIME}: the ensemble's {@code tickTime}, when it is not ZooKeeper's default of 3 s. */
     public ZooKeeperLockOptions tickTime(Duration tick) {
-        options.put(TICK_TIME, Objects.requireNonNull(tick, "tickTime").toString());
+        options.put(TICK_TIME, DurationText.of(Objects.requireNonNull(tick, "tickTime")));
         return this;
     }
 
