@@ -11,17 +11,15 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A real Cassandra cluster for a test class: a JUnit 5 extension, registered as a static field, that gives the class
- * its own keyspace (replication factor {@code min(3, nodes)}) on a cluster of 1 or 3 nodes.
+ * A real Cassandra cluster for a test class: a store fixture like the others (a JUnit 5 extension, registered as a
+ * static field; outside JUnit {@link #start()} and {@link #close()}) that gives the class its own keyspace (replication
+ * factor {@code min(3, nodes)}) on a cluster of 1 or 3 nodes.
  *
  * <pre>{@code
  * @RegisterExtension
@@ -40,7 +38,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Modes.</b> {@link Builder#shared()} (the default) starts one cluster per JVM lazily, reuses it for every test
  * class that asks for the same size, and stops it when the test run ends; faults are refused. {@link
- * Builder#dedicated()} starts a cluster for the class and stops it after; faults are allowed.
+ * Builder#dedicated()} starts a cluster for the class and stops it after; faults are allowed. Outside JUnit there is no
+ * run to share with: {@link #start()} starts a cluster for the fixture alone, which {@link #close()} stops.
  *
  * <p><b>Forked nodes</b>: node {@code i} (0-based) listens on {@code 127.0.0.(i+1)} and advertises {@code
  * 127.0.1.(i+1)} with the same port, where a {@link TcpProxy} forwards to it. Clients get the advertised addresses,
@@ -50,8 +49,7 @@ import org.slf4j.LoggerFactory;
  * <p>Methods block until their effect is complete and throw {@link IllegalStateException} when the cluster is not
  * started. Thread-safe.
  */
-public final class CassandraCluster
-        implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
+public final class CassandraCluster extends StoreFixture implements BeforeEachCallback {
 
     /** Environment variable with the contact points of an external cluster: {@code host[:port],host[:port]}. */
     public static final String CONTACT_POINTS_ENV = "DISTLOCK_CASSANDRA_CONTACT_POINTS";
@@ -71,7 +69,7 @@ public final class CassandraCluster
     private static final int MAX_KEYSPACE_NAME = 48;
     private static final Duration SCHEMA_CHANGE_TIMEOUT = Duration.ofSeconds(60);
 
-    private final int nodes;
+    private final int count;
     private final boolean shared;
     private final String maxHeap;
     private final boolean skewableClocks;
@@ -80,10 +78,12 @@ public final class CassandraCluster
 
     private volatile CassandraServers servers;
     private volatile String keyspace;
+    private Class<?> testClass; // whose keyspace this is; null outside JUnit
+    private ExtensionContext.Store run; // where a shared cluster lives for the JUnit run; null outside JUnit
     private int nestedDepth; // @Nested classes inherit the extension: they share the enclosing class's cluster
 
     private CassandraCluster(Builder b) {
-        this.nodes = b.nodes;
+        this.count = b.nodes;
         this.shared = b.shared;
         this.maxHeap = b.maxHeap;
         this.skewableClocks = b.skewableClocks;
@@ -98,33 +98,20 @@ public final class CassandraCluster
     /** Starts or joins the cluster and creates the class's keyspace (a @Nested class shares its enclosing class's). Called by JUnit. */
     @Override
     public synchronized void beforeAll(ExtensionContext context) {
-        if (servers != null) {
+        if (isStarted()) {
             // A @Nested class: the same cluster and keyspace as its enclosing class (not a second cluster).
             nestedDepth++;
             return;
         }
-        if (shared) {
-            String key = "shared-cassandra-" + nodes + "-" + maxHeap;
-            servers = context.getRoot()
-                    .getStore(NAMESPACE)
-                    .getOrComputeIfAbsent(key, k -> open(nodes, maxHeap, false), CassandraServers.class);
-        } else {
-            servers = security == null ? open(nodes, maxHeap, skewableClocks) : openSecured(nodes, maxHeap);
-        }
-        keyspace = keyspaceName(context.getRequiredTestClass());
-        try (CqlSession admin = servers.adminSession()) {
-            // A schema change waits for every node to agree: on three nodes of a loaded machine longer than a probe.
-            admin.execute(SimpleStatement.newInstance("CREATE KEYSPACE " + keyspace + " WITH replication = {'class':"
-                            + " 'SimpleStrategy', 'replication_factor': " + replicationFactor() + "}")
-                    .setTimeout(TestTimeouts.scaled(SCHEMA_CHANGE_TIMEOUT)));
-        }
-        LOG.info("Keyspace {} (RF {}) on {}", keyspace, replicationFactor(), servers);
+        testClass = context.getRequiredTestClass();
+        run = context.getRoot().getStore(NAMESPACE);
+        super.beforeAll(context);
     }
 
     /** Fails a test method early, with the fix, if the extension was registered on an instance field. */
     @Override
     public void beforeEach(ExtensionContext context) {
-        if (servers == null) {
+        if (!isStarted()) {
             throw new IllegalStateException(
                     "CassandraCluster was not started: register it on a static field (@RegisterExtension static)");
         }
@@ -133,29 +120,70 @@ public final class CassandraCluster
     /** Closes the sessions handed out; drops the keyspace (shared or external) or stops the cluster (dedicated). */
     @Override
     public synchronized void afterAll(ExtensionContext context) {
-        CassandraServers current = servers;
-        if (current == null) {
-            return;
-        }
         if (nestedDepth > 0) {
             nestedDepth--;
             return;
         }
-        try {
+        super.afterAll(context);
+    }
+
+    @Override
+    String describe() {
+        return "Cassandra cluster of " + count + " node" + (count == 1 ? "" : "s") + " ("
+                + (shared ? "shared" : "dedicated") + ")";
+    }
+
+    /**
+     * Opens the servers (a shared cluster: the JUnit run's, started by the first class that asks; outside JUnit, one
+     * for this fixture alone) and creates the keyspace. What {@link #close()} undoes, in reverse: the servers stopped
+     * unless shared by the run, the keyspace dropped (shared or external), the sessions handed out closed.
+     */
+    @Override
+    void startNodes() {
+        boolean ownServers = !shared || run == null;
+        CassandraServers opened;
+        if (!ownServers) {
+            String key = "shared-cassandra-" + count + "-" + maxHeap;
+            opened = run.getOrComputeIfAbsent(key, k -> open(count, maxHeap, false), CassandraServers.class);
+        } else if (security != null) {
+            opened = openSecured(count, maxHeap);
+        } else {
+            opened = open(count, maxHeap, !shared && skewableClocks);
+        }
+        servers = opened;
+        track((AutoCloseable) () -> {
+            servers = null;
+            if (ownServers) {
+                opened.close();
+            }
+        });
+        if (!shared && opened instanceof ForkedCassandra forked) {
+            forked.nodes().forEach(this::addNode);
+        }
+        keyspace = keyspaceName(testClass);
+        int replicationFactor = replicationFactor(opened);
+        try (CqlSession admin = opened.adminSession()) {
+            // A schema change waits for every node to agree: on three nodes of a loaded machine longer than a probe.
+            admin.execute(SimpleStatement.newInstance("CREATE KEYSPACE " + keyspace + " WITH replication = {'class':"
+                            + " 'SimpleStrategy', 'replication_factor': " + replicationFactor + "}")
+                    .setTimeout(TestTimeouts.scaled(SCHEMA_CHANGE_TIMEOUT)));
+        }
+        if (shared || opened instanceof ExternalCassandra) {
+            String dropped = keyspace;
+            track((AutoCloseable) () -> dropKeyspace(opened, dropped));
+        }
+        track((AutoCloseable) () -> {
             sessions.forEach(CqlSession::close);
             sessions.clear();
-            if (shared || current instanceof ExternalCassandra) {
-                try (CqlSession admin = current.adminSession()) {
-                    admin.execute("DROP KEYSPACE IF EXISTS " + keyspace);
-                } catch (RuntimeException e) {
-                    LOG.warn("Cannot drop keyspace {}: {}", keyspace, e.toString());
-                }
-            }
-        } finally {
-            servers = null;
-            if (!shared) {
-                current.close();
-            }
+        });
+        LOG.info("Keyspace {} (RF {}) on {}", keyspace, replicationFactor, opened);
+    }
+
+    private static void dropKeyspace(CassandraServers servers, String keyspace) {
+        try (CqlSession admin = servers.adminSession()) {
+            admin.execute("DROP KEYSPACE IF EXISTS " + keyspace);
+        } catch (RuntimeException e) {
+            LOG.warn("Cannot drop keyspace {}: {}", keyspace, e.toString());
         }
     }
 
@@ -189,7 +217,11 @@ public final class CassandraCluster
 
     /** The keyspace's replication factor: {@code min(3, size())}. */
     public int replicationFactor() {
-        return Math.min(3, servers().size());
+        return replicationFactor(servers());
+    }
+
+    private static int replicationFactor(CassandraServers servers) {
+        return Math.min(3, servers.size());
     }
 
     /**
@@ -211,34 +243,46 @@ public final class CassandraCluster
      * ServerNode#proxiedEndpoint()} the one clients get. Faults are undone after each test (see {@link #resetFaults()}).
      *
      * @throws UnsupportedOperationException in shared mode, or when the servers are not forked by this fixture
-     * @throws IllegalArgumentException if there is no node {@code i}
+     * @throws IndexOutOfBoundsException if there is no node {@code i}
      */
+    @Override
     public ServerNode node(int i) {
-        return faultable().node(i);
+        faultable();
+        return super.node(i);
     }
 
     /** Every node, in order; see {@link #node(int)}. Same exceptions. */
+    @Override
     public List<ServerNode> nodes() {
-        return List.copyOf(faultable().nodes());
+        faultable();
+        return super.nodes();
     }
 
     /**
-     * Undoes every fault: heals every proxy, resumes paused nodes, starts stopped or killed ones (together), and blocks
-     * until every node sees every other up. Runs after each test of a dedicated forked cluster.
+     * Where the servers come from: {@link ServerSource#LOCAL_BINARY} (forked JVMs), {@link ServerSource#ENVIRONMENT}
+     * ({@value #CONTACT_POINTS_ENV}) or {@link ServerSource#CONTAINER}.
+     *
+     * @throws IllegalStateException if the fixture is not started
+     */
+    @Override
+    public ServerSource source() {
+        return servers().source();
+    }
+
+    /**
+     * Of a dedicated forked cluster: sets every clock back, heals every proxy, resumes paused nodes, starts stopped or
+     * killed ones (together), and blocks until every node sees every other up. Nothing on a shared cluster, where
+     * faults are refused.
      *
      * @throws IllegalStateException if the cluster is not healthy in time
      */
-    public void resetFaults() {
-        CassandraServers current = servers;
-        if (!shared && current instanceof ForkedCassandra forked) {
-            forked.resetFaults();
-        }
-    }
-
-    /** Undoes the test's faults, see {@link #resetFaults()}. Called by JUnit. */
     @Override
-    public void afterEach(ExtensionContext context) {
-        resetFaults();
+    void undoFaults() {
+        if (!shared && servers instanceof ForkedCassandra forked) {
+            forked.resetClocks();
+            super.undoFaults();
+            forked.awaitHealthy();
+        }
     }
 
     /**
@@ -279,15 +323,14 @@ public final class CassandraCluster
     @Override
     public String toString() {
         CassandraServers current = servers;
-        return "CassandraCluster[" + nodes + " node(s), " + (shared ? "shared" : "dedicated") + ", "
+        return "CassandraCluster[" + count + " node(s), " + (shared ? "shared" : "dedicated") + ", "
                 + (current == null ? "not started" : current + ", keyspace " + keyspace) + "]";
     }
 
     private CassandraServers servers() {
         CassandraServers current = servers;
         if (current == null) {
-            throw new IllegalStateException("CassandraCluster is not started: register it with @RegisterExtension on a"
-                    + " static field and use it inside the test class");
+            throw notStarted();
         }
         return current;
     }
@@ -329,10 +372,12 @@ public final class CassandraCluster
                 + ", and " + CONTACT_POINTS_ENV + " is not set.");
     }
 
-    /** {@code <class>_<random>}, lower case, within Cassandra's 48 characters. */
+    /** {@code <class>_<random>} ({@code distlock_<random>} outside JUnit), lower case, within Cassandra's 48 characters. */
     private static String keyspaceName(Class<?> testClass) {
         String suffix = "_" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
-        String base = testClass.getSimpleName().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+        String base = (testClass == null ? "distlock" : testClass.getSimpleName())
+                .toLowerCase(Locale.ROOT)
+                .replaceAll("[^a-z0-9_]", "_");
         if (base.isEmpty() || !Character.isLetter(base.charAt(0))) {
             base = "ks_" + base;
         }

@@ -10,13 +10,14 @@ import java.time.Duration;
  * latter. Every fault of {@link ServerNode} is available; {@link #restart()} also waits, when every node runs, until the
  * cluster sees the node up again.
  */
-final class CassandraNode implements ServerNode {
+final class CassandraNode implements ManagedNode {
 
     /** A node's first start includes creating its system keyspaces; seconds here, more on a loaded machine. */
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
 
     private final CassandraNodeConfig config;
     private final ServerProcess process;
+    private final ServerProcess.ReadinessProbe answersCql;
     private final TcpProxy proxy;
     private volatile ForkedCassandra cluster;
     private final boolean skewableClock;
@@ -28,12 +29,10 @@ final class CassandraNode implements ServerNode {
         this.process = ServerProcess.builder(config.name(), config.command(java, classpath, skewableClock))
                 .logFile(config.logFile())
                 .workingDirectory(config.directory())
-                .readiness(
-                        () -> CassandraSessions.answers(
-                                config.nativeAddress(), CassandraSessions.DEFAULT_DATACENTER, config.security()),
-                        READY_TIMEOUT)
                 .stopGrace(Duration.ofSeconds(20))
                 .build();
+        this.answersCql = () -> CassandraSessions.answers(
+                config.nativeAddress(), CassandraSessions.DEFAULT_DATACENTER, config.security());
         this.proxy = TcpProxy.start(config.name() + "-proxy", config.clientAddress(), config.nativeAddress());
     }
 
@@ -102,7 +101,8 @@ final class CassandraNode implements ServerNode {
         return process.isRunning() && !process.isPaused();
     }
 
-    boolean isPaused() {
+    @Override
+    public boolean isPaused() {
         return process.isPaused();
     }
 
@@ -124,17 +124,23 @@ final class CassandraNode implements ServerNode {
     @Override
     public void restart() {
         process.restart();
+        awaitReady();
         ForkedCassandra owner = cluster;
         if (owner != null) {
             owner.awaitHealthyIfAllServing();
         }
     }
 
-    /** Starts the node if it is not running (same ports and data); blocks until it answers CQL. */
-    void launchIfDown() {
-        if (!process.isRunning()) {
-            process.start();
-        }
+    /** Starts the JVM (same ports and data) without waiting for it to answer CQL: the nodes of a cluster start together. */
+    @Override
+    public void launch() {
+        process.start();
+    }
+
+    /** Blocks until the node answers CQL. */
+    @Override
+    public void awaitReady() {
+        process.awaitReady(answersCql, READY_TIMEOUT);
     }
 
     @Override

@@ -16,6 +16,9 @@ interface CassandraServers extends AutoCloseable {
     /** The number of nodes. */
     int size();
 
+    /** Where the servers come from. */
+    ServerSource source();
+
     /** A session for the fixture's DDL (keyspaces); the caller closes it. */
     CqlSession adminSession();
 

@@ -53,6 +53,11 @@ final class ContainerCassandra implements CassandraServers {
     }
 
     @Override
+    public ServerSource source() {
+        return ServerSource.CONTAINER;
+    }
+
+    @Override
     public CqlSession adminSession() {
         return CassandraSessions.client(contactPoints(), localDatacenter(), null);
     }

@@ -88,6 +88,11 @@ final class ExternalCassandra implements CassandraServers {
     }
 
     @Override
+    public ServerSource source() {
+        return ServerSource.ENVIRONMENT;
+    }
+
+    @Override
     public CqlSession adminSession() {
         return CassandraSessions.client(contactPoints, localDatacenter, null);
     }

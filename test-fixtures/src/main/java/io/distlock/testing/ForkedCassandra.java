@@ -13,11 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -144,6 +139,12 @@ final class ForkedCassandra implements CassandraServers {
         return nodes.size();
     }
 
+    /** Forked JVMs are local processes: every fault is available. */
+    @Override
+    public ServerSource source() {
+        return ServerSource.LOCAL_BINARY;
+    }
+
     @Override
     public CqlSession adminSession() {
         for (CassandraNode node : nodes) {
@@ -182,27 +183,13 @@ final class ForkedCassandra implements CassandraServers {
         return nodes;
     }
 
-    /**
-     * Undoes every fault: heals every proxy, resumes paused nodes, starts stopped ones (all at once, then waits), and
-     * blocks until the cluster is healthy again.
-     *
-     * @throws IllegalStateException if the cluster is not healthy in time
-     */
-    void resetFaults() {
+    /** Sets every skewable clock back to the real one. */
+    void resetClocks() {
         for (CassandraNode node : nodes) {
             if (node.skewableClock()) {
                 node.setClockOffset(Duration.ZERO);
             }
-            node.heal();
-            if (node.isPaused()) {
-                node.resume();
-            }
         }
-        List<CassandraNode> down = nodes.stream().filter(n -> !n.isRunning()).toList();
-        if (!down.isEmpty()) {
-            runTogether(down, CassandraNode::launchIfDown);
-        }
-        awaitHealthy();
     }
 
     /** {@link #awaitHealthy()} if every node is running and not paused; else nothing. */
@@ -260,38 +247,10 @@ final class ForkedCassandra implements CassandraServers {
         return "ForkedCassandra" + nodes;
     }
 
+    /** Launches every node, then waits for each: members of a cluster start together. */
     private void startAll() {
-        runTogether(nodes, n -> n.process().start());
-    }
-
-    /** Runs {@code action} on every node in parallel (cluster members must start together); rethrows the first error. */
-    private static void runTogether(List<CassandraNode> targets, Consumer<CassandraNode> action) {
-        if (targets.size() == 1) {
-            action.accept(targets.get(0));
-            return;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(targets.size());
-        try {
-            List<Future<?>> runs = new ArrayList<>();
-            for (CassandraNode node : targets) {
-                runs.add(pool.submit(() -> action.accept(node)));
-            }
-            for (Future<?> run : runs) {
-                try {
-                    run.get();
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof RuntimeException re) {
-                        throw re;
-                    }
-                    throw new IllegalStateException(e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("Interrupted starting Cassandra", e);
-                }
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        nodes.forEach(CassandraNode::launch);
+        nodes.forEach(CassandraNode::awaitReady);
     }
 
     /** One attempt: node answers a read at consistency ALL it coordinates (on one node: any read). */

@@ -89,7 +89,7 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
      *
      * @throws IllegalStateException if the fixture is not started
      */
-    public final synchronized List<ServerNode> nodes() {
+    public synchronized List<ServerNode> nodes() {
         requireStarted();
         return Collections.unmodifiableList(new ArrayList<>(nodes));
     }
@@ -100,7 +100,7 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
      * @throws IllegalStateException if the fixture is not started
      * @throws IndexOutOfBoundsException if there is no such node
      */
-    public final synchronized ServerNode node(int index) {
+    public synchronized ServerNode node(int index) {
         requireStarted();
         return nodes.get(index);
     }
@@ -110,7 +110,7 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
      *
      * @throws IllegalStateException if the fixture is not started
      */
-    public final synchronized ServerSource source() {
+    public synchronized ServerSource source() {
         requireStarted();
         return nodes.get(0).source();
     }
@@ -121,9 +121,16 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
      * each test.
      */
     public final synchronized void resetFaults() {
-        if (!started) {
-            return;
+        if (started) {
+            undoFaults();
         }
+    }
+
+    /**
+     * {@link #resetFaults()} of a started fixture: heals, resumes and brings back every node. A fixture with faults
+     * beyond its nodes' or a readiness of the whole cluster extends it.
+     */
+    void undoFaults() {
         List<ManagedNode> down = new ArrayList<>();
         for (ServerNode node : nodes) {
             node.heal();
@@ -176,10 +183,20 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
         close();
     }
 
+    /** Whether {@link #start()} has completed and {@link #close()} has not been called since. */
+    final synchronized boolean isStarted() {
+        return started;
+    }
+
     private void requireStarted() {
         if (!started) {
-            throw new IllegalStateException(describe() + " not started: register the fixture with"
-                    + " @RegisterExtension on a static field, or call start()");
+            throw notStarted();
         }
+    }
+
+    /** The failure of a call that needs the fixture started, saying how to start it. */
+    final IllegalStateException notStarted() {
+        return new IllegalStateException(describe() + " not started: register the fixture with"
+                + " @RegisterExtension on a static field, or call start()");
     }
 }
