@@ -11,10 +11,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The conformance kit against one Cassandra node (shared with {@link CassandraQueueTest}, a keyspace per class): the
- * whole kit for the queue algorithm with {@code fencing=true} (which runs every step of the queue without fencing too,
- * plus the token), the exclusion and abandoned-attempt contracts without fencing (where a grant is handed over with
- * no step after it), and the exclusion contract for the legacy algorithm.
+ * The conformance kit against one Cassandra node (shared with the backend's own tests, {@link OneNodeFixture}, a
+ * keyspace per class): the whole kit for the queue algorithm with {@code fencing=true} (which runs every step of the
+ * queue without fencing too, plus the token), the exclusion and abandoned-attempt contracts without fencing (where a
+ * grant is handed over with no step after it), and the exclusion contract for the legacy algorithm.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class CassandraSingleNodeTest {

@@ -80,14 +80,13 @@ class CassandraStoreFaultTest {
         String key = key("outage");
         ExecutorService executor = Executors.newFixedThreadPool(2);
         try (CassandraLockBackend holder =
-                        CassandraQueueTest.open(CASSANDRA, "", lease, connectTimeout, Clock.systemUTC());
+                        OneNodeFixture.open(CASSANDRA, "", lease, connectTimeout, Clock.systemUTC());
                 CassandraLockBackend waiting =
-                        CassandraQueueTest.open(CASSANDRA, "", lease, connectTimeout, Clock.systemUTC())) {
-            Lease held =
-                    holder.tryAcquire(CassandraQueueTest.request(key, lease)).orElseThrow();
+                        OneNodeFixture.open(CASSANDRA, "", lease, connectTimeout, Clock.systemUTC())) {
+            Lease held = holder.tryAcquire(OneNodeFixture.request(key, lease)).orElseThrow();
             long start = waiting.storeRequests().orElseThrow();
             CompletableFuture<Optional<Lease>> served = waiting.acquireAsync(
-                    CassandraQueueTest.request(key, lease), Deadline.unbounded(Ticker.system()), executor);
+                    OneNodeFixture.request(key, lease), Deadline.unbounded(Ticker.system()), executor);
             Deadlines.await(
                     () -> waiting.storeRequests().orElseThrow() >= start + 4,
                     TestTimeouts.scaled(Duration.ofSeconds(10)),
@@ -140,17 +139,16 @@ class CassandraStoreFaultTest {
         long pid = ProcessHandle.current().pid();
         HistoryRecorder history = HistoryRecorder.inMemory();
         try (CassandraLockBackend cutOff =
-                        CassandraQueueTest.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC());
+                        OneNodeFixture.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC());
                 CassandraLockBackend next =
-                        CassandraQueueTest.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC())) {
-            Lease held =
-                    cutOff.tryAcquire(CassandraQueueTest.request(key, lease)).orElseThrow();
+                        OneNodeFixture.open(CASSANDRA, options, lease, Duration.ofSeconds(20), Clock.systemUTC())) {
+            Lease held = cutOff.tryAcquire(OneNodeFixture.request(key, lease)).orElseThrow();
             history.record(new HistoryEvent(
                     System.nanoTime(), HistoryEvent.Type.ACQUIRED, key, OptionalLong.empty(), held.ownerId(), pid));
             history.valid(held, held.validUntilNanos());
             CASSANDRA.setClockOffset(0, ahead);
             Lease granted = next.acquire(
-                            CassandraQueueTest.request(key, lease),
+                            OneNodeFixture.request(key, lease),
                             Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()))
                     .orElseThrow();
             history.record(new HistoryEvent(
