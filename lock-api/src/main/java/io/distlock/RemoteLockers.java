@@ -14,7 +14,7 @@ import java.net.URI;
  *
  * <p>A scheme is available when the module that provides it is on the class path (or module path): {@code memory:}
  * (in-JVM, in {@code lock-api} itself) and {@code zk://}/{@code zookeeper://} (module {@code backend-zookeeper}); each
- * further backend module documents its schemes in the project's README, and an unknown scheme is answered with the
+ * further backend module documents its schemes in its page under the project's docs/, and an unknown scheme is answered with the
  * schemes actually found. Options are query parameters; the common
  * ones are {@code ttl} (the lease time, default 30s) and {@code connectTimeout} (default 10s); each backend documents
  * its own. An option no backend reads is an error, not silently ignored.

@@ -36,7 +36,7 @@ final class CassandraStatements {
     static final List<String> TABLES =
             List.of(QUEUE_TABLE, OWNER_TABLE, TIME_TABLE, FENCE_TABLE, LEGACY_MAIN_TABLE, LEGACY_SHADOW_TABLE);
 
-    /** The schema, idempotent; shown in the README. */
+    /** The schema, idempotent; shown in docs/cassandra.md. */
     static final List<String> SCHEMA = List.of(
             "CREATE TABLE IF NOT EXISTS " + QUEUE_TABLE
                     + " (lock_id text, ticket text, low text static, PRIMARY KEY (lock_id, ticket))",

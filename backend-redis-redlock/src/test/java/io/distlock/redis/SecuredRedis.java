@@ -17,7 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Redis started as production runs it, for the tests over secured connections: TLS only, client certificates
  * required, the default user off, and ACL users. {@value #LOCKER} has exactly what the backend needs on the default
- * prefix (the README states these rules as tested); {@value #STRANGER} has the same commands on another prefix only.
+ * prefix (docs/production.md states these rules as tested); {@value #STRANGER} has the same commands on another prefix only.
  * Certificates and passwords are made by the test run.
  */
 final class SecuredRedis {

@@ -57,7 +57,7 @@ import org.apache.curator.utils.CloseableUtils;
  * <h2>Guarantees</h2>
  * FIFO-fair, waiters woken by the server (each watches only its predecessor), fencing tokens (the lock node's {@code
  * czxid}), the session as the lease ({@link io.distlock.LeaseModel#SESSION}). A key is encoded into one node name by
- * percent-encoding (see the module's README); its lock nodes follow Curator's {@code InterProcessMutex} layout, so a
+ * percent-encoding (see docs/zookeeper.md); its lock nodes follow Curator's {@code InterProcessMutex} layout, so a
  * Curator mutex on {@code <basePath>/<encoded key>} and distlock exclude each other.
  *
  * <p>Opening blocks until connected, at most {@code connectTimeout}, and throws a {@link LockBackendException} naming
