@@ -34,8 +34,12 @@ class ZooKeeperLockOptionsTest {
 
     private static final String PASSWORD = "opt-Pa55word";
     private static final String BASE = "/typed-options";
-    /** Neither the default lease time (30 s) nor a bound of the server's (1 s to its maximum): asked for, granted. */
-    private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(3);
+    /**
+     * Neither the default lease time (30 s) nor a bound of the server's (1 s to its maximum): asked for, granted. Not
+     * shorter: a locker's first grants are stale until its session is confirmed, if opening it took longer than the
+     * session timeout (a TLS ensemble in this JVM, on a loaded machine), and tryLock then returns empty.
+     */
+    private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(10);
 
     private static final TestPki PKI = SecuredZk.pki("zk-options-pki");
     private static final Duration CONNECT_TIMEOUT = TestTimeouts.scaled(Duration.ofSeconds(15));
@@ -69,7 +73,8 @@ class ZooKeeperLockOptionsTest {
         TestPki.Identity client = PKI.client(SecuredZk.USER);
         String query = "tls=true&caFile=" + PKI.caFile() + "&certFile=" + client.certFile() + "&keyFile="
                 + client.keyFile() + "&verifyHost=true&user=" + SecuredZk.USER + "&password=" + PASSWORD + "&adminAcl="
-                + adminId + "&sessionTimeout=3s&tickTime=" + ZooKeeperEnsemble.TICK.toMillis() + "ms";
+                + adminId + "&sessionTimeout=" + SESSION_TIMEOUT.toMillis() + "ms&tickTime="
+                + ZooKeeperEnsemble.TICK.toMillis() + "ms";
         return RemoteLockers.builder()
                 .uri("zk://" + ZK.secureConnectString() + BASE + "?" + query)
                 .connectTimeout(CONNECT_TIMEOUT)
@@ -158,7 +163,7 @@ class ZooKeeperLockOptionsTest {
                     .applyTo(ZooKeeperLockers.using(client, BASE))
                     .build());
             Throwable given = catchThrowable(() -> ZooKeeperLockers.using(client, BASE)
-                    .option("sessionTimeout", "3s")
+                    .option("sessionTimeout", SESSION_TIMEOUT.toMillis() + "ms")
                     .option("user", SecuredZk.USER)
                     .option("password", PASSWORD)
                     .build());
