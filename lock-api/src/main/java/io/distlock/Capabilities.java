@@ -1,6 +1,9 @@
 package io.distlock;
 
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * What a backend guarantees beyond mutual exclusion. Declared by the backend, not discovered by failure; the
@@ -10,11 +13,39 @@ import java.util.Objects;
  * @param fair waiters on one key are served in arrival order (FIFO), so none is overtaken by a later arrival
  * @param pushWakeUp waiters are woken by the store when the lock is freed, instead of polling it
  * @param leaseModel how a held lock is kept alive
+ * @param kinds the kinds of grant the backend offers: always {@link LockKind#LOCK}; {@link LockKind#READ} and {@link
+ *     LockKind#WRITE} together for read-write locks, {@link LockKind#PERMIT} for semaphores
  */
-public record Capabilities(boolean fencing, boolean fair, boolean pushWakeUp, LeaseModel leaseModel) {
+public record Capabilities(
+        boolean fencing, boolean fair, boolean pushWakeUp, LeaseModel leaseModel, Set<LockKind> kinds) {
 
-    /** Checks that the lease model is given. */
+    /** Checks that the lease model is given, and that the kinds hold the lock and both sides of a read-write lock. */
     public Capabilities {
         Objects.requireNonNull(leaseModel, "leaseModel");
+        Objects.requireNonNull(kinds, "kinds");
+        if (!kinds.contains(LockKind.LOCK)) {
+            throw new IllegalArgumentException("Every backend offers LOCK: " + kinds);
+        }
+        if (kinds.contains(LockKind.READ) != kinds.contains(LockKind.WRITE)) {
+            throw new IllegalArgumentException("READ and WRITE come together (a read-write lock): " + kinds);
+        }
+        kinds = Collections.unmodifiableSet(EnumSet.copyOf(kinds));
+    }
+
+    /** The capabilities of a backend that offers the exclusive lock only. */
+    public Capabilities(boolean fencing, boolean fair, boolean pushWakeUp, LeaseModel leaseModel) {
+        this(fencing, fair, pushWakeUp, leaseModel, EnumSet.of(LockKind.LOCK));
+    }
+
+    /** These capabilities, offering {@code more} kinds as well. */
+    public Capabilities with(LockKind... more) {
+        EnumSet<LockKind> all = EnumSet.copyOf(kinds);
+        all.addAll(java.util.List.of(more));
+        return new Capabilities(fencing, fair, pushWakeUp, leaseModel, all);
+    }
+
+    /** Whether the backend offers {@code kind}. */
+    public boolean offers(LockKind kind) {
+        return kinds.contains(kind);
     }
 }

@@ -23,6 +23,12 @@ public interface RemoteLock extends AutoCloseable {
     String key();
 
     /**
+     * What this grant is: {@link LockKind#LOCK} for a lock, {@link LockKind#READ} or {@link LockKind#WRITE} for a side
+     * of a {@link RemoteReadWriteLock}, {@link LockKind#PERMIT} for a {@link RemoteSemaphore}'s permit.
+     */
+    LockKind kind();
+
+    /**
      * The owner id of this acquisition: unique per acquisition (128 random bits, the host and the process id), so a
      * stale handle can never be mistaken for the current holder.
      */

@@ -244,7 +244,30 @@ public interface RemoteLocker extends AutoCloseable {
      */
     CompletableFuture<Optional<RemoteLock>> tryLockAsync(String key);
 
-    /** What the backend behind this locker guarantees: fencing tokens, fairness, push wake-up, lease model. */
+    /**
+     * The read-write lock on {@code key}: a read side many hold at once, a write side one holds alone. Separate from
+     * the lock on {@code key} (see {@link RemoteReadWriteLock}). Cheap: asks the store nothing until a side is taken.
+     *
+     * @throws UnsupportedOperationException if the backend offers no read-write locks ({@link Capabilities#kinds()})
+     * @throws LockerClosedException if the locker is closed
+     */
+    RemoteReadWriteLock readWriteLock(String key);
+
+    /**
+     * The semaphore on {@code key} with {@code permits} permits: at most that many holders at once (see {@link
+     * RemoteSemaphore}). Cheap: asks the store nothing until a permit is taken.
+     *
+     * @param permits N, at least 1; every user of the semaphore must give the same N
+     * @throws IllegalArgumentException if {@code permits} is below 1
+     * @throws UnsupportedOperationException if the backend offers no semaphores ({@link Capabilities#kinds()})
+     * @throws LockerClosedException if the locker is closed
+     */
+    RemoteSemaphore semaphore(String key, int permits);
+
+    /**
+     * What the backend behind this locker guarantees: fencing tokens, fairness, push wake-up, lease model, the kinds of
+     * grant it offers.
+     */
     Capabilities capabilities();
 
     /**

@@ -43,7 +43,7 @@ final class Acquirer {
     RemoteLock lock(Ask ask, Deadline deadline) throws InterruptedException {
         waiters.ensureOpen();
         long thread = Thread.currentThread().getId();
-        held.refuseReentry(ask.key(), thread);
+        held.refuseReentry(ask.lockKind(), ask.key(), thread);
         return acquire(ask, deadline, thread)
                 .orElseThrow(() ->
                         new LockTimeoutException(ask.key(), deadline.maxWait().orElseThrow()));
@@ -57,7 +57,7 @@ final class Acquirer {
     Optional<RemoteLock> tryLock(Ask ask) {
         waiters.ensureOpen();
         long thread = Thread.currentThread().getId();
-        held.refuseReentry(ask.key(), thread);
+        held.refuseReentry(ask.lockKind(), ask.key(), thread);
         return attempt(ask, thread);
     }
 

@@ -1,30 +1,42 @@
 package io.distlock.internal;
 
+import io.distlock.LockKind;
 import java.time.Duration;
 import java.util.Optional;
 
 /**
- * What one call asks for: a {@link RequestKind} of grant on a key, with the lease to ask the store for. Each try at it
+ * What one call asks for: a {@link LockKind} of grant on a key (with its limit), asked for the {@link RequestKind}
+ * way, with the lease to ask the store for. Each try at it
  * (after a stale grant a wait tries again) is a fresh {@link PendingGrant}, with its own owner id. Built by the locker's
  * methods, carried through the acquisition paths.
  *
- * @param kind what to ask the backend for
+ * @param kind how to ask the backend
+ * @param lockKind what is asked for
+ * @param limit the request's limit (see {@link io.distlock.spi.LockRequest#limit()})
  * @param key the key, already checked
  * @param leaseTime the lease to ask for and to renew by
  * @param fixed whether the lock is held for {@code leaseTime} only, never renewed
  */
-record Ask(RequestKind kind, String key, Duration leaseTime, boolean fixed) {
+record Ask(RequestKind kind, LockKind lockKind, int limit, String key, Duration leaseTime, boolean fixed) {
 
     /**
      * An exclusive lock on {@code key}: held for {@code fixedLease} if given, else renewed by {@code lockerLease} for
      * as long as it is held.
      */
     static Ask exclusive(String key, Optional<Duration> fixedLease, Duration lockerLease) {
-        return new Ask(RequestKind.EXCLUSIVE, key, fixedLease.orElse(lockerLease), fixedLease.isPresent());
+        return of(LockKind.LOCK, 1, key, fixedLease, lockerLease);
+    }
+
+    /**
+     * A grant of {@code lockKind} with {@code limit} on {@code key}: held for {@code fixedLease} if given, else renewed
+     * by {@code lockerLease} for as long as it is held.
+     */
+    static Ask of(LockKind lockKind, int limit, String key, Optional<Duration> fixedLease, Duration lockerLease) {
+        return new Ask(RequestKind.STORE, lockKind, limit, key, fixedLease.orElse(lockerLease), fixedLease.isPresent());
     }
 
     /** The next try: a request with a fresh owner id. */
     PendingGrant next() {
-        return new PendingGrant(key, leaseTime, fixed);
+        return new PendingGrant(key, leaseTime, fixed, lockKind, limit);
     }
 }

@@ -1,5 +1,6 @@
 package io.distlock.internal;
 
+import io.distlock.LockKind;
 import io.distlock.LockObserver;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
@@ -33,6 +34,7 @@ final class DefaultRemoteLock implements RemoteLock {
 
     private final HeldLocks locks;
     private final String key;
+    private final LockKind kind;
     private final String ownerId;
     /** The lease asked for: the locker's lease time, or a fixed lease's length. */
     private final Duration leaseTime;
@@ -59,6 +61,7 @@ final class DefaultRemoteLock implements RemoteLock {
     DefaultRemoteLock(HeldLocks locks, LockRequest request, Lease lease, boolean fixed) {
         this.locks = locks;
         this.key = request.key();
+        this.kind = request.kind();
         this.ownerId = request.ownerId();
         this.leaseTime = request.leaseTime();
         this.lease = Objects.requireNonNull(lease, "lease");
@@ -137,6 +140,11 @@ final class DefaultRemoteLock implements RemoteLock {
     @Override
     public String key() {
         return key;
+    }
+
+    @Override
+    public LockKind kind() {
+        return kind;
     }
 
     @Override
@@ -265,6 +273,7 @@ final class DefaultRemoteLock implements RemoteLock {
 
     @Override
     public synchronized String toString() {
-        return "RemoteLock[" + key + ", owner=" + ownerId + ", " + state + "]";
+        return "RemoteLock[" + key + (kind == LockKind.LOCK ? "" : ", " + kind.label()) + ", owner=" + ownerId + ", "
+                + state + "]";
     }
 }

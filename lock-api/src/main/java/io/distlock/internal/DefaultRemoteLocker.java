@@ -2,11 +2,14 @@ package io.distlock.internal;
 
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
+import io.distlock.LockKind;
 import io.distlock.LockedCall;
 import io.distlock.LockedRun;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
+import io.distlock.RemoteReadWriteLock;
+import io.distlock.RemoteSemaphore;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockBackend;
@@ -59,6 +62,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private final Acquirer acquirer;
     private final AsyncAcquirer async;
     private final MultiKeyLocking multiKey;
+    private final DefaultLockable.Paths paths;
 
     DefaultRemoteLocker(
             String backendName,
@@ -94,6 +98,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
         this.acquirer = new Acquirer(backend, held, waiters, observing, failures);
         this.async = new AsyncAcquirer(backend, acquirer, held, waiters, observing, failures, ticker, workers);
         this.multiKey = new MultiKeyLocking(acquirer, held, waiters, ticker, leaseTime, listeners);
+        this.paths = new DefaultLockable.Paths(acquirer, async, ticker, leaseTime);
         observing.lockerOpened(storeRequests);
     }
 
@@ -186,6 +191,31 @@ final class DefaultRemoteLocker implements RemoteLocker {
     @Override
     public CompletableFuture<Optional<RemoteLock>> tryLockAsync(String key) {
         return async.tryLockAsync(exclusive(Checks.key(key), RENEWED));
+    }
+
+    @Override
+    public RemoteReadWriteLock readWriteLock(String key) {
+        Checks.key(key);
+        offered(LockKind.READ, "read-write locks");
+        return DefaultLockable.readWriteLock(paths, key);
+    }
+
+    @Override
+    public RemoteSemaphore semaphore(String key, int permits) {
+        Checks.key(key);
+        if (permits < 1) {
+            throw new IllegalArgumentException("permits must be at least 1, got " + permits);
+        }
+        offered(LockKind.PERMIT, "semaphores");
+        return DefaultLockable.semaphore(paths, key, permits);
+    }
+
+    private void offered(LockKind kind, String what) {
+        waiters.ensureOpen();
+        if (!capabilities.offers(kind)) {
+            throw new UnsupportedOperationException("The " + backendName + " backend offers no " + what + " (it offers "
+                    + capabilities.kinds().stream().map(LockKind::label).toList() + ")");
+        }
     }
 
     @Override

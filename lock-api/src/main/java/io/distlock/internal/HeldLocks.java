@@ -1,6 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.LockerClosedException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
@@ -94,8 +95,8 @@ final class HeldLocks {
      * Seed 003's non-re-entrancy rule: throws if {@code thread} holds {@code key} through this locker (a thread of
      * {@link #NO_THREAD} never does).
      */
-    void refuseReentry(String key, long thread) {
-        guard.check(key, thread);
+    void refuseReentry(LockKind kind, String key, long thread) {
+        guard.check(kind, key, thread);
     }
 
     /**
@@ -124,7 +125,7 @@ final class HeldLocks {
             throw failures.closed();
         }
         if (thread != NO_THREAD) {
-            guard.register(lock.key(), thread, lock);
+            guard.register(lock.kind(), lock.key(), thread, lock);
         }
         if (!lock.inHeldState()) {
             forget(lock); // lost between the grant and the bookkeeping: stop what was just started
@@ -141,7 +142,7 @@ final class HeldLocks {
         if (h != null) {
             h.tracking().stop();
             if (h.threadId() != NO_THREAD) {
-                guard.unregister(lock.key(), h.threadId(), lock);
+                guard.unregister(lock.kind(), lock.key(), h.threadId(), lock);
             }
         }
     }
@@ -213,7 +214,7 @@ final class HeldLocks {
             return ReleaseResult.ALREADY_RELEASED; // given up by the locker's close meanwhile
         }
         if (h.threadId() != NO_THREAD) {
-            guard.unregister(lock.key(), h.threadId(), lock);
+            guard.unregister(lock.kind(), lock.key(), h.threadId(), lock);
         }
         Lease lease = lock.lease();
         boolean ours;

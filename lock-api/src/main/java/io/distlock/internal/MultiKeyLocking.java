@@ -1,6 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.LockLostException;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockedCall;
@@ -63,7 +64,7 @@ final class MultiKeyLocking {
         waiters.ensureOpen();
         long thread = Thread.currentThread().getId();
         for (String key : sorted) {
-            held.refuseReentry(key, thread);
+            held.refuseReentry(LockKind.LOCK, key, thread);
         }
         Deadline deadline = Deadline.after(maxWait, ticker);
         List<RemoteLock> taken = new ArrayList<>(sorted.size());

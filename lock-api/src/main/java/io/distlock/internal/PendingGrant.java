@@ -1,5 +1,6 @@
 package io.distlock.internal;
 
+import io.distlock.LockKind;
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.spi.LockRequest;
 import io.distlock.toolkit.OwnerIds;
@@ -18,9 +19,12 @@ final class PendingGrant implements LeaseLossListener {
     private DefaultRemoteLock handle; // guarded by this
     private boolean lostBeforeHandOver; // guarded by this
 
-    /** A request for {@code key} with {@code leaseTime}: a fixed lease (never renewed) if {@code fixed}. */
-    PendingGrant(String key, Duration leaseTime, boolean fixed) {
-        this.request = new LockRequest(key, OwnerIds.next(), leaseTime, this);
+    /**
+     * A request for a grant of {@code kind} with {@code limit} on {@code key} with {@code leaseTime}: a fixed lease
+     * (never renewed) if {@code fixed}.
+     */
+    PendingGrant(String key, Duration leaseTime, boolean fixed, LockKind kind, int limit) {
+        this.request = new LockRequest(key, OwnerIds.next(), leaseTime, this, kind, limit);
         this.fixed = fixed;
     }
 

@@ -17,8 +17,10 @@ import java.util.concurrent.Executor;
  */
 interface RequestKind {
 
-    /** The exclusive lock of {@link io.distlock.RemoteLocker#lock} and its siblings. */
-    RequestKind EXCLUSIVE = new RequestKind() {
+    /**
+     * The backend's own three calls, for every {@link io.distlock.LockKind}: the request says which kind it asks for.
+     */
+    RequestKind STORE = new RequestKind() {
         @Override
         public Optional<Lease> tryAcquire(LockBackend backend, LockRequest request) {
             return backend.tryAcquire(request);
@@ -38,7 +40,7 @@ interface RequestKind {
 
         @Override
         public String toString() {
-            return "exclusive";
+            return "store";
         }
     };
 

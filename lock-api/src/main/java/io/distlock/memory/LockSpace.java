@@ -1,5 +1,7 @@
 package io.distlock.memory;
 
+import io.distlock.LockConfigurationException;
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
@@ -16,9 +18,11 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
 
 /**
- * One named space of in-memory locks: per key a holder and a FIFO queue of waiters. A waiter is a future, not a
+ * One named space of in-memory locks: per key (and {@link LockKind.Space}: a lock, a read-write lock and a semaphore on
+ * one key are apart) the holders and a FIFO queue of waiters, served by the grant rule of {@link LockRequest}. A waiter is a future, not a
  * thread: a release hands the lock straight to the next waiter in line and completes its future, so any number of
  * asynchronous waiters costs no thread. Deadlines and the expiry of a holder that is never released are watched by one
  * timer thread for the whole process. Fencing tokens come from one counter per space, so they grow strictly per key
@@ -31,12 +35,23 @@ final class LockSpace {
 
     private final String name;
     private final ReentrantLock mutex = new ReentrantLock();
-    private final Map<String, KeyState> keys = new HashMap<>();
+    private final Map<Name, KeyState> keys = new HashMap<>();
     private long lastToken;
 
-    /** The holder and the waiters of one key; guarded by the space's mutex. */
+    /** Where a grant lives: its kind's space and its key. */
+    private record Name(LockKind.Space space, String key) {
+        static Name of(LockRequest request) {
+            return new Name(request.kind().space(), request.key());
+        }
+
+        static Name of(MemoryLease lease) {
+            return new Name(lease.kind().space(), lease.key());
+        }
+    }
+
+    /** The holders and the waiters of one key; guarded by the space's mutex. */
     private static final class KeyState {
-        MemoryLease holder;
+        final List<MemoryLease> holders = new ArrayList<>();
         final ArrayDeque<Waiter> queue = new ArrayDeque<>();
         ScheduledFuture<?> expiryCheck;
     }
@@ -66,14 +81,15 @@ final class LockSpace {
         List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
-            KeyState state = keys.computeIfAbsent(request.key(), k -> new KeyState());
+            KeyState state = keys.computeIfAbsent(Name.of(request), k -> new KeyState());
             expire(state, handovers);
-            if (state.holder == null && state.queue.isEmpty()) {
+            checkLimit(state, request);
+            if (state.queue.isEmpty() && grantable(state, request)) {
                 return Optional.of(grant(state, request, ticker));
             }
             return Optional.empty();
         } finally {
-            forgetIfIdle(request.key());
+            forgetIfIdle(Name.of(request));
             mutex.unlock();
             handOver(handovers);
         }
@@ -89,18 +105,24 @@ final class LockSpace {
         List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
-            KeyState state = keys.computeIfAbsent(request.key(), k -> new KeyState());
+            KeyState state = keys.computeIfAbsent(Name.of(request), k -> new KeyState());
             expire(state, handovers);
-            if (state.holder == null && state.queue.isEmpty()) {
+            try {
+                checkLimit(state, request);
+            } catch (RuntimeException e) {
+                forgetIfIdle(Name.of(request));
+                throw e;
+            }
+            if (state.queue.isEmpty() && grantable(state, request)) {
                 handovers.add(new Handover(waiter, grant(state, request, ticker)));
             } else {
                 state.queue.addLast(waiter);
-                armExpiry(request.key(), state);
+                armExpiry(Name.of(request), state);
             }
         } finally {
             mutex.unlock();
+            handOver(handovers);
         }
-        handOver(handovers);
         if (!waiter.future.isDone()) {
             if (deadline.isBounded()) {
                 armDeadline(waiter);
@@ -134,12 +156,12 @@ final class LockSpace {
         List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
-            KeyState state = keys.get(lease.key());
-            if (state == null || state.holder != lease) {
+            KeyState state = keys.get(Name.of(lease));
+            if (state == null || !state.holders.contains(lease)) {
                 return false;
             }
             expire(state, handovers);
-            if (state.holder != lease) {
+            if (!state.holders.contains(lease)) {
                 return false;
             }
             lease.renewFrom(ticker.read(), leaseNanos);
@@ -147,7 +169,7 @@ final class LockSpace {
                 state.expiryCheck.cancel(false); // the lease may now end sooner than the check was armed for
                 state.expiryCheck = null;
             }
-            armExpiry(lease.key(), state);
+            armExpiry(Name.of(lease), state);
             return true;
         } finally {
             mutex.unlock();
@@ -160,16 +182,15 @@ final class LockSpace {
         boolean ours = false;
         mutex.lock();
         try {
-            KeyState state = keys.get(lease.key());
+            KeyState state = keys.get(Name.of(lease));
             if (state != null) {
                 expire(state, handovers);
-                if (state.holder == lease) { // compare-and-delete: only our own grant
-                    state.holder = null;
+                if (state.holders.remove(lease)) { // compare-and-delete: only our own grant
                     serveNext(state, handovers);
                     ours = true;
                 }
             }
-            forgetIfIdle(lease.key());
+            forgetIfIdle(Name.of(lease));
         } finally {
             mutex.unlock();
         }
@@ -178,32 +199,64 @@ final class LockSpace {
     }
 
     private MemoryLease grant(KeyState state, LockRequest request, Ticker ticker) {
-        long now = ticker.read();
-        MemoryLease lease = new MemoryLease(
-                request.key(),
-                request.ownerId(),
-                ++lastToken,
-                ticker,
-                request.leaseTime().toNanos(),
-                now);
-        state.holder = lease;
+        MemoryLease lease = new MemoryLease(request, ++lastToken, ticker, ticker.read());
+        state.holders.add(lease);
         return lease;
     }
 
-    /** Drops a holder whose lease ran out, as a store drops an entry whose TTL passed, and serves the next waiter. */
-    private void expire(KeyState state, List<Handover> handovers) {
-        if (state.holder != null && state.holder.expired()) {
-            state.holder = null;
+    /**
+     * The grant rule of {@link LockRequest} for a request with nothing waiting ahead of it: an exclusive one when
+     * nothing is held, a shared one when nothing exclusive is held and fewer than the smallest limit among itself and
+     * the holders are.
+     */
+    private static boolean grantable(KeyState state, LockRequest request) {
+        if (request.exclusive()) {
+            return state.holders.isEmpty();
         }
+        int limit = request.limit();
+        for (MemoryLease holder : state.holders) {
+            if (holder.kind().exclusive()) {
+                return false;
+            }
+            limit = Math.min(limit, holder.limit());
+        }
+        return state.holders.size() < limit;
+    }
+
+    /** Refuses a permit whose semaphore is in use with another number of permits. */
+    private static void checkLimit(KeyState state, LockRequest request) {
+        if (request.kind() != LockKind.PERMIT) {
+            return;
+        }
+        Stream.concat(
+                        state.holders.stream().map(MemoryLease::limit),
+                        state.queue.stream().map(w -> w.request.limit()))
+                .filter(n -> n != request.limit())
+                .findFirst()
+                .ifPresent(n -> {
+                    throw new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + n
+                            + " permits; this call asks for it with " + request.limit()
+                            + ": every user of a semaphore must give the same number of permits");
+                });
+    }
+
+    /** Drops holders whose lease ran out, as a store drops an entry whose TTL passed, and serves the next waiters. */
+    private void expire(KeyState state, List<Handover> handovers) {
+        state.holders.removeIf(MemoryLease::expired);
         serveNext(state, handovers);
     }
 
-    /** Grants a free key to the first waiter still waiting. */
+    /** Grants the waiters at the head of the queue, in order, for as long as the grant rule lets the first one in. */
     private void serveNext(KeyState state, List<Handover> handovers) {
-        while (state.holder == null && !state.queue.isEmpty()) {
-            Waiter next = state.queue.pollFirst();
-            if (!next.future.isDone()) {
+        while (!state.queue.isEmpty()) {
+            Waiter next = state.queue.peekFirst();
+            if (next.future.isDone()) {
+                state.queue.pollFirst();
+            } else if (grantable(state, next.request)) {
+                state.queue.pollFirst();
                 handovers.add(new Handover(next, grant(state, next.request, next.ticker)));
+            } else {
+                return;
             }
         }
     }
@@ -218,17 +271,20 @@ final class LockSpace {
     }
 
     private void withdraw(Waiter waiter) {
-        String key = waiter.request.key();
+        Name key = Name.of(waiter.request);
+        List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
             KeyState state = keys.get(key);
             if (state != null) {
                 state.queue.remove(waiter);
+                serveNext(state, handovers); // a writer that gives up lets the readers behind it in
                 forgetIfIdle(key);
             }
         } finally {
             mutex.unlock();
         }
+        handOver(handovers);
     }
 
     /** Ends the wait with empty once its deadline (on its ticker) has passed. */
@@ -251,14 +307,17 @@ final class LockSpace {
     }
 
     /** While waiters queue behind a holder, checks again when the holder's lease would run out unreleased. */
-    private void armExpiry(String key, KeyState state) {
-        if (state.holder == null || state.queue.isEmpty()) {
+    private void armExpiry(Name key, KeyState state) {
+        if (state.holders.isEmpty() || state.queue.isEmpty()) {
             return;
         }
         if (state.expiryCheck != null && !state.expiryCheck.isDone()) {
             return;
         }
-        long left = Math.max(TimeUnit.MILLISECONDS.toNanos(1), state.holder.validUntilNanos() - state.holder.now());
+        long left = state.holders.stream()
+                .mapToLong(h -> Math.max(TimeUnit.MILLISECONDS.toNanos(1), h.validUntilNanos() - h.now()))
+                .min()
+                .orElseThrow();
         state.expiryCheck = TIMER.schedule(
                 () -> {
                     List<Handover> handovers = new ArrayList<>();
@@ -281,9 +340,9 @@ final class LockSpace {
                 TimeUnit.NANOSECONDS);
     }
 
-    private void forgetIfIdle(String key) {
+    private void forgetIfIdle(Name key) {
         KeyState state = keys.get(key);
-        if (state != null && state.holder == null && state.queue.isEmpty()) {
+        if (state != null && state.holders.isEmpty() && state.queue.isEmpty()) {
             if (state.expiryCheck != null) {
                 state.expiryCheck.cancel(false);
             }

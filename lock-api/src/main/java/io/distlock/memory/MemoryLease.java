@@ -1,20 +1,46 @@
 package io.distlock.memory;
 
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Lease;
+import io.distlock.spi.LockRequest;
 import java.util.OptionalLong;
 
 /** One grant in a {@link LockSpace}. Its validity is read and moved only under the space's mutex. */
 final class MemoryLease implements Lease {
 
     private final String key;
+    private final LockKind kind;
+    private final int limit;
     private final String ownerId;
     private final long token;
     private final Ticker ticker;
     private volatile long validUntilNanos;
 
-    MemoryLease(String key, String ownerId, long token, Ticker ticker, long leaseNanos, long grantedAtNanos) {
+    MemoryLease(LockRequest request, long token, Ticker ticker, long grantedAtNanos) {
+        this(
+                request.key(),
+                request.kind(),
+                request.limit(),
+                request.ownerId(),
+                token,
+                ticker,
+                request.leaseTime().toNanos(),
+                grantedAtNanos);
+    }
+
+    private MemoryLease(
+            String key,
+            LockKind kind,
+            int limit,
+            String ownerId,
+            long token,
+            Ticker ticker,
+            long leaseNanos,
+            long grantedAtNanos) {
         this.key = key;
+        this.kind = kind;
+        this.limit = limit;
         this.ownerId = ownerId;
         this.token = token;
         this.ticker = ticker;
@@ -24,6 +50,16 @@ final class MemoryLease implements Lease {
     @Override
     public String key() {
         return key;
+    }
+
+    /** What was granted. */
+    LockKind kind() {
+        return kind;
+    }
+
+    /** The limit it was asked with. */
+    int limit() {
+        return limit;
     }
 
     @Override

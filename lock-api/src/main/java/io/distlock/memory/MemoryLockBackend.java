@@ -2,6 +2,7 @@ package io.distlock.memory;
 
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -16,7 +17,8 @@ import java.util.concurrent.Executor;
 /** A locker's view of one {@link LockSpace}; stateless besides its ticker. */
 final class MemoryLockBackend implements LockBackend {
 
-    private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.RENEWED_TTL);
+    private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.RENEWED_TTL)
+            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
 
     private final LockSpace space;
     private final Ticker ticker;
