@@ -35,8 +35,18 @@ final class InterceptingProvider implements LockBackendProvider {
         /** {@code lease} is guaranteed until {@code validUntilNanos}, a reading of the backend's ticker. */
         void valid(Lease lease, long validUntilNanos);
 
+        /** {@link #valid(Lease, long)} of a grant asked for by {@code request} (its kind and limit). */
+        default void valid(Lease lease, long validUntilNanos, LockRequest request) {
+            valid(lease, validUntilNanos);
+        }
+
         /** The backend is about to be asked to release {@code lease}. */
         default void freed(Lease lease) {}
+
+        /** {@link #freed(Lease)} of a grant asked for by {@code request}. */
+        default void freed(Lease lease, LockRequest request) {
+            freed(lease);
+        }
     }
 
     private final LockBackendProvider delegate;
@@ -45,6 +55,7 @@ final class InterceptingProvider implements LockBackendProvider {
     private final AtomicBoolean releasesDropped = new AtomicBoolean();
     private final Map<String, Interception> granted = new ConcurrentHashMap<>();
     private final Map<String, Long> validUntilByOwner = new ConcurrentHashMap<>();
+    private final Map<String, LockRequest> requestByOwner = new ConcurrentHashMap<>();
     private final AtomicReference<Ticker> ticker = new AtomicReference<>();
 
     private record Interception(LockBackend backend, Lease lease) {}
@@ -62,8 +73,18 @@ final class InterceptingProvider implements LockBackendProvider {
             }
 
             @Override
+            public void valid(Lease lease, long validUntilNanos, LockRequest request) {
+                history.valid(lease, validUntilNanos, request.kind(), request.limit());
+            }
+
+            @Override
             public void freed(Lease lease) {
                 history.freed(lease);
+            }
+
+            @Override
+            public void freed(Lease lease, LockRequest request) {
+                history.freed(lease, request.kind(), request.limit());
             }
         });
     }
@@ -130,24 +151,25 @@ final class InterceptingProvider implements LockBackendProvider {
         return new ForwardingBackend(delegate.open(config)) {
             @Override
             public Optional<Lease> tryAcquire(LockRequest request) {
-                return remember(backend.tryAcquire(request));
+                return remember(request, backend.tryAcquire(request));
             }
 
             @Override
             public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-                return remember(backend.acquire(request, deadline));
+                return remember(request, backend.acquire(request, deadline));
             }
 
             @Override
             public CompletableFuture<Optional<Lease>> acquireAsync(
                     LockRequest request, Deadline deadline, Executor blockingExecutor) {
                 CompletableFuture<Optional<Lease>> attempt = backend.acquireAsync(request, deadline, blockingExecutor);
-                attempt.thenAccept(this::remember);
+                attempt.thenAccept(lease -> remember(request, lease));
                 return attempt;
             }
 
-            private Optional<Lease> remember(Optional<Lease> lease) {
+            private Optional<Lease> remember(LockRequest request, Optional<Lease> lease) {
                 lease.ifPresent(l -> {
+                    requestByOwner.put(l.ownerId(), request);
                     granted.put(l.key(), new Interception(backend, l));
                     valid(l, l.validUntilNanos());
                 });
@@ -174,7 +196,12 @@ final class InterceptingProvider implements LockBackendProvider {
                 if (releasesDropped.get()) {
                     return true; // silenced: the store is not asked
                 }
-                listener.freed(lease);
+                LockRequest request = requestByOwner.remove(lease.ownerId());
+                if (request == null) {
+                    listener.freed(lease);
+                } else {
+                    listener.freed(lease, request);
+                }
                 return backend.release(lease);
             }
         };
@@ -182,6 +209,11 @@ final class InterceptingProvider implements LockBackendProvider {
 
     private void valid(Lease lease, long validUntilNanos) {
         validUntilByOwner.merge(lease.ownerId(), validUntilNanos, Math::max);
-        listener.valid(lease, validUntilNanos);
+        LockRequest request = requestByOwner.get(lease.ownerId());
+        if (request == null) {
+            listener.valid(lease, validUntilNanos);
+        } else {
+            listener.valid(lease, validUntilNanos, request);
+        }
     }
 }

@@ -22,7 +22,9 @@ import org.junit.jupiter.api.Timeout;
  * <p>The tests come from the contracts this class combines, one concept each: {@link MutualExclusionContract}
  * (Theorems 1 and 3), {@link ProgressContract} (Theorems 2 and 4), {@link LeaseContract}, {@link
  * FixedLeaseContract}, {@link AbandonedAttemptContract}, {@link FencingContract}, {@link MultiKeyContract}, {@link LockHandleContract}, {@link
- * BadInputContract}, {@link StoreFaultContract}, {@link FaultMatrixContract}, {@link ClockSkewContract}, {@link RandomizedFaultRunContract} and {@link MultiProcessContract}. A backend that can pass only some may implement those interfaces
+ * BadInputContract}, {@link StoreFaultContract}, {@link FaultMatrixContract}, {@link ClockSkewContract}, {@link RandomizedFaultRunContract}, {@link MultiProcessContract}, and for the backends
+ * that declare them ({@link io.distlock.Capabilities#kinds()}) {@link ReadWriteLockContract} and {@link
+ * SemaphoreContract}. A backend that can pass only some may implement those interfaces
  * instead. Tests that need what the backend does not declare ({@link io.distlock.Capabilities}, or a hook left at its
  * default) are marked {@link Requires} and skipped with the reason, in the console and in the report. The hooks with
  * defaults are in {@link LockerFixture}; give {@link LockerFixture#unreachableUri()} and {@link
@@ -50,7 +52,9 @@ public abstract class LockerConformanceTests
                 FaultMatrixContract,
                 ClockSkewContract,
                 RandomizedFaultRunContract,
-                MultiProcessContract {
+                MultiProcessContract,
+                ReadWriteLockContract,
+                SemaphoreContract {
 
     /** For subclasses. */
     protected LockerConformanceTests() {}

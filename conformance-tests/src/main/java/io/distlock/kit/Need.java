@@ -2,6 +2,7 @@ package io.distlock.kit;
 
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
+import io.distlock.LockKind;
 import java.util.Optional;
 
 /** What a kit test may need from the backend under test or its fixture; see {@link Requires}. */
@@ -36,6 +37,28 @@ public enum Need {
             return capabilities.fair()
                     ? Optional.empty()
                     : Optional.of("backend declares no fairness (Capabilities.fair is false)");
+        }
+    },
+
+    /** Read-write locks ({@link LockKind#READ} and {@link LockKind#WRITE} in {@link Capabilities#kinds()}). */
+    READ_WRITE_LOCKS {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return capabilities.offers(LockKind.READ)
+                    ? Optional.empty()
+                    : Optional.of("backend declares no read-write locks (Capabilities.kinds() " + capabilities.kinds()
+                            + " lacks READ and WRITE)");
+        }
+    },
+
+    /** Semaphores ({@link LockKind#PERMIT} in {@link Capabilities#kinds()}). */
+    SEMAPHORES {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return capabilities.offers(LockKind.PERMIT)
+                    ? Optional.empty()
+                    : Optional.of("backend declares no semaphores (Capabilities.kinds() " + capabilities.kinds()
+                            + " lacks PERMIT)");
         }
     },
 

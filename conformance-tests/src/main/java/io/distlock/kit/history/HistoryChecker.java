@@ -21,6 +21,13 @@ import java.util.stream.Stream;
  * holds overlap, fencing tokens grow strictly in acquisition order, and no hold that ended without a release was
  * guaranteed past the next holder's grant.
  *
+ * <p>Holds of every {@link io.distlock.LockKind}: each {@linkplain io.distlock.LockKind#space() space} of a key (the
+ * lock, the read-write lock, the semaphore) is checked apart, since they never exclude each other. Within one, an
+ * exclusive hold (a lock, a write lock) overlaps no other hold, read or write; shared holds (read locks, permits) may
+ * overlap each other, but never more of them at once than the smallest limit among them (a semaphore's N). Fencing
+ * tokens grow across every exclusive hold: each is above every token granted before it and below every one granted
+ * after it (two shared holds' grants may come in either order behind their recorded begins).
+ *
  * <p>A hold runs from its {@code ACQUIRED} event to its {@code RELEASING} event. A hold that ended in {@code LOST}
  * (its lease ran out while the holder was frozen) is left out of the overlap check, since a lease cannot stop a
  * frozen holder (that is what fencing tokens are for), but its token is still checked. A hold with no end (its
@@ -42,7 +49,8 @@ public final class HistoryChecker {
 
         @Override
         public String toString() {
-            return "[" + begin.holder() + " pid " + begin.pid() + " token "
+            return "[" + (begin.kind() == io.distlock.LockKind.LOCK ? "" : begin.kind().label() + " ")
+                    + begin.holder() + " pid " + begin.pid() + " token "
                     + (begin.token().isPresent() ? Long.toString(begin.token().getAsLong()) : "-")
                     + ": acquired at " + begin.nanos()
                     + end.map(e -> ", " + e.type().name().toLowerCase(java.util.Locale.ROOT) + " at " + e.nanos())
@@ -80,7 +88,7 @@ public final class HistoryChecker {
      */
     public static List<String> violations(Collection<HistoryEvent> events) {
         List<String> violations = new ArrayList<>();
-        Map<String, List<Hold>> holdsByKey = new TreeMap<>();
+        Map<String, List<Hold>> holdsByKey = new TreeMap<>(); // by space and key: see name(HistoryEvent)
         Map<String, Long> validUntil = new LinkedHashMap<>();
         for (HistoryEvent e : events) {
             if (e.type() == HistoryEvent.Type.VALID) {
@@ -88,14 +96,13 @@ public final class HistoryChecker {
             }
         }
         for (Hold hold : pair(events, violations)) {
-            holdsByKey
-                    .computeIfAbsent(hold.begin().key(), k -> new ArrayList<>())
-                    .add(hold);
+            holdsByKey.computeIfAbsent(name(hold.begin()), k -> new ArrayList<>()).add(hold);
         }
         for (Map.Entry<String, List<Hold>> entry : holdsByKey.entrySet()) {
             List<Hold> holds = entry.getValue();
             holds.sort(Comparator.comparingLong(h -> h.begin().nanos()));
             checkOverlaps(entry.getKey(), holds, violations);
+            checkLimits(entry.getKey(), holds, violations);
             checkTokens(entry.getKey(), holds, violations);
             checkValidity(entry.getKey(), holds, validUntil, violations);
         }
@@ -103,8 +110,21 @@ public final class HistoryChecker {
         return violations;
     }
 
+    /**
+     * Where a hold competes: its key, and for the kinds other than the lock their space, as the checker's messages
+     * show it ({@code k}, {@code k (read-write lock)}, {@code k (semaphore)}).
+     */
+    private static String name(HistoryEvent e) {
+        return switch (e.kind().space()) {
+            case LOCK -> e.key();
+            case READ_WRITE -> e.key() + " (read-write lock)";
+            case SEMAPHORE -> e.key() + " (semaphore)";
+        };
+    }
+
     /** A grant the backend reported ({@code VALID}) that never began a hold in the history. */
-    private record UnrecordedGrant(String key, String holder, long grantedBy, long validUntil, long freedAt) {
+    private record UnrecordedGrant(
+            String key, String holder, long grantedBy, long validUntil, long freedAt, boolean exclusive) {
         long promisedUntil() {
             return freedAt - validUntil < 0 ? freedAt : validUntil;
         }
@@ -129,17 +149,19 @@ public final class HistoryChecker {
                     grants.merge(
                             e.holder(),
                             new UnrecordedGrant(
-                                    e.key(),
+                                    name(e),
                                     e.holder(),
                                     e.nanos(),
                                     e.validUntil().getAsLong(),
-                                    Long.MAX_VALUE),
+                                    Long.MAX_VALUE,
+                                    e.exclusive()),
                             (a, b) -> new UnrecordedGrant(
                                     a.key(),
                                     a.holder(),
                                     Math.min(a.grantedBy(), b.grantedBy()),
                                     Math.max(a.validUntil(), b.validUntil()),
-                                    Long.MAX_VALUE));
+                                    Long.MAX_VALUE,
+                                    a.exclusive()));
                 default -> {}
             }
         }
@@ -152,11 +174,15 @@ public final class HistoryChecker {
                     g.holder(),
                     g.grantedBy(),
                     g.validUntil(),
-                    freedAt.getOrDefault(g.holder(), Long.MAX_VALUE));
+                    freedAt.getOrDefault(g.holder(), Long.MAX_VALUE),
+                    g.exclusive());
             for (Hold next : holdsByKey.getOrDefault(grant.key(), List.of())) {
                 long grantedBy = next.begin().nanos();
                 if (grantedBy - grant.grantedBy() <= 0) {
                     continue;
+                }
+                if (!grant.exclusive() && !next.begin().exclusive()) {
+                    break; // two shared grants (readers, permits) may be held at once; their limit is not checked here
                 }
                 if (grantedBy - grant.promisedUntil() < 0) {
                     violations.add("a grant that never reached its caller as held, on key '" + grant.key() + "': "
@@ -225,21 +251,85 @@ public final class HistoryChecker {
         return holds;
     }
 
+    /**
+     * An exclusive hold overlaps no other hold of its space, and no hold overlaps an exclusive one. Holds are sorted by
+     * their begin; a pair overlaps when the later begins before the earlier ends, so each hold is compared with the
+     * released hold (of any kind, or exclusive) that ends last among those begun before it.
+     */
     private static void checkOverlaps(String key, List<Hold> holds, List<String> violations) {
         Hold latest = null; // the released hold that ends last among those begun so far
+        Hold latestExclusive = null; // the same among the exclusive ones
         for (Hold hold : holds) {
-            if (latest != null
-                    && hold.begin().nanos() < latest.end().orElseThrow().nanos()) {
-                violations.add("overlapping holds on key '" + key + "': " + latest + " and " + hold + " ("
-                        + (latest.end().orElseThrow().nanos() - hold.begin().nanos()) + " ns both held)");
+            Hold other = hold.begin().exclusive() ? latest : latestExclusive;
+            if (other != null && hold.begin().nanos() < other.end().orElseThrow().nanos()) {
+                violations.add("overlapping holds on key '" + key + "': " + other + " and " + hold + " ("
+                        + (other.end().orElseThrow().nanos() - hold.begin().nanos()) + " ns both held"
+                        + (hold.begin().kind() == io.distlock.LockKind.LOCK
+                                ? ""
+                                : ", a " + (hold.begin().exclusive() ? hold : other).begin().kind().label()
+                                        + " hold beside another")
+                        + ")");
             }
-            if (hold.released()
-                    && (latest == null
-                            || hold.end().orElseThrow().nanos()
-                                    > latest.end().orElseThrow().nanos())) {
-                latest = hold;
+            if (hold.released()) {
+                if (endsLater(hold, latest)) {
+                    latest = hold;
+                }
+                if (hold.begin().exclusive() && endsLater(hold, latestExclusive)) {
+                    latestExclusive = hold;
+                }
             }
         }
+    }
+
+    private static boolean endsLater(Hold hold, Hold than) {
+        return than == null || hold.end().orElseThrow().nanos() > than.end().orElseThrow().nanos();
+    }
+
+    /**
+     * Shared holds with a limit (a semaphore's permits): at no moment more of them held at once than the smallest
+     * limit among them. Sweeps the released holds in order of their begins, keeping those not yet ended.
+     */
+    private static void checkLimits(String key, List<Hold> holds, List<String> violations) {
+        java.util.PriorityQueue<Hold> held =
+                new java.util.PriorityQueue<>(Comparator.comparingLong(h -> h.end().orElseThrow().nanos()));
+        for (Hold hold : holds) {
+            if (hold.begin().exclusive() || !hold.released()) {
+                continue;
+            }
+            while (!held.isEmpty() && held.peek().end().orElseThrow().nanos() <= hold.begin().nanos()) {
+                held.poll();
+            }
+            held.add(hold);
+            int limit = held.stream().mapToInt(h -> h.begin().limit()).min().orElseThrow();
+            if (held.size() > limit) {
+                violations.add("more holds at once than the limit on key '" + key + "': " + held.size()
+                        + " held at once, limit " + limit + ": " + held);
+                held.poll(); // report each excess once
+            }
+        }
+    }
+
+    /** The most holds of a limited shared kind (permits) held at once in {@code events}, over every key and space. */
+    public static int mostHeldAtOnce(Collection<HistoryEvent> events) {
+        int most = 0;
+        Map<String, List<Hold>> byKey = new TreeMap<>();
+        for (Hold hold : pair(events, new ArrayList<>())) {
+            if (hold.released()) {
+                byKey.computeIfAbsent(name(hold.begin()), k -> new ArrayList<>()).add(hold);
+            }
+        }
+        for (List<Hold> holds : byKey.values()) {
+            holds.sort(Comparator.comparingLong(h -> h.begin().nanos()));
+            java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
+            for (Hold hold : holds) {
+                while (!ends.isEmpty() && ends.peek() <= hold.begin().nanos()) {
+                    ends.poll();
+                }
+                ends.add(hold.end().orElseThrow().nanos());
+                most = Math.max(most, ends.size());
+            }
+        }
+        return most;
     }
 
     /**
@@ -269,6 +359,10 @@ public final class HistoryChecker {
         }
     }
 
+    /**
+     * Tokens grow across exclusive holds: in order of begins, an exclusive hold's token is above every token before it,
+     * and every token after it is above its own. (For a lock every hold is exclusive: the tokens grow strictly.)
+     */
     private static void checkTokens(String key, List<Hold> holds, List<String> violations) {
         long withToken =
                 holds.stream().filter(h -> h.begin().token().isPresent()).count();
@@ -283,17 +377,23 @@ public final class HistoryChecker {
                             .findFirst()
                             .orElseThrow());
         }
-        Hold previous = null;
+        Hold highest = null; // the hold with the highest token so far
+        Hold lastExclusive = null;
         for (Hold hold : holds) {
             OptionalLong token = hold.begin().token();
             if (token.isEmpty()) {
                 continue;
             }
-            if (previous != null
-                    && token.getAsLong() <= previous.begin().token().getAsLong()) {
-                violations.add("fencing token not increasing on key '" + key + "': " + previous + " then " + hold);
+            Hold before = hold.begin().exclusive() ? highest : lastExclusive;
+            if (before != null && token.getAsLong() <= before.begin().token().getAsLong()) {
+                violations.add("fencing token not increasing on key '" + key + "': " + before + " then " + hold);
             }
-            previous = hold;
+            if (highest == null || token.getAsLong() > highest.begin().token().getAsLong()) {
+                highest = hold;
+            }
+            if (hold.begin().exclusive()) {
+                lastExclusive = hold;
+            }
         }
     }
 }

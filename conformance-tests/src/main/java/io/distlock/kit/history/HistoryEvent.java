@@ -1,5 +1,6 @@
 package io.distlock.kit.history;
 
+import io.distlock.LockKind;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -23,9 +24,21 @@ import java.util.OptionalLong;
  * @param pid the process the holder ran in
  * @param validUntil for {@link Type#VALID}, the reported validity (a monotonic reading like {@code nanos}); empty
  *     for the other types
+ * @param kind what the hold is: a lock, one side of a read-write lock, or a semaphore's permit; holds of different
+ *     {@linkplain LockKind#space() spaces} on one key never exclude each other
+ * @param limit how many holds of a shared kind may overlap ({@link io.distlock.spi.LockRequest#limit()}): 1 for an
+ *     exclusive kind, the semaphore's N for a permit, {@link Integer#MAX_VALUE} for a read lock
  */
 public record HistoryEvent(
-        long nanos, Type type, String key, OptionalLong token, String holder, long pid, OptionalLong validUntil) {
+        long nanos,
+        Type type,
+        String key,
+        OptionalLong token,
+        String holder,
+        long pid,
+        OptionalLong validUntil,
+        LockKind kind,
+        int limit) {
 
     /** What happened to a hold. */
     public enum Type {
@@ -51,6 +64,10 @@ public record HistoryEvent(
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(holder, "holder");
         Objects.requireNonNull(validUntil, "validUntil");
+        Objects.requireNonNull(kind, "kind");
+        if (limit < 1 || (kind.exclusive() && limit != 1)) {
+            throw new IllegalArgumentException("limit must be at least 1, and 1 for " + kind + ": " + limit);
+        }
         if (holder.isEmpty() || holder.chars().anyMatch(Character::isWhitespace)) {
             throw new IllegalArgumentException("holder must be non-empty without whitespace: '" + holder + "'");
         }
@@ -60,18 +77,30 @@ public record HistoryEvent(
         }
     }
 
-    /** An event without validity: any type but {@link Type#VALID}. */
+    /** An event of a {@link LockKind#LOCK lock}. */
+    public HistoryEvent(
+            long nanos, Type type, String key, OptionalLong token, String holder, long pid, OptionalLong validUntil) {
+        this(nanos, type, key, token, holder, pid, validUntil, LockKind.LOCK, 1);
+    }
+
+    /** An event of a {@link LockKind#LOCK lock} without validity: any type but {@link Type#VALID}. */
     public HistoryEvent(long nanos, Type type, String key, OptionalLong token, String holder, long pid) {
         this(nanos, type, key, token, holder, pid, OptionalLong.empty());
     }
 
+    /** Whether this hold excludes every other hold of its space on its key ({@link LockKind#exclusive()}). */
+    public boolean exclusive() {
+        return kind.exclusive();
+    }
+
     /**
-     * The event as one line of the history file format: {@code nanos type key token holder pid validUntil}, space
-     * separated, {@code -} for an absent token or validity.
+     * The event as one line of the history file format: {@code nanos type key token holder pid validUntil kind limit},
+     * space separated, {@code -} for an absent token or validity and for the limit of a read lock (unbounded).
      */
     public String toLine() {
         return nanos + " " + type + " " + URLEncoder.encode(key, StandardCharsets.UTF_8) + " " + text(token) + " "
-                + holder + " " + pid + " " + text(validUntil);
+                + holder + " " + pid + " " + text(validUntil) + " " + kind.label() + " "
+                + (limit == Integer.MAX_VALUE ? "-" : Integer.toString(limit));
     }
 
     private static String text(OptionalLong value) {
@@ -83,14 +112,14 @@ public record HistoryEvent(
     }
 
     /**
-     * Parses a line written by {@link #toLine()}.
+     * Parses a line written by {@link #toLine()}; a line of the seven fields before kind and limit is a lock's.
      *
      * @throws IllegalArgumentException if the line is not in that format
      */
     public static HistoryEvent parse(String line) {
         String[] f = line.trim().split(" ");
-        if (f.length != 7) {
-            throw new IllegalArgumentException("Not a history line (want 7 fields): '" + line + "'");
+        if (f.length != 7 && f.length != 9) {
+            throw new IllegalArgumentException("Not a history line (want 9 fields, or 7 of a lock): '" + line + "'");
         }
         try {
             return new HistoryEvent(
@@ -100,7 +129,9 @@ public record HistoryEvent(
                     number(f[3]),
                     f[4],
                     Long.parseLong(f[5]),
-                    number(f[6]));
+                    number(f[6]),
+                    f.length == 7 ? LockKind.LOCK : LockKind.valueOf(f[7].toUpperCase(java.util.Locale.ROOT)),
+                    f.length == 7 || f[8].equals("-") ? (f.length == 7 ? 1 : Integer.MAX_VALUE) : Integer.parseInt(f[8]));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("Not a history line: '" + line + "': " + e.getMessage(), e);
         }

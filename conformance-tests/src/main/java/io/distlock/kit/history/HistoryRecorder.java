@@ -1,5 +1,6 @@
 package io.distlock.kit.history;
 
+import io.distlock.LockKind;
 import io.distlock.RemoteLock;
 import io.distlock.spi.Lease;
 import java.io.IOException;
@@ -35,6 +36,7 @@ public final class HistoryRecorder implements AutoCloseable {
 
     private final Optional<FileChannel> file;
     private final List<HistoryEvent> events = new ArrayList<>();
+    private final java.util.Map<String, Integer> limits = new java.util.concurrent.ConcurrentHashMap<>();
 
     private HistoryRecorder(Optional<FileChannel> file) {
         this.file = file;
@@ -67,8 +69,22 @@ public final class HistoryRecorder implements AutoCloseable {
         }
     }
 
-    /** Records that {@code lock} was just granted. */
+    /**
+     * Records that {@code lock} was just granted: a lock, or a side of a read-write lock. A semaphore's permit is
+     * recorded with its N by {@link #acquired(RemoteLock, int)}.
+     *
+     * @throws IllegalArgumentException for a permit
+     */
     public void acquired(RemoteLock lock) {
+        if (lock.kind() == LockKind.PERMIT) {
+            throw new IllegalArgumentException("a permit's hold is recorded with the semaphore's permits: " + lock);
+        }
+        record(HistoryEvent.Type.ACQUIRED, lock);
+    }
+
+    /** Records that {@code lock}, a permit of a semaphore of {@code permits} permits, was just granted. */
+    public void acquired(RemoteLock lock, int permits) {
+        limits.put(lock.ownerId(), permits);
         record(HistoryEvent.Type.ACQUIRED, lock);
     }
 
@@ -87,6 +103,14 @@ public final class HistoryRecorder implements AutoCloseable {
      * reading), at its grant or a renewal.
      */
     public void valid(Lease lease, long validUntilNanos) {
+        valid(lease, validUntilNanos, LockKind.LOCK, 1);
+    }
+
+    /**
+     * Records that the backend reported {@code lease}, a grant of {@code kind} with {@code limit} ({@link
+     * io.distlock.spi.LockRequest#limit()}), valid until {@code validUntilNanos}, at its grant or a renewal.
+     */
+    public void valid(Lease lease, long validUntilNanos, LockKind kind, int limit) {
         record(new HistoryEvent(
                 System.nanoTime(),
                 HistoryEvent.Type.VALID,
@@ -94,13 +118,28 @@ public final class HistoryRecorder implements AutoCloseable {
                 lease.fencingToken(),
                 lease.ownerId(),
                 PID,
-                OptionalLong.of(validUntilNanos)));
+                OptionalLong.of(validUntilNanos),
+                kind,
+                limit));
     }
 
     /** Records that the backend is asked to release {@code lease} (by its holder, or by the locker for a lost grant). */
     public void freed(Lease lease) {
+        freed(lease, LockKind.LOCK, 1);
+    }
+
+    /** Records that the backend is asked to release {@code lease}, a grant of {@code kind} with {@code limit}. */
+    public void freed(Lease lease, LockKind kind, int limit) {
         record(new HistoryEvent(
-                System.nanoTime(), HistoryEvent.Type.FREED, lease.key(), lease.fencingToken(), lease.ownerId(), PID));
+                System.nanoTime(),
+                HistoryEvent.Type.FREED,
+                lease.key(),
+                lease.fencingToken(),
+                lease.ownerId(),
+                PID,
+                OptionalLong.empty(),
+                kind,
+                limit));
     }
 
     /** Records an event as given; for histories built by hand. */
@@ -121,7 +160,20 @@ public final class HistoryRecorder implements AutoCloseable {
     }
 
     private void record(HistoryEvent.Type type, RemoteLock lock) {
-        record(new HistoryEvent(System.nanoTime(), type, lock.key(), lock.fencingToken(), lock.ownerId(), PID));
+        LockKind kind = lock.kind();
+        int limit = kind.exclusive()
+                ? 1
+                : kind == LockKind.READ ? Integer.MAX_VALUE : limits.getOrDefault(lock.ownerId(), Integer.MAX_VALUE);
+        record(new HistoryEvent(
+                System.nanoTime(),
+                type,
+                lock.key(),
+                lock.fencingToken(),
+                lock.ownerId(),
+                PID,
+                OptionalLong.empty(),
+                kind,
+                limit));
     }
 
     /** The events recorded by this recorder, in recording order. */

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.LockKind;
 import io.distlock.kit.history.HistoryEvent.Type;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -252,5 +253,86 @@ class HistoryCheckerTest {
         assertThrows(
                 IllegalArgumentException.class,
                 () -> new HistoryEvent(1, Type.VALID, "k", OptionalLong.empty(), "h", 1, OptionalLong.empty()));
+    }
+
+    private static List<HistoryEvent> hold(LockKind kind, int limit, long from, long to, long token, String holder) {
+        OptionalLong t = token < 0 ? OptionalLong.empty() : OptionalLong.of(token);
+        return List.of(
+                new HistoryEvent(from, Type.ACQUIRED, "k", t, holder, 1, OptionalLong.empty(), kind, limit),
+                new HistoryEvent(to, Type.RELEASING, "k", t, holder, 1, OptionalLong.empty(), kind, limit));
+    }
+
+    private static List<HistoryEvent> read(long from, long to, long token, String holder) {
+        return hold(LockKind.READ, Integer.MAX_VALUE, from, to, token, holder);
+    }
+
+    private static List<HistoryEvent> write(long from, long to, long token, String holder) {
+        return hold(LockKind.WRITE, 1, from, to, token, holder);
+    }
+
+    @Test
+    void overlappingReads_areConsistent_tokensInEitherOrder() {
+        List<HistoryEvent> h = history(List.of(
+                read(10, 50, 2, "a"), read(20, 30, 1, "b"), read(25, 60, 3, "c"), write(61, 70, 4, "w")));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void aWriteOverlappingARead_isRejected_whicheverBeganFirst() {
+        List<String> writeInside = HistoryChecker.violations(history(List.of(read(10, 50, 1, "r"), write(20, 30, 2, "w"))));
+        assertEquals(1, writeInside.size(), writeInside.toString());
+        assertTrue(writeInside.get(0).contains("overlapping holds on key 'k (read-write lock)'"), writeInside.get(0));
+        assertTrue(writeInside.get(0).contains("a write hold beside another"), writeInside.get(0));
+        List<String> readInside = HistoryChecker.violations(history(List.of(write(10, 50, 1, "w"), read(20, 60, 2, "r"))));
+        assertEquals(1, readInside.size(), readInside.toString());
+        List<String> twoWrites = HistoryChecker.violations(history(List.of(write(10, 50, 1, "w"), write(49, 60, 2, "v"))));
+        assertEquals(1, twoWrites.size(), twoWrites.toString());
+    }
+
+    @Test
+    void theSpaces_ofOneKey_neverExcludeEachOther() {
+        List<HistoryEvent> h = history(List.of(
+                hold("k", 10, 50, 1, "lock"),
+                write(20, 30, 2, "w"),
+                hold(LockKind.PERMIT, 1, 25, 40, 3, "p")));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void morePermitsAtOnce_thanTheLimit_areRejected_andTheMostAtOnceIsCounted() {
+        List<HistoryEvent> two = history(List.of(
+                hold(LockKind.PERMIT, 2, 10, 50, 1, "a"),
+                hold(LockKind.PERMIT, 2, 20, 30, 2, "b"),
+                hold(LockKind.PERMIT, 2, 31, 60, 3, "c")));
+        assertEquals(List.of(), HistoryChecker.violations(two));
+        assertEquals(2, HistoryChecker.mostHeldAtOnce(two));
+        List<HistoryEvent> three = history(List.of(
+                hold(LockKind.PERMIT, 2, 10, 50, 1, "a"),
+                hold(LockKind.PERMIT, 2, 20, 30, 2, "b"),
+                hold(LockKind.PERMIT, 2, 25, 60, 3, "c")));
+        List<String> violations = HistoryChecker.violations(three);
+        assertEquals(1, violations.size(), violations.toString());
+        assertTrue(violations.get(0).contains("3 held at once, limit 2"), violations.get(0));
+        assertEquals(3, HistoryChecker.mostHeldAtOnce(three));
+    }
+
+    @Test
+    void tokens_mustGrowAcrossAWrite() {
+        List<String> below = HistoryChecker.violations(history(List.of(read(10, 20, 5, "r"), write(30, 40, 4, "w"))));
+        assertEquals(1, below.size(), below.toString());
+        assertTrue(below.get(0).contains("fencing token not increasing"), below.get(0));
+        List<String> after = HistoryChecker.violations(history(List.of(write(10, 20, 5, "w"), read(30, 40, 3, "r"))));
+        assertEquals(1, after.size(), after.toString());
+    }
+
+    @Test
+    void kindAndLimit_surviveTheLineFormat_andSevenFieldLinesAreLocks() {
+        HistoryEvent permit = hold(LockKind.PERMIT, 3, 10, 20, 7, "p").get(0);
+        assertEquals(permit, HistoryEvent.parse(permit.toLine()));
+        HistoryEvent reader = read(10, 20, -1, "r").get(0);
+        assertEquals(reader, HistoryEvent.parse(reader.toLine()));
+        HistoryEvent lock = HistoryEvent.parse("10 ACQUIRED k 1 h 1 -");
+        assertEquals(LockKind.LOCK, lock.kind());
+        assertEquals(1, lock.limit());
     }
 }
