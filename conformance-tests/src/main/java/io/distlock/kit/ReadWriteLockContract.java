@@ -79,8 +79,10 @@ public interface ReadWriteLockContract extends LockerFixture {
         Duration together = TestTimeouts.scaled(Duration.ofSeconds(5));
         try (Lockers lockers = Lockers.open(this, READERS, leaseTime())) {
             Concurrently.run("readers", READERS, maxWait().multipliedBy(3), i -> {
-                try (RemoteLock read =
-                        lockers.get(i).readWriteLock(key).readLock().lock(maxWait().multipliedBy(2))) {
+                try (RemoteLock read = lockers.get(i)
+                        .readWriteLock(key)
+                        .readLock()
+                        .lock(maxWait().multipliedBy(2))) {
                     assertEquals(LockKind.READ, read.kind(), "the kind of a read grant");
                     most.accumulateAndGet(holding.incrementAndGet(), Math::max);
                     allIn.countDown();
@@ -168,7 +170,8 @@ public interface ReadWriteLockContract extends LockerFixture {
                                 Thread.sleep(hold.toMillis() * index / READERS); // staggered: the holds overlap
                                 RemoteReadWriteLock rw = lockers.get(index).readWriteLock(key);
                                 while (!stop.get()) {
-                                    try (RemoteLock read = rw.readLock().lock(maxWait().multipliedBy(2))) {
+                                    try (RemoteLock read =
+                                            rw.readLock().lock(maxWait().multipliedBy(2))) {
                                         holding.incrementAndGet();
                                         Thread.sleep(hold.toMillis());
                                         holding.decrementAndGet();
@@ -271,8 +274,8 @@ public interface ReadWriteLockContract extends LockerFixture {
                     long before = previous;
                     assertTrue(
                             token.getAsLong() > before,
-                            "the " + lock.kind().label() + " grant " + n + " got token " + token.getAsLong()
-                                    + " after " + before);
+                            "the " + lock.kind().label() + " grant " + n + " got token " + token.getAsLong() + " after "
+                                    + before);
                     previous = token.getAsLong();
                 }
             }

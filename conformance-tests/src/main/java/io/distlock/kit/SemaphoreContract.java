@@ -51,8 +51,8 @@ public interface SemaphoreContract extends LockerFixture {
                     RemoteLock permit = lockers.get(i)
                             .semaphore(key, PERMITS)
                             .tryLock()
-                            .orElseThrow(() -> new AssertionError("permit " + (n + 1) + " of " + PERMITS + " of '"
-                                    + key + "' was refused with " + n + " held: N is never reached"));
+                            .orElseThrow(() -> new AssertionError("permit " + (n + 1) + " of " + PERMITS + " of '" + key
+                                    + "' was refused with " + n + " held: N is never reached"));
                     assertEquals(LockKind.PERMIT, permit.kind(), "the kind of a permit");
                     permits.add(permit);
                 }
@@ -126,16 +126,20 @@ public interface SemaphoreContract extends LockerFixture {
         String key = TestKeys.unique("sem-dies");
         Duration ttl = shortLeaseTime();
         InterceptingProvider intercepting = new InterceptingProvider(provider());
-        try (RemoteLocker dying = lockerBuilder().leaseTime(ttl).provider(intercepting).build();
+        try (RemoteLocker dying =
+                        lockerBuilder().leaseTime(ttl).provider(intercepting).build();
                 Lockers others = Lockers.open(this, 2, leaseTime())) {
             RemoteLock alive = others.get(0).semaphore(key, 2).lock(maxWait());
             try {
                 dying.semaphore(key, 2).lock(maxWait());
                 assertFalse(
-                        others.get(1).semaphore(key, 2).tryLock().map(p -> {
-                            p.close();
-                            return true;
-                        })
+                        others.get(1)
+                                .semaphore(key, 2)
+                                .tryLock()
+                                .map(p -> {
+                                    p.close();
+                                    return true;
+                                })
                                 .orElse(false),
                         "a third permit of two of '" + key + "'");
                 intercepting.goSilent();
@@ -231,7 +235,8 @@ public interface SemaphoreContract extends LockerFixture {
             for (int n = 0; n < 6; n++) {
                 RemoteLock permit = lockers.get(n).semaphore(key, 1).lock(maxWait());
                 OptionalLong token = permit.fencingToken();
-                assertEquals(fencing, token.isPresent(), "a permit's token while the backend declares fencing=" + fencing);
+                assertEquals(
+                        fencing, token.isPresent(), "a permit's token while the backend declares fencing=" + fencing);
                 if (fencing) {
                     long before = previous;
                     assertTrue(

@@ -49,7 +49,10 @@ public final class HistoryChecker {
 
         @Override
         public String toString() {
-            return "[" + (begin.kind() == io.distlock.LockKind.LOCK ? "" : begin.kind().label() + " ")
+            return "["
+                    + (begin.kind() == io.distlock.LockKind.LOCK
+                            ? ""
+                            : begin.kind().label() + " ")
                     + begin.holder() + " pid " + begin.pid() + " token "
                     + (begin.token().isPresent() ? Long.toString(begin.token().getAsLong()) : "-")
                     + ": acquired at " + begin.nanos()
@@ -96,7 +99,9 @@ public final class HistoryChecker {
             }
         }
         for (Hold hold : pair(events, violations)) {
-            holdsByKey.computeIfAbsent(name(hold.begin()), k -> new ArrayList<>()).add(hold);
+            holdsByKey
+                    .computeIfAbsent(name(hold.begin()), k -> new ArrayList<>())
+                    .add(hold);
         }
         for (Map.Entry<String, List<Hold>> entry : holdsByKey.entrySet()) {
             List<Hold> holds = entry.getValue();
@@ -261,13 +266,17 @@ public final class HistoryChecker {
         Hold latestExclusive = null; // the same among the exclusive ones
         for (Hold hold : holds) {
             Hold other = hold.begin().exclusive() ? latest : latestExclusive;
-            if (other != null && hold.begin().nanos() < other.end().orElseThrow().nanos()) {
+            if (other != null
+                    && hold.begin().nanos() < other.end().orElseThrow().nanos()) {
                 violations.add("overlapping holds on key '" + key + "': " + other + " and " + hold + " ("
                         + (other.end().orElseThrow().nanos() - hold.begin().nanos()) + " ns both held"
                         + (hold.begin().kind() == io.distlock.LockKind.LOCK
                                 ? ""
-                                : ", a " + (hold.begin().exclusive() ? hold : other).begin().kind().label()
-                                        + " hold beside another")
+                                : ", a "
+                                        + (hold.begin().exclusive() ? hold : other)
+                                                .begin()
+                                                .kind()
+                                                .label() + " hold beside another")
                         + ")");
             }
             if (hold.released()) {
@@ -282,7 +291,8 @@ public final class HistoryChecker {
     }
 
     private static boolean endsLater(Hold hold, Hold than) {
-        return than == null || hold.end().orElseThrow().nanos() > than.end().orElseThrow().nanos();
+        return than == null
+                || hold.end().orElseThrow().nanos() > than.end().orElseThrow().nanos();
     }
 
     /**
@@ -290,13 +300,14 @@ public final class HistoryChecker {
      * limit among them. Sweeps the released holds in order of their begins, keeping those not yet ended.
      */
     private static void checkLimits(String key, List<Hold> holds, List<String> violations) {
-        java.util.PriorityQueue<Hold> held =
-                new java.util.PriorityQueue<>(Comparator.comparingLong(h -> h.end().orElseThrow().nanos()));
+        java.util.PriorityQueue<Hold> held = new java.util.PriorityQueue<>(
+                Comparator.comparingLong(h -> h.end().orElseThrow().nanos()));
         for (Hold hold : holds) {
             if (hold.begin().exclusive() || !hold.released()) {
                 continue;
             }
-            while (!held.isEmpty() && held.peek().end().orElseThrow().nanos() <= hold.begin().nanos()) {
+            while (!held.isEmpty()
+                    && held.peek().end().orElseThrow().nanos() <= hold.begin().nanos()) {
                 held.poll();
             }
             held.add(hold);
@@ -315,7 +326,8 @@ public final class HistoryChecker {
         Map<String, List<Hold>> byKey = new TreeMap<>();
         for (Hold hold : pair(events, new ArrayList<>())) {
             if (hold.released()) {
-                byKey.computeIfAbsent(name(hold.begin()), k -> new ArrayList<>()).add(hold);
+                byKey.computeIfAbsent(name(hold.begin()), k -> new ArrayList<>())
+                        .add(hold);
             }
         }
         for (List<Hold> holds : byKey.values()) {

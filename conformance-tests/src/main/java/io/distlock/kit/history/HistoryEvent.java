@@ -131,7 +131,9 @@ public record HistoryEvent(
                     Long.parseLong(f[5]),
                     number(f[6]),
                     f.length == 7 ? LockKind.LOCK : LockKind.valueOf(f[7].toUpperCase(java.util.Locale.ROOT)),
-                    f.length == 7 || f[8].equals("-") ? (f.length == 7 ? 1 : Integer.MAX_VALUE) : Integer.parseInt(f[8]));
+                    f.length == 7 || f[8].equals("-")
+                            ? (f.length == 7 ? 1 : Integer.MAX_VALUE)
+                            : Integer.parseInt(f[8]));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("Not a history line: '" + line + "': " + e.getMessage(), e);
         }

@@ -272,29 +272,30 @@ class HistoryCheckerTest {
 
     @Test
     void overlappingReads_areConsistent_tokensInEitherOrder() {
-        List<HistoryEvent> h = history(List.of(
-                read(10, 50, 2, "a"), read(20, 30, 1, "b"), read(25, 60, 3, "c"), write(61, 70, 4, "w")));
+        List<HistoryEvent> h = history(
+                List.of(read(10, 50, 2, "a"), read(20, 30, 1, "b"), read(25, 60, 3, "c"), write(61, 70, 4, "w")));
         assertEquals(List.of(), HistoryChecker.violations(h));
     }
 
     @Test
     void aWriteOverlappingARead_isRejected_whicheverBeganFirst() {
-        List<String> writeInside = HistoryChecker.violations(history(List.of(read(10, 50, 1, "r"), write(20, 30, 2, "w"))));
+        List<String> writeInside =
+                HistoryChecker.violations(history(List.of(read(10, 50, 1, "r"), write(20, 30, 2, "w"))));
         assertEquals(1, writeInside.size(), writeInside.toString());
         assertTrue(writeInside.get(0).contains("overlapping holds on key 'k (read-write lock)'"), writeInside.get(0));
         assertTrue(writeInside.get(0).contains("a write hold beside another"), writeInside.get(0));
-        List<String> readInside = HistoryChecker.violations(history(List.of(write(10, 50, 1, "w"), read(20, 60, 2, "r"))));
+        List<String> readInside =
+                HistoryChecker.violations(history(List.of(write(10, 50, 1, "w"), read(20, 60, 2, "r"))));
         assertEquals(1, readInside.size(), readInside.toString());
-        List<String> twoWrites = HistoryChecker.violations(history(List.of(write(10, 50, 1, "w"), write(49, 60, 2, "v"))));
+        List<String> twoWrites =
+                HistoryChecker.violations(history(List.of(write(10, 50, 1, "w"), write(49, 60, 2, "v"))));
         assertEquals(1, twoWrites.size(), twoWrites.toString());
     }
 
     @Test
     void theSpaces_ofOneKey_neverExcludeEachOther() {
-        List<HistoryEvent> h = history(List.of(
-                hold("k", 10, 50, 1, "lock"),
-                write(20, 30, 2, "w"),
-                hold(LockKind.PERMIT, 1, 25, 40, 3, "p")));
+        List<HistoryEvent> h = history(
+                List.of(hold("k", 10, 50, 1, "lock"), write(20, 30, 2, "w"), hold(LockKind.PERMIT, 1, 25, 40, 3, "p")));
         assertEquals(List.of(), HistoryChecker.violations(h));
     }
 
