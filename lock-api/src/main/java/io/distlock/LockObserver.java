@@ -42,11 +42,29 @@ public interface LockObserver {
 
     /**
      * An acquisition of {@code key} begins: one per {@code lock}, {@code tryLock}, {@code lockAsync} and {@code
-     * tryLockAsync} call, and one per key of {@code lockAll}.
+     * tryLockAsync} call (of the locker, or of a {@link Lockable}: a side of a read-write lock, a semaphore), and one
+     * per key of {@code lockAll}. Called through {@link #acquisitionStarted(String, String, Kind, LockKind)}, which
+     * also says what kind of grant is asked for.
      *
      * @return told how the acquisition ends, exactly once
      */
     Acquisition acquisitionStarted(String scheme, String key, Kind kind);
+
+    /**
+     * An acquisition of a grant of {@code lockKind} on {@code key} begins: what the locker calls, once per acquisition
+     * as {@link #acquisitionStarted(String, String, Kind)} describes, for a lock and for a side of a read-write lock or
+     * a semaphore's permit alike. By default it hands over to {@link #acquisitionStarted(String, String, Kind)}, so an
+     * observer written before there were other kinds than the lock hears every acquisition as it did; override this one
+     * to tell the kinds apart.
+     *
+     * @param kind how the grant is asked for: waiting or one attempt
+     * @param lockKind what is asked for: the lock, the read or the write side of a read-write lock, or a permit (each
+     *     grant's {@link RemoteLock#kind()} is the same)
+     * @return told how the acquisition ends, exactly once
+     */
+    default Acquisition acquisitionStarted(String scheme, String key, Kind kind, LockKind lockKind) {
+        return acquisitionStarted(scheme, key, kind);
+    }
 
     /** How the lock is asked for. */
     enum Kind {

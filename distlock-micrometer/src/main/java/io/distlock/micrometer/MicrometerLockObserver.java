@@ -1,5 +1,6 @@
 package io.distlock.micrometer;
 
+import io.distlock.LockKind;
 import io.distlock.LockObserver;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
@@ -33,21 +34,28 @@ import java.util.function.LongSupplier;
  *         .build();
  * }</pre>
  *
- * <p>The meters, each tagged {@code store} with the URI's scheme:
+ * <p>The meters, each tagged {@code store} with the URI's scheme, and those of a grant also {@value #PRIMITIVE} with
+ * what is granted ({@link LockKind#label()}: {@code lock}, {@code read}, {@code write}, {@code permit}; the lock, a side
+ * of a read-write lock, a semaphore's permit):
  *
  * <ul>
- *   <li>{@value #ACQUIRE} (timer): the wait of each acquisition, tagged {@code kind} ({@code lock}, {@code try_lock})
- *       and {@code outcome} ({@code granted}, {@code busy}, {@code timed_out}, {@code failed}, {@code interrupted},
- *       {@code closed});
- *   <li>{@value #HELD} (gauge): locks held now;
- *   <li>{@value #HOLD} (timer): how long each lock was held, tagged {@code end} ({@code released}, {@code
- *       already_lost}: the store no longer held it at the release, {@code lost}: reported lost);
- *   <li>{@value #LOST} (counter): locks lost (lease run out, refused, deleted behind the holder's back);
- *   <li>{@value #RENEW} (timer): lease renewals, tagged {@code outcome} ({@code renewed}, {@code failed});
+ *   <li>{@value #ACQUIRE} (timer): the wait of each acquisition, tagged {@value #PRIMITIVE}, {@code kind} (how it was
+ *       asked for: {@code lock}, {@code try_lock}) and {@code outcome} ({@code granted}, {@code busy}, {@code
+ *       timed_out}, {@code failed}, {@code interrupted}, {@code closed});
+ *   <li>{@value #HELD} (gauge): grants held now, tagged {@value #PRIMITIVE};
+ *   <li>{@value #HOLD} (timer): how long each grant was held, tagged {@value #PRIMITIVE} and {@code end} ({@code
+ *       released}, {@code already_lost}: the store no longer held it at the release, {@code lost}: reported lost);
+ *   <li>{@value #LOST} (counter): grants lost (lease run out, refused, deleted behind the holder's back), tagged
+ *       {@value #PRIMITIVE};
+ *   <li>{@value #RENEW} (timer): lease renewals, tagged {@value #PRIMITIVE} and {@code outcome} ({@code renewed},
+ *       {@code failed});
  *   <li>{@value #STORE_REQUESTS} (function counter): requests sent to the store by all the observer's lockers of the
  *       scheme, where the backend counts them (a closed locker's requests stay in the total: its last count is kept, not
  *       the locker).
  * </ul>
+ *
+ * <p>The tag {@code kind} of {@value #ACQUIRE} is older than the other kinds of grant and keeps its meaning (how the
+ * grant was asked for), so what is granted has a tag of its own, the same on every meter: {@value #PRIMITIVE}.
  *
  * <p>Lock keys are not tags by default: their number is unbounded, and a meter per key would grow without end. Opt in
  * with {@link Builder#keyTag(boolean)} when the keys are few. With an {@link ObservationRegistry}, each acquisition is
@@ -68,13 +76,15 @@ public final class MicrometerLockObserver implements LockObserver {
     public static final String RENEW = "distlock.renew";
     /** Function counter: requests sent to the store. */
     public static final String STORE_REQUESTS = "distlock.store.requests";
+    /** The tag that tells the primitives apart: what is granted, {@link LockKind#label()}. */
+    public static final String PRIMITIVE = "primitive";
     /** The observation of each acquisition, for tracing. */
     public static final String ACQUISITION_OBSERVATION = "distlock.acquisition";
 
     private final MeterRegistry meters;
     private final Optional<ObservationRegistry> observations;
     private final boolean keyTag;
-    private final ConcurrentHashMap<String, AtomicInteger> held = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Tags, AtomicInteger> held = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, StoreRequests> storeRequests = new ConcurrentHashMap<>();
 
     private MicrometerLockObserver(Builder builder) {
@@ -126,7 +136,7 @@ public final class MicrometerLockObserver implements LockObserver {
 
     @Override
     public void lockerOpened(String scheme, Optional<LongSupplier> storeRequests) {
-        heldGauge(scheme);
+        heldGauge(scheme, LockKind.LOCK); // the other kinds' gauges appear with their first grant
         storeRequests.ifPresent(count -> storeRequests(scheme).add(count));
     }
 
@@ -178,22 +188,30 @@ public final class MicrometerLockObserver implements LockObserver {
         }
     }
 
+    /** An acquisition of the lock: as {@link #acquisitionStarted(String, String, Kind, LockKind)} with {@code LOCK}. */
     @Override
     public Acquisition acquisitionStarted(String scheme, String key, Kind kind) {
-        Tags tags = tags(scheme, key).and("kind", name(kind));
+        return acquisitionStarted(scheme, key, kind, LockKind.LOCK);
+    }
+
+    /** Times the acquisition, tagged with how it was asked for and what it asks for, and observes it if asked to. */
+    @Override
+    public Acquisition acquisitionStarted(String scheme, String key, Kind kind, LockKind lockKind) {
+        Tags tags = tags(scheme, key, lockKind).and("kind", name(kind));
         Timer.Sample sample = Timer.start(meters);
         Optional<Observation> observation =
                 observations.map(registry -> Observation.createNotStarted(ACQUISITION_OBSERVATION, registry)
                         .contextualName("distlock acquire " + name(kind))
                         .lowCardinalityKeyValue("store", scheme)
                         .lowCardinalityKeyValue("kind", name(kind))
+                        .lowCardinalityKeyValue(PRIMITIVE, lockKind.label())
                         .highCardinalityKeyValue("key", key)
                         .start());
         return new Acquisition() {
             @Override
             public Hold granted(RemoteLock lock) {
                 finish("granted", null);
-                return hold(scheme, key);
+                return hold(scheme, key, lock.kind());
             }
 
             @Override
@@ -217,9 +235,9 @@ public final class MicrometerLockObserver implements LockObserver {
         };
     }
 
-    private Hold hold(String scheme, String key) {
-        Tags tags = tags(scheme, key);
-        AtomicInteger count = heldGauge(scheme);
+    private Hold hold(String scheme, String key, LockKind lockKind) {
+        Tags tags = tags(scheme, key, lockKind);
+        AtomicInteger count = heldGauge(scheme, lockKind);
         count.incrementAndGet();
         Timer.Sample sample = Timer.start(meters);
         return new Hold() {
@@ -266,20 +284,20 @@ public final class MicrometerLockObserver implements LockObserver {
         };
     }
 
-    private AtomicInteger heldGauge(String scheme) {
-        return held.computeIfAbsent(scheme, s -> {
+    private AtomicInteger heldGauge(String scheme, LockKind lockKind) {
+        return held.computeIfAbsent(Tags.of("store", scheme, PRIMITIVE, lockKind.label()), tags -> {
             AtomicInteger count = new AtomicInteger();
             Gauge.builder(HELD, count, AtomicInteger::get)
-                    .description("Locks held now")
-                    .tags(Tags.of("store", s))
+                    .description("Grants held now: locks, read and write locks, permits")
+                    .tags(tags)
                     .strongReference(true)
                     .register(meters);
             return count;
         });
     }
 
-    private Tags tags(String scheme, String key) {
-        Tags tags = Tags.of("store", scheme);
+    private Tags tags(String scheme, String key, LockKind lockKind) {
+        Tags tags = Tags.of("store", scheme, PRIMITIVE, lockKind.label());
         return keyTag ? tags.and("key", key) : tags;
     }
 

@@ -10,6 +10,7 @@ import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.RemoteReadWriteLock;
 import io.distlock.testing.ZooKeeperEnsemble;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,6 +22,7 @@ import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -96,6 +98,78 @@ class MicrometerLockObserverTest {
         assertThat(meters.getMeters())
                 .as("no key tags unless asked for")
                 .allSatisfy(m -> assertThat(m.getId().getTag("key")).isNull());
+    }
+
+    @Test
+    void theGrantsOfEachPrimitive_areToldApart() throws Exception {
+        TestObservationRegistry observations = TestObservationRegistry.create();
+        MicrometerLockObserver observer = MicrometerLockObserver.builder(meters)
+                .observations(observations)
+                .build();
+        try (RemoteLocker locker = RemoteLockers.builder()
+                        .uri("memory://metrics-primitives")
+                        .observer(observer)
+                        .build();
+                RemoteLocker other = RemoteLockers.builder()
+                        .uri("memory://metrics-primitives")
+                        .observer(observer)
+                        .build()) {
+            RemoteReadWriteLock prices = locker.readWriteLock("prices");
+            RemoteLock read = prices.readLock().lock(WAIT);
+            RemoteLock otherRead = other.readWriteLock("prices").readLock().lock(WAIT);
+            RemoteLock permit = locker.semaphore("imports", 2).lock(WAIT);
+            RemoteLock lock = locker.lock("prices", WAIT); // the lock on the same key is another thing
+            assertThat(held("read")).isEqualTo(2);
+            assertThat(held("permit")).isEqualTo(1);
+            assertThat(held("lock")).isEqualTo(1);
+            assertThat(CompletableFuture.supplyAsync(() ->
+                                    other.readWriteLock("prices").writeLock().tryLock())
+                            .get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("a writer beside the readers")
+                    .isEmpty();
+            read.release();
+            otherRead.release();
+            prices.writeLock().tryLock().orElseThrow().release();
+            permit.release();
+            lock.release();
+            assertThat(held("read")).isZero();
+            assertThat(held("permit")).isZero();
+        }
+        assertThat(acquisitions("memory", "read", "lock", "granted")).isEqualTo(2);
+        assertThat(acquisitions("memory", "write", "try_lock", "busy")).isEqualTo(1);
+        assertThat(acquisitions("memory", "write", "try_lock", "granted")).isEqualTo(1);
+        assertThat(acquisitions("memory", "permit", "lock", "granted")).isEqualTo(1);
+        assertThat(acquisitions("memory", "lock", "lock", "granted")).isEqualTo(1);
+        for (String primitive : List.of("lock", "read", "write", "permit")) {
+            assertThat(meters.get(MicrometerLockObserver.HOLD)
+                            .tags("store", "memory", MicrometerLockObserver.PRIMITIVE, primitive, "end", "released")
+                            .timer()
+                            .count())
+                    .as("holds of %s", primitive)
+                    .isEqualTo(primitive.equals("read") ? 2 : 1);
+        }
+        assertThat(meters.getMeters())
+                .as("every meter of a grant says which primitive")
+                .filteredOn(m -> !m.getId().getName().equals(MicrometerLockObserver.STORE_REQUESTS))
+                .allSatisfy(m -> assertThat(m.getId().getTag(MicrometerLockObserver.PRIMITIVE))
+                        .isIn("lock", "read", "write", "permit"));
+        TestObservationRegistryAssert.assertThat(observations)
+                .hasAnObservation(o -> o.hasLowCardinalityKeyValue(MicrometerLockObserver.PRIMITIVE, "write")
+                        .hasLowCardinalityKeyValue("outcome", "busy"));
+    }
+
+    private long acquisitions(String store, String primitive, String kind, String outcome) {
+        Timer timer = meters.find(MicrometerLockObserver.ACQUIRE)
+                .tags("store", store, MicrometerLockObserver.PRIMITIVE, primitive, "kind", kind, "outcome", outcome)
+                .timer();
+        return timer == null ? 0 : timer.count();
+    }
+
+    private double held(String primitive) {
+        return meters.get(MicrometerLockObserver.HELD)
+                .tags("store", "memory", MicrometerLockObserver.PRIMITIVE, primitive)
+                .gauge()
+                .value();
     }
 
     @Test

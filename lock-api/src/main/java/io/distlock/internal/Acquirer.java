@@ -69,7 +69,7 @@ final class Acquirer {
      */
     Optional<RemoteLock> acquire(Ask ask, Deadline deadline, long thread) throws InterruptedException {
         String key = ask.key();
-        Observing.Acquisition observed = observing.started(key, LockObserver.Kind.LOCK);
+        Observing.Acquisition observed = observing.started(key, LockObserver.Kind.LOCK, ask.lockKind());
         try {
             if (Thread.interrupted()) {
                 // java.util.concurrent's convention: an interrupted caller is not served, even when the key is free
@@ -125,7 +125,7 @@ final class Acquirer {
      */
     Optional<RemoteLock> attempt(Ask ask, long thread) {
         String key = ask.key();
-        Observing.Acquisition observed = observing.started(key, LockObserver.Kind.TRY_LOCK);
+        Observing.Acquisition observed = observing.started(key, LockObserver.Kind.TRY_LOCK, ask.lockKind());
         try {
             PendingGrant grant = ask.next();
             Waiters.BlockedThread waiter = waiters.enterBlocked();

@@ -77,7 +77,7 @@ final class AsyncAcquirer {
         }
         Call call = new Call(ask, Deadline.after(maxWait, ticker), maxWait);
         waiters.enter(call);
-        Observing.Acquisition observed = observing.started(ask.key(), LockObserver.Kind.LOCK);
+        Observing.Acquisition observed = observing.started(ask.key(), LockObserver.Kind.LOCK, ask.lockKind());
         call.result.whenComplete((lock, failure) -> {
             if (failure != null) {
                 Throwable cause = unwrap(failure);

@@ -1,5 +1,6 @@
 package io.distlock.internal;
 
+import io.distlock.LockKind;
 import io.distlock.LockObserver;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockerClosedException;
@@ -55,10 +56,10 @@ final class Observing {
         return LockObserver.Outcome.FAILED;
     }
 
-    /** Starts observing one acquisition. */
-    Acquisition started(String key, LockObserver.Kind kind) {
+    /** Starts observing one acquisition of a grant of {@code lockKind}, asked for the {@code kind} way. */
+    Acquisition started(String key, LockObserver.Kind kind, LockKind lockKind) {
         LockObserver.Acquisition[] inner = {null};
-        safely("acquisitionStarted", () -> inner[0] = observer.acquisitionStarted(scheme, key, kind));
+        safely("acquisitionStarted", () -> inner[0] = observer.acquisitionStarted(scheme, key, kind, lockKind));
         return new Acquisition(inner[0]);
     }
 

@@ -3,6 +3,7 @@ package io.distlock.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.LockKind;
 import io.distlock.LockObserver;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockerClosedException;
@@ -10,6 +11,7 @@ import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.RemoteReadWriteLock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -130,6 +132,59 @@ class LockObserverTest {
                         "started d LOCK",
                         "ended d INTERRUPTED",
                         "released a RELEASED");
+    }
+
+    @Test
+    void theKindOfEachGrant_reachesTheObserver_andAnObserverOfLocksOnlyHearsEveryAcquisition(TestInfo test)
+            throws Exception {
+        List<String> kinds = new CopyOnWriteArrayList<>();
+        Recording locksOnly = new Recording(); // written before there were kinds: three arguments only
+        LockObserver byKind = new LockObserver() {
+            @Override
+            public Acquisition acquisitionStarted(String scheme, String key, Kind kind) {
+                throw new AssertionError("the locker calls the form that carries the kind");
+            }
+
+            @Override
+            public Acquisition acquisitionStarted(String scheme, String key, Kind kind, LockKind lockKind) {
+                kinds.add(key + " " + kind + " " + lockKind);
+                return locksOnly.acquisitionStarted(scheme, key, kind);
+            }
+        };
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri("memory://observer-" + test.getTestMethod().orElseThrow().getName())
+                .observer(byKind)
+                .build()) {
+            locker.lock("k", WAIT).release();
+            RemoteReadWriteLock rw = locker.readWriteLock("k");
+            rw.readLock().lock(WAIT).release();
+            rw.writeLock().tryLock().orElseThrow().release();
+            locker.semaphore("k", 2).lockAsync(WAIT).get(10, TimeUnit.SECONDS).release();
+            locker.semaphore("k", 2)
+                    .tryLockAsync()
+                    .get(10, TimeUnit.SECONDS)
+                    .orElseThrow()
+                    .release();
+        }
+        assertThat(kinds)
+                .containsExactly(
+                        "k LOCK LOCK", "k LOCK READ", "k TRY_LOCK WRITE", "k LOCK PERMIT", "k TRY_LOCK PERMIT");
+
+        Recording seen = new Recording();
+        try (RemoteLocker locker = open(test, seen, Duration.ofSeconds(30))) {
+            locker.readWriteLock("r").readLock().lock(WAIT).release();
+            locker.semaphore("s", 1).tryLock().orElseThrow().release();
+        }
+        assertThat(seen.events)
+                .as("an observer that knows only the lock hears the other kinds' acquisitions as before")
+                .containsExactly(
+                        "opened memory",
+                        "started r LOCK",
+                        "granted r",
+                        "released r RELEASED",
+                        "started s TRY_LOCK",
+                        "granted s",
+                        "released s RELEASED");
     }
 
     @Test

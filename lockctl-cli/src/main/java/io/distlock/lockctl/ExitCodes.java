@@ -11,7 +11,10 @@ final class ExitCodes {
     static final int OK = 0;
     /** A benchmark worker or a conformance test failed, or another error. */
     static final int FAILED = 1;
-    /** Bad arguments: unknown option, malformed or unknown lock URI, negative count, missing command. */
+    /**
+     * Bad arguments: unknown option, malformed or unknown lock URI, negative count, missing command, a primitive the
+     * store does not offer, a semaphore's N that differs from its holders'.
+     */
     static final int USAGE = 2;
     /** The store could not be reached or failed. */
     static final int STORE_UNAVAILABLE = 69;
@@ -30,9 +33,10 @@ final class ExitCodes {
         "Exit codes:",
         "  0    done (run: the command's own exit code, 128+N if it died of signal N)",
         "  1    a benchmark worker or a conformance test failed",
-        "  2    bad arguments (unknown option or scheme, malformed URI, bad count or duration)",
+        "  2    bad arguments (unknown option or scheme, malformed URI, bad count or duration, a primitive the store",
+        "       does not offer, a semaphore's N other than its holders')",
         "  69   the store could not be reached or failed",
-        "  75   run: the lock is busy (--wait 0) or was not granted within --wait",
+        "  75   run: the lock (read lock, write lock, permit) is busy (--wait 0) or was not granted within --wait",
         "  76   run: the lock was lost while the command ran; the command was terminated",
         "  126  run: the command could not be started; 127: the command was not found",
         "Errors are one line; --verbose adds the stack trace."
@@ -43,7 +47,9 @@ final class ExitCodes {
     /** The exit code for an exception that ended a command. */
     static int of(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof LockConfigurationException || t instanceof IllegalArgumentException) {
+            if (t instanceof LockConfigurationException
+                    || t instanceof IllegalArgumentException
+                    || t instanceof UnsupportedOperationException) {
                 return USAGE;
             }
             if (t instanceof LockTimeoutException) {

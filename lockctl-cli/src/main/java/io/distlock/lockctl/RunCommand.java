@@ -1,6 +1,8 @@
 package io.distlock.lockctl;
 
+import io.distlock.LockKind;
 import io.distlock.LockTimeoutException;
+import io.distlock.Lockable;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
@@ -26,7 +28,8 @@ import sun.misc.SignalHandler;
 
 /**
  * Runs a command while holding a lock, like {@code flock(1)} across machines: waits for the lock, runs the command,
- * returns its exit code, releases the lock in every case. Terminates the command if the lock is lost.
+ * returns its exit code, releases the lock in every case. Terminates the command if the lock is lost. Instead of the
+ * lock it can take the read or the write side of the key's read-write lock, or one of the permits of its semaphore.
  */
 @Command(
         name = "run",
@@ -37,13 +40,21 @@ import sun.misc.SignalHandler;
             "SIGINT and SIGTERM are forwarded to the command. If the lock is lost while it runs, the command is",
             "terminated (SIGTERM, then SIGKILL after --grace) and lockctl exits with 76. The lock is released in",
             "every case. The command sees DISTLOCK_KEY, DISTLOCK_OWNER_ID and, where the store gives one,",
-            "DISTLOCK_FENCING_TOKEN (pass it to the resource you guard)."
+            "DISTLOCK_FENCING_TOKEN (pass it to the resource you guard).",
+            "Instead of the lock, --read and --write take a side of the key's read-write lock (readers run together,",
+            "a writer alone) and --permits N one of the N permits of its semaphore (at most N commands run at once:",
+            "limiting how many hosts run a job at the same time is a common use). The lock, the read-write lock and",
+            "the semaphore on one key are separate: they never exclude each other."
         },
         footerHeading = "%nExamples:%n",
         footer = {
             "  lockctl run --store zk://10.0.0.1:2181/locks --key nightly-backup -- ./backup.sh --full",
             "  lockctl run --store etcd://127.0.0.1:2379/locks --key deploy --wait 0 -- make deploy   # 75 if busy",
-            "  lockctl run --store redis://127.0.0.1:6379 --key report --wait 5m -- sh -c 'echo $DISTLOCK_FENCING_TOKEN'"
+            "  lockctl run --store redis://127.0.0.1:6379 --key report --wait 5m -- sh -c 'echo $DISTLOCK_FENCING_TOKEN'",
+            "  lockctl run --store zk://10.0.0.1:2181/locks --key nightly-import --permits 3 --wait 1h -- ./import.sh"
+                    + "   # at most 3 hosts",
+            "  lockctl run --store etcd://127.0.0.1:2379/locks --key catalog --read -- ./export.sh      # beside other readers",
+            "  lockctl run --store etcd://127.0.0.1:2379/locks --key catalog --write -- ./reindex.sh   # alone"
         })
 final class RunCommand implements Callable<Integer> {
 
@@ -65,6 +76,26 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--key", required = true, description = "The key to lock.")
     String key;
+
+    @Option(
+            names = "--read",
+            description = "Take the read side of the read-write lock on --key instead of the lock: any number of"
+                    + " commands hold it at once, never beside a writer.")
+    boolean read;
+
+    @Option(
+            names = "--write",
+            description = "Take the write side of the read-write lock on --key instead of the lock: held alone,"
+                    + " excluding every reader and writer; on a fair store it goes before readers that come after it.")
+    boolean write;
+
+    @Option(
+            names = "--permits",
+            paramLabel = "N",
+            description = "Take one of the N permits of the semaphore on --key instead of the lock: at most N commands"
+                    + " run at once (a common use: limiting how many hosts run a job at the same time). Everyone"
+                    + " using the semaphore must give the same N.")
+    Integer permits;
 
     @Option(
             names = "--wait",
@@ -93,33 +124,96 @@ final class RunCommand implements Callable<Integer> {
         if (wait.isNegative()) {
             throw new ParameterException(spec.commandLine(), "--wait must not be negative");
         }
+        LockKind kind = kind();
         PrintWriter err = spec.commandLine().getErr();
         try (DefaultStore defaults = DefaultStore.unless(store, "run");
                 RemoteLocker locker = RemoteLockers.open(defaults.uri(store))) {
-            Optional<RemoteLock> taken = take(locker);
+            Optional<RemoteLock> taken = take(locker, kind);
             if (taken.isEmpty()) {
-                err.println("lockctl: the lock on '" + key + "' is held by someone else"
+                err.println("lockctl: " + busy(kind)
                         + (wait.isZero() ? " (--wait 0: one attempt)" : " and was not granted within " + wait));
                 return ExitCodes.BUSY;
             }
             try (RemoteLock lock = taken.get()) {
-                return runHolding(lock, err);
+                return runHolding(lock, held(kind), err);
             }
         }
     }
 
-    private Optional<RemoteLock> take(RemoteLocker locker) throws InterruptedException {
+    /** What the options ask for: the lock unless one of --read, --write, --permits is given; at most one is. */
+    private LockKind kind() {
+        List<String> given = new ArrayList<>();
+        if (read) {
+            given.add("--read");
+        }
+        if (write) {
+            given.add("--write");
+        }
+        if (permits != null) {
+            given.add("--permits");
+        }
+        if (given.size() > 1) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    String.join(" and ", given) + " exclude each other: give one of --read, --write, --permits N,"
+                            + " or none for the lock");
+        }
+        if (permits != null && permits < 1) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--permits must be at least 1 (how many commands may run at once), not " + permits);
+        }
+        return read ? LockKind.READ : write ? LockKind.WRITE : permits != null ? LockKind.PERMIT : LockKind.LOCK;
+    }
+
+    private Optional<RemoteLock> take(RemoteLocker locker, LockKind kind) throws InterruptedException {
+        if (kind == LockKind.LOCK) {
+            if (wait.isZero()) {
+                return locker.tryLock(key);
+            }
+            try {
+                return Optional.of(locker.lock(key, wait));
+            } catch (LockTimeoutException e) {
+                return Optional.empty();
+            }
+        }
+        Lockable lockable =
+                switch (kind) {
+                    case READ -> locker.readWriteLock(key).readLock();
+                    case WRITE -> locker.readWriteLock(key).writeLock();
+                    default -> locker.semaphore(key, permits);
+                };
         if (wait.isZero()) {
-            return locker.tryLock(key);
+            return lockable.tryLock();
         }
         try {
-            return Optional.of(locker.lock(key, wait));
+            return Optional.of(lockable.lock(wait));
         } catch (LockTimeoutException e) {
             return Optional.empty();
         }
     }
 
-    private int runHolding(RemoteLock lock, PrintWriter err) throws InterruptedException {
+    /** Why a grant of {@code kind} was not had, for the one-line message. */
+    private String busy(LockKind kind) {
+        return switch (kind) {
+            case READ -> "the read lock on '" + key + "' is held or awaited by a writer";
+            case WRITE -> "the write lock on '" + key + "' is held by readers or another writer";
+            case PERMIT -> "all " + permits + " permits of the semaphore '" + key + "' are held";
+            default -> "the lock on '" + key + "' is held by someone else";
+        };
+    }
+
+    /** What was held, for messages: {@code the lock on 'k'}, {@code the read lock on 'k'}, {@code a permit of 'k'}. */
+    private String held(LockKind kind) {
+        return switch (kind) {
+            case READ -> "the read lock on '" + key + "'";
+            case WRITE -> "the write lock on '" + key + "'";
+            case PERMIT -> "the permit of the semaphore '" + key + "'";
+            default -> "the lock on '" + key + "'";
+        };
+    }
+
+    private int runHolding(RemoteLock lock, String what, PrintWriter err) throws InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         Map<String, String> env = builder.environment();
         env.put(KEY_VARIABLE, key);
@@ -147,7 +241,7 @@ final class RunCommand implements Callable<Integer> {
         try {
             int code = child.waitFor();
             if (lost.get()) {
-                err.println("lockctl: the lock on '" + key + "' was lost while the command ran; the command was"
+                err.println("lockctl: " + what + " was lost while the command ran; the command was"
                         + " terminated (it exited with " + code + ")");
                 return ExitCodes.LOCK_LOST;
             }

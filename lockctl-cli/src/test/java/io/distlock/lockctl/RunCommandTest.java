@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.RemoteReadWriteLock;
 import io.distlock.kit.TestTimeouts;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -21,6 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class RunCommandTest {
+
+    private static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(10));
 
     @TempDir
     Path dir;
@@ -169,6 +172,165 @@ class RunCommandTest {
         } finally {
             lockctl.destroyForcibly();
         }
+    }
+
+    @Test
+    void runRead_sharesWithReaders_andWaitsForAWriter_andIsApartFromTheLock() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open("memory://run-rw")) {
+            RemoteReadWriteLock rw = locker.readWriteLock("catalog");
+            try (RemoteLock reader = rw.readLock().lock(WAIT)) {
+                Cli read = Cli.run(
+                        "run", "--store", "memory://run-rw", "--key", "catalog", "--read", "--wait", "0", "--", "true");
+                assertThat(read.exitCode())
+                        .as("a reader beside a reader: " + read.err())
+                        .isZero();
+
+                Cli write = Cli.run(
+                        "run",
+                        "--store",
+                        "memory://run-rw",
+                        "--key",
+                        "catalog",
+                        "--write",
+                        "--wait",
+                        "0",
+                        "--",
+                        "true");
+                assertThat(write.exitCode()).isEqualTo(ExitCodes.BUSY);
+                assertThat(write.err()).contains("write lock on 'catalog'").contains("--wait 0");
+
+                Cli lock =
+                        Cli.run("run", "--store", "memory://run-rw", "--key", "catalog", "--wait", "0", "--", "true");
+                assertThat(lock.exitCode())
+                        .as("the lock on the key is not its read-write lock: " + lock.err())
+                        .isZero();
+                assertThat(reader.isHeld()).isTrue();
+            }
+            try (RemoteLock writer = rw.writeLock().lock(WAIT)) {
+                Cli read = Cli.run(
+                        "run",
+                        "--store",
+                        "memory://run-rw",
+                        "--key",
+                        "catalog",
+                        "--read",
+                        "--wait",
+                        "200ms",
+                        "--",
+                        "true");
+                assertThat(read.exitCode()).isEqualTo(ExitCodes.BUSY);
+                assertThat(read.err()).contains("read lock on 'catalog'").contains("not granted within");
+                assertThat(writer.isHeld()).isTrue();
+            }
+            Path seen = dir.resolve("write-env");
+            Cli write = Cli.run(
+                    "run",
+                    "--store",
+                    "memory://run-rw",
+                    "--key",
+                    "catalog",
+                    "--write",
+                    "--",
+                    "sh",
+                    "-c",
+                    "echo \"$DISTLOCK_KEY $DISTLOCK_FENCING_TOKEN\" > " + seen);
+            assertThat(write.exitCode()).as(write.err()).isZero();
+            assertThat(Files.readString(seen)).matches("catalog \\d+\\s*");
+            Optional<RemoteLock> free = rw.writeLock().tryLock();
+            assertThat(free).as("the write lock released after the command").isPresent();
+            free.get().release();
+        }
+    }
+
+    @Test
+    void runPermits_letsNCommandsIn_andNoMore_andRefusesAnotherN() throws Exception {
+        try (RemoteLocker first = RemoteLockers.open("memory://run-permits");
+                RemoteLocker second = RemoteLockers.open("memory://run-permits")) {
+            RemoteLock one = first.semaphore("import", 2).lock(WAIT);
+            Cli secondOfTwo = Cli.run(
+                    "run",
+                    "--store",
+                    "memory://run-permits",
+                    "--key",
+                    "import",
+                    "--permits",
+                    "2",
+                    "--wait",
+                    "0",
+                    "--",
+                    "true");
+            assertThat(secondOfTwo.exitCode()).as(secondOfTwo.err()).isZero();
+
+            RemoteLock two = second.semaphore("import", 2).lock(WAIT);
+            Cli third = Cli.run(
+                    "run",
+                    "--store",
+                    "memory://run-permits",
+                    "--key",
+                    "import",
+                    "--permits",
+                    "2",
+                    "--wait",
+                    "0",
+                    "--",
+                    "true");
+            assertThat(third.exitCode()).isEqualTo(ExitCodes.BUSY);
+            assertThat(third.err()).contains("all 2 permits of the semaphore 'import' are held");
+
+            Cli otherN = Cli.run(
+                    "run",
+                    "--store",
+                    "memory://run-permits",
+                    "--key",
+                    "import",
+                    "--permits",
+                    "3",
+                    "--wait",
+                    "0",
+                    "--",
+                    "true");
+            assertThat(otherN.exitCode()).isEqualTo(ExitCodes.USAGE);
+            assertThat(otherN.err().strip().lines()).hasSize(1);
+            assertThat(otherN.err()).contains("2 permits").contains("3");
+
+            two.release();
+            Cli afterRelease = Cli.run(
+                    "run",
+                    "--store",
+                    "memory://run-permits",
+                    "--key",
+                    "import",
+                    "--permits",
+                    "2",
+                    "--wait",
+                    "0",
+                    "--",
+                    "true");
+            assertThat(afterRelease.exitCode()).as(afterRelease.err()).isZero();
+            assertThat(one.isHeld()).isTrue();
+            one.release();
+        }
+    }
+
+    @Test
+    void run_readWriteAndPermits_excludeEachOther_andNIsAtLeastOne() {
+        Cli both = Cli.run("run", "--store", "memory:", "--key", "k", "--read", "--write", "--", "true");
+        assertThat(both.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(both.err()).contains("--read and --write exclude each other");
+
+        Cli permitsAndRead =
+                Cli.run("run", "--store", "memory:", "--key", "k", "--permits", "2", "--read", "--", "true");
+        assertThat(permitsAndRead.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(permitsAndRead.err()).contains("--read and --permits exclude each other");
+
+        Cli zero = Cli.run("run", "--store", "memory:", "--key", "k", "--permits", "0", "--", "true");
+        assertThat(zero.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(zero.err()).contains("--permits must be at least 1").contains("not 0");
+
+        Cli help = Cli.run("run", "--help");
+        assertThat(help.out().replaceAll("\\s+", " "))
+                .contains("--read", "--write", "--permits")
+                .contains("limiting how many hosts run a job at the same time is a common use");
     }
 
     @Test
