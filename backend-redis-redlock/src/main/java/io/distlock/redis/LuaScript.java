@@ -13,6 +13,7 @@ final class LuaScript {
 
     static final LuaScript RELEASE = load("release.lua");
     static final LuaScript RENEW = load("renew.lua");
+    static final LuaScript SHARED = load("shared.lua");
 
     private final String name;
     private final String body;

@@ -7,6 +7,10 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
@@ -17,7 +21,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.Predicate;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,7 +108,7 @@ final class Master implements AutoCloseable {
     CompletableFuture<Vote> setIfAbsent(String key, String value, long ttlMillis) {
         return send(
                 c -> command(c.set(key, value, SetArgs.Builder.nx().px(ttlMillis)), instanceTimeout),
-                reply -> reply != null,
+                reply -> reply != null ? Vote.YES : Vote.NO,
                 instanceTimeout);
     }
 
@@ -127,8 +131,51 @@ final class Master implements AutoCloseable {
                             return command(c.<Long>eval(script.body(), ScriptOutputType.INTEGER, keys, args), timeout);
                         })
                         .thenCompose(f -> f),
-                reply -> reply != null && reply == 1L,
+                reply -> reply != null && reply == 1L ? Vote.YES : Vote.NO,
                 timeout);
+    }
+
+    /**
+     * Runs a script on a key given as bytes (a read-write lock's or a semaphore's: {@link RedlockSettings#spaceKey}),
+     * by {@code EVALSHA}, or on {@code NOSCRIPT} once by {@code EVAL}; {@code verdict} turns its integer reply into a
+     * vote. Each command waits at most {@code timeout}.
+     */
+    CompletableFuture<Vote> run(
+            Duration timeout, LuaScript script, byte[] key, LongFunction<Vote> verdict, String... args) {
+        return send(
+                c -> command(
+                                c.dispatch(
+                                        CommandType.EVALSHA,
+                                        new IntegerOutput<>(StringCodec.UTF8),
+                                        scriptArgs(script.sha(), key, args)),
+                                timeout)
+                        .handle((reply, error) -> {
+                            if (error == null) {
+                                return CompletableFuture.completedFuture(reply);
+                            }
+                            if (!(unwrap(error) instanceof RedisNoScriptException)) {
+                                return CompletableFuture.<Long>failedFuture(error);
+                            }
+                            log.debug("Script {} not loaded on {} (restarted?); sending it by EVAL", script, name);
+                            return command(
+                                    c.dispatch(
+                                            CommandType.EVAL,
+                                            new IntegerOutput<>(StringCodec.UTF8),
+                                            scriptArgs(script.body(), key, args)),
+                                    timeout);
+                        })
+                        .thenCompose(f -> f),
+                reply -> reply == null ? Vote.NO : verdict.apply(reply),
+                timeout);
+    }
+
+    private static CommandArgs<String, String> scriptArgs(String script, byte[] key, String... args) {
+        CommandArgs<String, String> all =
+                new CommandArgs<>(StringCodec.UTF8).add(script).add(1).add(key);
+        for (String a : args) {
+            all.add(a);
+        }
+        return all;
     }
 
     /**
@@ -174,7 +221,7 @@ final class Master implements AutoCloseable {
      */
     private <T> CompletableFuture<Vote> send(
             Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> command,
-            Predicate<T> yes,
+            Function<T, Vote> verdict,
             Duration timeout) {
         StatefulRedisConnection<String, String> c = connection;
         CompletableFuture<T> reply;
@@ -187,7 +234,7 @@ final class Master implements AutoCloseable {
             reply = timeouts.bound(connect().copy(), timeout)
                     .thenCompose(connected -> command.apply(connected.async()));
         }
-        return reply.handle((r, error) -> vote(r, error, yes, timeout));
+        return reply.handle((r, error) -> vote(r, error, verdict, timeout));
     }
 
     /** Counts one round trip and bounds it by {@code timeout}. */
@@ -196,9 +243,9 @@ final class Master implements AutoCloseable {
         return bounded(sent, timeout);
     }
 
-    private <T> Vote vote(T reply, Throwable error, Predicate<T> yes, Duration timeout) {
+    private <T> Vote vote(T reply, Throwable error, Function<T, Vote> verdict, Duration timeout) {
         if (error == null) {
-            return yes.test(reply) ? Vote.YES : Vote.NO;
+            return verdict.apply(reply);
         }
         Throwable cause = unwrap(error);
         if (cause instanceof TimeoutException) {

@@ -1,6 +1,7 @@
 package io.distlock.redis;
 
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
@@ -53,14 +54,14 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
             Deadline deadline,
             Duration outageLimit,
             HandOffCourtesy handOffs) {
-        super(request.key(), deadline, outageLimit, timers, wakeUps, settings.redisKey(request.key()), completion);
+        super(request.key(), deadline, outageLimit, timers, wakeUps, wakeKey(settings, request), completion);
         this.redlock = redlock;
         this.messages = messages;
         this.settings = settings;
         this.request = request;
         this.deadline = deadline;
         this.handOffs = handOffs;
-        this.redisKey = settings.redisKey(request.key());
+        this.redisKey = wakeKey(settings, request);
         long courtesy = handOffs.delayNanos(redisKey);
         this.tookCourtesy = courtesy > 0;
         this.inCourtesy = tookCourtesy;
@@ -99,6 +100,8 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
                     return Step.pollAfter(randomNanos(poll / 2, poll));
                 case UNANSWERED:
                     return Step.storeFailed(unreachable(attempt.tally()));
+                case MISMATCH:
+                    throw RedisLockBackend.permitsMismatch(request, attempt.inUseWith());
                 default:
                     waited = true;
                     int splits = ++splitsInARow;
@@ -149,9 +152,16 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         return redlock.release((RedisLease) lease);
     }
 
+    /** What the waiter registers under and a release names: the lock's key, or the space's label. */
+    private static String wakeKey(RedlockSettings settings, LockRequest request) {
+        return request.kind() == LockKind.LOCK
+                ? settings.redisKey(request.key())
+                : settings.spaceLabel(request.key(), request.kind().space());
+    }
+
     private LockBackendException unreachable(Tally tally) {
-        return new LockBackendException("Could not acquire lock '" + request.key()
-                + "': too few Redis masters answered for a majority of " + redlock.majority() + " of "
+        return new LockBackendException("Could not acquire " + request.kind().label() + " '" + request.key()
+                + "': too few Redis masters answered for a majority of " + redlock.quorum(request) + " of "
                 + redlock.masters().size() + " (last attempt: " + tally + "; unanswered: "
                 + redlock.unanswered(tally) + ")");
     }

@@ -1,11 +1,14 @@
 package io.distlock.redis;
 
+import io.distlock.LockKind;
 import io.distlock.spi.Lease;
 import java.util.OptionalLong;
 
 /**
  * One Redlock acquisition: the key, the random value set on the masters, and the validity (seed 002 step 3) as of
- * the grant or the last renewal. Redlock has no fencing token (see the provider's documentation).
+ * the grant or the last renewal. Redlock has no fencing token (see the provider's documentation). A read or write
+ * share or a permit ({@link #kind()} other than {@link LockKind#LOCK}) is a holder in its space's set ({@link
+ * #spaceKey()}), kept by as many masters as its {@link #quorum()}.
  */
 final class RedisLease implements Lease {
 
@@ -13,15 +16,53 @@ final class RedisLease implements Lease {
     private final String ownerId;
     private final String redisKey;
     private final String value;
+    private final LockKind kind;
+    private final byte[] spaceKey;
+    private final int quorum;
     private volatile long validUntilNanos;
     private volatile boolean waitedFor;
 
+    /** A lock's lease: {@code value} set at {@code redisKey}. */
     RedisLease(String key, String ownerId, String redisKey, String value, long validUntilNanos) {
+        this(key, ownerId, redisKey, value, validUntilNanos, LockKind.LOCK, null, 0);
+    }
+
+    /**
+     * A lease of {@code kind}; for a shared space, {@code redisKey} is the space's label ({@link
+     * RedlockSettings#spaceLabel}), {@code value} the holder in its set and {@code spaceKey} the set's key.
+     */
+    RedisLease(
+            String key,
+            String ownerId,
+            String redisKey,
+            String value,
+            long validUntilNanos,
+            LockKind kind,
+            byte[] spaceKey,
+            int quorum) {
         this.key = key;
         this.ownerId = ownerId;
         this.redisKey = redisKey;
         this.value = value;
         this.validUntilNanos = validUntilNanos;
+        this.kind = kind;
+        this.spaceKey = spaceKey;
+        this.quorum = quorum;
+    }
+
+    /** What this lease holds. */
+    LockKind kind() {
+        return kind;
+    }
+
+    /** The key of the set that holds this share or permit; null for a lock. */
+    byte[] spaceKey() {
+        return spaceKey;
+    }
+
+    /** How many masters must keep a share or permit for it to be held; 0 for a lock (the majority). */
+    int quorum() {
+        return quorum;
     }
 
     @Override
@@ -44,9 +85,13 @@ final class RedisLease implements Lease {
         return value;
     }
 
-    /** What a release message names this acquisition by: the start of its value (see {@code release.lua}). */
+    /**
+     * What a release message names this acquisition by: the start of its random value (see {@code release.lua};
+     * a holder in a shared space starts with its tag, which is skipped).
+     */
     String releaseId() {
-        return value.substring(0, ReleaseMessages.RELEASE_ID_LENGTH);
+        int from = kind == LockKind.LOCK ? 0 : value.indexOf(':') + 1;
+        return value.substring(from, from + ReleaseMessages.RELEASE_ID_LENGTH);
     }
 
     @Override
@@ -74,6 +119,6 @@ final class RedisLease implements Lease {
 
     @Override
     public String toString() {
-        return "RedisLease[" + key + ", owner=" + ownerId + "]";
+        return "RedisLease[" + (kind == LockKind.LOCK ? "" : kind.label() + " ") + key + ", owner=" + ownerId + "]";
     }
 }

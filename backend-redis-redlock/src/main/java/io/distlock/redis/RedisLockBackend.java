@@ -3,6 +3,8 @@ package io.distlock.redis;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -31,9 +33,11 @@ final class RedisLockBackend implements LockBackend {
     /**
      * No fencing: a Redis key's value is random, not ordered, and Redlock has no counter a resource could check (see
      * the provider's documentation for why a lease alone is not enough). Not FIFO: whoever's SET arrives first wins.
-     * Waiters are woken by release messages. The lock carries a TTL that the locker renews.
+     * Waiters are woken by release messages. The lock carries a TTL that the locker renews. Read-write locks and
+     * semaphores: their holders in one set per key and space ({@code shared.lua}), each with its own expiry.
      */
-    private static final Capabilities CAPABILITIES = new Capabilities(false, false, true, LeaseModel.RENEWED_TTL);
+    private static final Capabilities CAPABILITIES = new Capabilities(false, false, true, LeaseModel.RENEWED_TTL)
+            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
 
     private static final int MAX_DOUBLINGS = 20;
 
@@ -105,19 +109,33 @@ final class RedisLockBackend implements LockBackend {
                     return Optional.of(attempt.lease());
                 case HELD:
                     return Optional.empty();
+                case MISMATCH:
+                    throw permitsMismatch(request, attempt.inUseWith());
                 default:
                     if (tries >= Math.min(settings.retryCount(), MAX_DOUBLINGS)
                             || !pause(settings.retryDelay().multipliedBy(1L << tries))) {
                         if (attempt.outcome() == Redlock.Outcome.UNANSWERED) {
-                            throw new LockBackendException("Could not try lock '" + request.key()
-                                    + "': too few Redis masters answered for a majority of " + redlock.majority()
-                                    + " of " + masters.size() + " (" + attempt.tally() + "; unanswered: "
-                                    + redlock.unanswered(attempt.tally()) + ")");
+                            throw new LockBackendException(
+                                    "Could not try " + request.kind().label() + " '"
+                                            + request.key() + "': too few Redis masters answered for a majority of "
+                                            + redlock.quorum(request)
+                                            + " of " + masters.size() + " (" + attempt.tally() + "; unanswered: "
+                                            + redlock.unanswered(attempt.tally()) + ")");
                         }
                         return Optional.empty();
                     }
             }
         }
+    }
+
+    /**
+     * The refusal of a permit whose semaphore is in use with {@code inUseWith} permits: every user of a semaphore must
+     * give the same number.
+     */
+    static LockConfigurationException permitsMismatch(LockRequest request, long inUseWith) {
+        return new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + inUseWith
+                + " permits; this call asks for it with " + request.limit()
+                + ": every user of a semaphore must give the same number of permits");
     }
 
     /** Sleeps a random time up to {@code bound}; false if interrupted (the flag is kept). */
@@ -178,7 +196,8 @@ final class RedisLockBackend implements LockBackend {
             case LOST:
                 return OptionalLong.empty();
             default:
-                throw new LockBackendException("Could not renew lock '" + lease.key() + "': too few Redis masters"
+                throw new LockBackendException("Could not renew " + l.kind().label() + " '" + lease.key()
+                        + "': too few Redis masters"
                         + " answered (" + renewal.tally() + "; unanswered: " + redlock.unanswered(renewal.tally())
                         + ")");
         }
@@ -193,17 +212,24 @@ final class RedisLockBackend implements LockBackend {
     @Override
     public boolean release(Lease lease) {
         RedisLease l = (RedisLease) lease;
-        courtesy.releasing(l);
+        boolean lock = l.kind() == LockKind.LOCK; // the courtesy is the lock's: shares and permits have no hand-off
+        if (lock) {
+            courtesy.releasing(l);
+        }
         Tally tally = redlock.release(l).join();
-        if (tally.yes() >= redlock.majority()) {
-            courtesy.released(l);
+        int quorum = redlock.quorum(l);
+        if (tally.yes() >= quorum) {
+            if (lock) {
+                courtesy.released(l);
+            }
             return true;
         }
-        if (tally.yes() + tally.failed() + tally.pending() < redlock.majority()) {
+        if (tally.yes() + tally.failed() + tally.pending() < quorum) {
             return false;
         }
-        throw new LockBackendException("Could not confirm the release of lock '" + lease.key() + "': " + tally
-                + "; unanswered: " + redlock.unanswered(tally) + "; what is left there runs out with its ttl");
+        throw new LockBackendException(
+                "Could not confirm the release of " + l.kind().label() + " '" + lease.key() + "': " + tally
+                        + "; unanswered: " + redlock.unanswered(tally) + "; what is left there runs out with its ttl");
     }
 
     /** Counts every command sent to every master, the pub/sub subscriptions included. */

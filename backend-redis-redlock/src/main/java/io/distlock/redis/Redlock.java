@@ -1,5 +1,6 @@
 package io.distlock.redis;
 
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.LockRequest;
 import java.security.SecureRandom;
@@ -9,6 +10,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
@@ -27,11 +29,20 @@ final class Redlock {
         /** Some masters set it, too few or too late: votes split between contenders. Retry after a random delay. */
         SPLIT,
         /** Too few masters answered for any majority: the store is unreachable as far as we can tell. */
-        UNANSWERED
+        UNANSWERED,
+        /** A master refused a permit: its semaphore is in use with another number of permits ({@code inUseWith}). */
+        MISMATCH
     }
 
-    /** One attempt's result: the lease when granted, and the tally for messages. */
-    record Attempt(Outcome outcome, RedisLease lease, Tally tally) {}
+    /**
+     * One attempt's result: the lease when granted, the tally for messages, and for {@link Outcome#MISMATCH} the
+     * number of permits the semaphore is in use with (else 0).
+     */
+    record Attempt(Outcome outcome, RedisLease lease, Tally tally, long inUseWith) {
+        Attempt(Outcome outcome, RedisLease lease, Tally tally) {
+            this(outcome, lease, tally, 0);
+        }
+    }
 
     /** The release script's channel argument that deletes without publishing. */
     private static final String NO_ANNOUNCEMENT = "";
@@ -76,6 +87,9 @@ final class Redlock {
      * otherwise the key is deleted, by value, from every master that may have set it, before the future completes.
      */
     CompletableFuture<Attempt> attempt(LockRequest request) {
+        if (request.kind() != LockKind.LOCK) {
+            return attemptShared(request);
+        }
         String redisKey = settings.redisKey(request.key());
         String value = newValue(request.ownerId());
         long ttlMillis = RedlockSettings.pxMillis(request.leaseTime());
@@ -95,11 +109,116 @@ final class Redlock {
     }
 
     /**
+     * How many masters must keep a grant of {@code request}: a majority, as for a lock, except for a semaphore of N > 1
+     * permits over several masters. A majority cannot bound that: on 3 masters, holders of {1,2}, {2,3} and {1,3}
+     * each have a majority and no master has more than 2, so a semaphore of 2 would have 3 holders. N + 1 holders on
+     * q masters each are (N + 1) q entries, which N entries per master can take only if (N + 1) q <= N M; so q =
+     * floor(N M / (N + 1)) + 1 of the M masters makes N + 1 holders impossible (3 of 3 for N = 2; 4 of 5 for N = 2 or
+     * 3; all 5 for N >= 4), at the cost of the masters that may be down.
+     */
+    int quorum(LockRequest request) {
+        if (request.kind() != LockKind.PERMIT || request.limit() == 1) {
+            return majority;
+        }
+        long n = request.limit();
+        long m = masters.size();
+        return (int) Math.min(m, n * m / (n + 1) + 1);
+    }
+
+    /**
+     * Steps 1-5 for a read or write share or a permit: the shared script adds the holder to the space's set on every
+     * master that grants it by the one rule (no writer there for a reader; nobody for a writer; fewer than N holders,
+     * and the same N, for a permit), and the grant needs {@link #quorum} of them within the validity, as for a lock;
+     * otherwise the holder is removed from every master that may have added it. A master that refuses for a
+     * different N makes the attempt {@link Outcome#MISMATCH} unless a quorum granted it anyway (the semaphore's N is
+     * then the asked one on a quorum, and no master ever holds more than its own holders' N).
+     */
+    private CompletableFuture<Attempt> attemptShared(LockRequest request) {
+        byte[] spaceKey = settings.spaceKey(request.key(), request.kind().space());
+        String holder = holderTag(request) + ":" + newValue(request.ownerId());
+        String ttl = Long.toString(RedlockSettings.pxMillis(request.leaseTime()));
+        String exclusive = request.exclusive() ? "x" : "s";
+        String permits = request.kind() == LockKind.PERMIT ? Integer.toString(request.limit()) : "";
+        int quorum = quorum(request);
+        AtomicLong inUseWith = new AtomicLong();
+        long start = ticker.read();
+        List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
+        for (Master m : masters) {
+            votes.add(m.run(
+                    settings.instanceTimeout(),
+                    LuaScript.SHARED,
+                    spaceKey,
+                    reply -> {
+                        if (reply < 0) {
+                            inUseWith.set(-reply);
+                        }
+                        return reply == 1L ? Vote.YES : Vote.NO;
+                    },
+                    "acquire",
+                    holder,
+                    ttl,
+                    exclusive,
+                    permits));
+        }
+        return Tally.count(votes, quorum, true).thenCompose(tally -> {
+            long validUntil = start + request.leaseTime().toNanos() - settings.driftNanos(request.leaseTime());
+            if (tally.hasMajority() && ticker.read() - validUntil < 0) {
+                RedisLease lease = new RedisLease(
+                        request.key(),
+                        request.ownerId(),
+                        settings.spaceLabel(request.key(), request.kind().space()),
+                        holder,
+                        validUntil,
+                        request.kind(),
+                        spaceKey,
+                        quorum);
+                return CompletableFuture.completedFuture(new Attempt(Outcome.GRANTED, lease, tally));
+            }
+            List<CompletableFuture<Vote>> removals = new ArrayList<>();
+            for (int i = 0; i < masters.size(); i++) {
+                if (tally.vote(i) != Vote.NO) {
+                    removals.add(removeShared(masters.get(i), settings.instanceTimeout(), spaceKey, holder, "", ""));
+                }
+            }
+            CompletableFuture<?> cleaned = CompletableFuture.allOf(removals.toArray(CompletableFuture[]::new));
+            return cleaned.thenApply(done -> inUseWith.get() > 0
+                    ? new Attempt(Outcome.MISMATCH, null, tally, inUseWith.get())
+                    : new Attempt(classify(tally, quorum), null, tally));
+        });
+    }
+
+    /** A holder's tag in its set ({@code shared.lua}): w, r, or the semaphore's number of permits. */
+    private static String holderTag(LockRequest request) {
+        return switch (request.kind()) {
+            case WRITE -> "w";
+            case READ -> "r";
+            default -> Integer.toString(request.limit());
+        };
+    }
+
+    private static CompletableFuture<Vote> removeShared(
+            Master master, Duration timeout, byte[] spaceKey, String holder, String channel, String message) {
+        return master.run(
+                timeout,
+                LuaScript.SHARED,
+                spaceKey,
+                reply -> reply == 1L ? Vote.YES : Vote.NO,
+                "release",
+                holder,
+                channel,
+                message);
+    }
+
+    /**
      * Why an attempt that was not granted failed: too few masters answered to tell; we won some masters (a split
      * vote between simultaneous contenders, or a majority that came too late: retry soon); or we won none (another
      * owner holds it, or contenders that will retry and publish their clean-up).
      */
     private Outcome classify(Tally tally) {
+        return classify(tally, majority);
+    }
+
+    private static Outcome classify(Tally tally, int majority) {
         if (tally.yes() + tally.no() < majority) {
             return Outcome.UNANSWERED;
         }
@@ -136,10 +255,22 @@ final class Redlock {
         long start = ticker.read();
         String ttl = Long.toString(RedlockSettings.pxMillis(leaseTime));
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
+        boolean shared = lease.kind() != LockKind.LOCK;
+        int needed = shared ? lease.quorum() : majority;
         for (Master m : masters) {
-            votes.add(m.run(confirmTimeout, LuaScript.RENEW, lease.redisKey(), lease.value(), ttl));
+            votes.add(
+                    shared
+                            ? m.run(
+                                    confirmTimeout,
+                                    LuaScript.SHARED,
+                                    lease.spaceKey(),
+                                    reply -> reply == 1L ? Vote.YES : Vote.NO,
+                                    "renew",
+                                    lease.value(),
+                                    ttl)
+                            : m.run(confirmTimeout, LuaScript.RENEW, lease.redisKey(), lease.value(), ttl));
         }
-        return Tally.count(votes, majority, true).thenApply(tally -> {
+        return Tally.count(votes, needed, true).thenApply(tally -> {
             long now = ticker.read();
             long validUntil = start + leaseTime.toNanos() - settings.driftNanos(leaseTime);
             boolean inTime = now - lease.validUntilNanos() < 0;
@@ -147,7 +278,7 @@ final class Redlock {
                 lease.renewed(validUntil);
                 return new Renewal(Renewal.Result.RENEWED, validUntil, tally);
             }
-            boolean couldStillHold = tally.yes() + tally.failed() + tally.pending() >= majority;
+            boolean couldStillHold = tally.yes() + tally.failed() + tally.pending() >= needed;
             return new Renewal(couldStillHold && inTime ? Renewal.Result.UNKNOWN : Renewal.Result.LOST, 0L, tally);
         });
     }
@@ -169,13 +300,33 @@ final class Redlock {
      */
     CompletableFuture<Tally> release(RedisLease lease) {
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
+        boolean shared = lease.kind() != LockKind.LOCK;
         for (Master m : masters) {
-            votes.add(m.run(confirmTimeout, LuaScript.RELEASE, lease.redisKey(), lease.value(), releaseChannel));
+            votes.add(
+                    shared
+                            ? removeShared(
+                                    m,
+                                    confirmTimeout,
+                                    lease.spaceKey(),
+                                    lease.value(),
+                                    releaseChannel,
+                                    lease.releaseId() + " " + lease.redisKey())
+                            : m.run(
+                                    confirmTimeout,
+                                    LuaScript.RELEASE,
+                                    lease.redisKey(),
+                                    lease.value(),
+                                    releaseChannel));
         }
         CompletableFuture<?>[] all = votes.toArray(CompletableFuture[]::new);
-        return Tally.count(votes, majority, true).thenCompose(decided -> CompletableFuture.allOf(all)
+        return Tally.count(votes, quorum(lease), true).thenCompose(decided -> CompletableFuture.allOf(all)
                 .completeOnTimeout(null, settings.instanceTimeout().toNanos(), TimeUnit.NANOSECONDS)
                 .thenApply(rest -> decided));
+    }
+
+    /** How many masters must keep {@code lease}: {@link #quorum}, or the majority for a lock. */
+    int quorum(RedisLease lease) {
+        return lease.kind() == LockKind.LOCK ? majority : lease.quorum();
     }
 
     /** The masters that did not answer in the tally, with their last error: for messages. */

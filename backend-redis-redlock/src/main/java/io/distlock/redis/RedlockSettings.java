@@ -1,8 +1,11 @@
 package io.distlock.redis;
 
 import io.distlock.LockConfigurationException;
+import io.distlock.LockKind;
 import io.distlock.spi.BackendConfig;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -156,6 +159,41 @@ record RedlockSettings(
     String redisKey(String key) {
         return keyPrefix + key;
     }
+
+    /**
+     * The Redis key of the read-write lock or the semaphore on {@code key} ({@code space} other than {@link
+     * LockKind.Space#LOCK}): the prefix and the key in UTF-8, then the byte {@code 0xFF} and {@code rw} or {@code sem}.
+     * {@code 0xFF} occurs in no UTF-8 text, so no lock's key ({@link #redisKey}: prefix and key, both UTF-8) is ever
+     * one of these, and the two spaces of one key and the spaces of two keys never meet either; the names stay under
+     * the prefix (an ACL pattern {@code ~<prefix>*} covers them) and sort beside the lock's key.
+     */
+    byte[] spaceKey(String key, LockKind.Space space) {
+        byte[] name = redisKey(key).getBytes(StandardCharsets.UTF_8);
+        byte[] suffix = spaceSuffix(space);
+        byte[] all = Arrays.copyOf(name, name.length + suffix.length);
+        System.arraycopy(suffix, 0, all, name.length, suffix.length);
+        return all;
+    }
+
+    /**
+     * The name waiters of {@link #spaceKey} register under and releases announce: the key's name as text (the
+     * {@code 0xFF} shown as U+FFFD). Only a wake-up goes by it; a lock key that reads the same only costs a spurious
+     * wake-up.
+     */
+    String spaceLabel(String key, LockKind.Space space) {
+        return new String(spaceKey(key, space), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] spaceSuffix(LockKind.Space space) {
+        return switch (space) {
+            case READ_WRITE -> READ_WRITE_SUFFIX.clone();
+            case SEMAPHORE -> SEMAPHORE_SUFFIX.clone();
+            case LOCK -> throw new IllegalArgumentException("a lock's key is redisKey(key)");
+        };
+    }
+
+    private static final byte[] READ_WRITE_SUFFIX = {(byte) 0xFF, 'r', 'w'};
+    private static final byte[] SEMAPHORE_SUFFIX = {(byte) 0xFF, 's', 'e', 'm'};
 
     /** The pub/sub channel on which every release of this prefix is announced. */
     String releaseChannel() {

@@ -3,9 +3,11 @@ package io.distlock.redis;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
@@ -72,16 +74,43 @@ final class RedisProbe implements AutoCloseable {
     Map<String, List<String>> keys(String prefix, List<Integer> masters) {
         Map<String, List<String>> found = new TreeMap<>();
         for (int i : masters) {
-            List<String> entries = new ArrayList<>();
-            RedisCommands<String, String> redis = on(i);
-            for (String k : redis.keys(prefix + "*")) {
-                entries.add(k + "=" + redis.get(k));
-            }
+            List<String> entries = on(i).eval(LIST, ScriptOutputType.MULTI, new String[0], prefix + "*");
             if (!entries.isEmpty()) {
                 found.put(endpoints.get(i), entries);
             }
         }
         return found;
+    }
+
+    /**
+     * Lists the keys matching ARGV[1] inside the master, byte for byte (a read-write lock's or semaphore's key ends in
+     * the byte 0xFF and a tag, which no text decodes back to): a lock as {@code key=value}, a set of holders as {@code
+     * key=[holder, ...]}.
+     */
+    private static final String LIST = "local out = {} for _, k in ipairs(redis.call('keys', ARGV[1])) do"
+            + " if redis.call('type', k).ok == 'zset' then"
+            + " out[#out + 1] = k .. '=[' .. table.concat(redis.call('zrange', k, 0, -1), ', ') .. ']'"
+            + " else out[#out + 1] = k .. '=' .. tostring(redis.call('get', k)) end end return out";
+
+    /** The longest {@code PTTL} of a key matching ARGV[1] inside the master, -1 if one never expires, 0 if none. */
+    private static final String LONGEST_TTL = "local longest = 0 for _, k in ipairs(redis.call('keys', ARGV[1])) do"
+            + " local t = redis.call('pttl', k) if t == -1 then return -1 end"
+            + " if t > longest then longest = t end end return longest";
+
+    /** Adds {@code holder} with {@code expiry} ms from now to the set at {@code spaceKey} on master {@code index}. */
+    void addHolder(int master, byte[] spaceKey, String holder, Duration expiry) {
+        on(master)
+                .dispatch(
+                        CommandType.EVAL,
+                        new IntegerOutput<>(StringCodec.UTF8),
+                        new CommandArgs<>(StringCodec.UTF8)
+                                .add("local t = redis.call('time') local now = t[1] * 1000 + math.floor(t[2] / 1000)"
+                                        + " redis.call('zadd', KEYS[1], now + ARGV[2], ARGV[1])"
+                                        + " return redis.call('pexpire', KEYS[1], ARGV[2])")
+                                .add(1)
+                                .add(spaceKey)
+                                .add(holder)
+                                .add(expiry.toMillis()));
     }
 
     /** Keys under {@code prefix} on all masters. */
@@ -159,13 +188,11 @@ final class RedisProbe implements AutoCloseable {
                         .add("PAUSE")
                         .add(pause.toMillis())
                         .add("WRITE"));
-        long longest = 0;
-        for (String key : redis.keys(prefix + "*")) {
-            long ttl = redis.pttl(key);
-            if (ttl == -1) {
-                throw new IllegalStateException("Key " + key + " on " + endpoints.get(master) + " never expires");
-            }
-            longest = Math.max(longest, ttl); // -2: expired since KEYS listed it
+        // inside the master: a read-write lock's or semaphore's key is not text, and would not survive a round trip
+        Long longest = redis.eval(LONGEST_TTL, ScriptOutputType.INTEGER, new String[0], prefix + "*");
+        if (longest == -1) {
+            throw new IllegalStateException(
+                    "A key under " + prefix + " on " + endpoints.get(master) + " never expires");
         }
         return Duration.ofMillis(longest);
     }
