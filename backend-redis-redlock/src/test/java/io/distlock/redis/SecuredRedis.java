@@ -30,9 +30,26 @@ final class SecuredRedis {
     static final String LOCKER_PASSWORD = "pw-" + UUID.randomUUID();
     static final String STRANGER_PASSWORD = "pw-" + UUID.randomUUID();
 
-    /** The commands of {@code release.lua}, {@code renew.lua}, acquisition and release messages. */
-    static final List<String> COMMANDS =
-            List.of("+set", "+get", "+del", "+pexpire", "+publish", "+eval", "+evalsha", "+subscribe");
+    /**
+     * The commands of {@code release.lua}, {@code renew.lua}, acquisition and release messages, and of {@code
+     * shared.lua} (read-write locks and semaphores).
+     */
+    static final List<String> COMMANDS = List.of(
+            "+set",
+            "+get",
+            "+del",
+            "+pexpire",
+            "+publish",
+            "+eval",
+            "+evalsha",
+            "+subscribe",
+            "+time",
+            "+zadd",
+            "+zcard",
+            "+zrange",
+            "+zrem",
+            "+zremrangebyscore",
+            "+zscore");
 
     private static final Map<TestPki, String> LOCKER_OPTIONS = new ConcurrentHashMap<>();
 
