@@ -3,6 +3,7 @@ package io.distlock.benchmarks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.LockKind;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.lockctl.bench.BenchTarget;
 import io.distlock.lockctl.bench.Targets;
@@ -12,6 +13,7 @@ import io.distlock.testing.ZooKeeperEnsemble;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -106,6 +108,16 @@ class PeersTest {
     }
 
     @Test
+    void curatorReadWriteLockAndSemaphore_readsAndPermitsShare_writesAndTheFifthPermitWait() throws Exception {
+        assertSharesAndExcludes("peer:curator://" + ZK.connectString() + "/peers");
+    }
+
+    @Test
+    void redissonReadWriteLockAndSemaphore_readsAndPermitsShare_writesAndTheFifthPermitWait() throws Exception {
+        assertSharesAndExcludes("peer:redisson://" + REDIS.endpoints().get(0));
+    }
+
+    @Test
     void unknownPeer_isRejectedWithThePeersAvailable() {
         assertThatThrownBy(() -> Targets.open("peer:nosuch://h"))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -163,6 +175,93 @@ class PeersTest {
             for (BenchTarget target : opened) {
                 target.close();
             }
+        }
+    }
+
+    /**
+     * On three clients of {@code spec}: three reads held at once; a read waits while a write is held and is granted
+     * once it is released; four permits of a semaphore of 4 held at once, the fifth waits until one is given back.
+     * Each hold is taken and released on one thread of its own (Curator's and Redisson's locks belong to a thread).
+     */
+    private static void assertSharesAndExcludes(String spec) throws Exception {
+        String key = "kinds-" + System.nanoTime();
+        Duration limit = TestTimeouts.scaled(Duration.ofSeconds(30));
+        ExecutorService pool = Executors.newCachedThreadPool();
+        List<BenchTarget> clients = new ArrayList<>();
+        try {
+            for (int c = 0; c < 3; c++) {
+                clients.add(Targets.open(spec));
+            }
+            List<Holder> reads = new ArrayList<>();
+            for (BenchTarget client : clients) {
+                reads.add(new Holder(pool, client, key, LockKind.READ, 1));
+            }
+            for (Holder read : reads) {
+                assertThat(read.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS))
+                        .as(spec + ": three reads held at once")
+                        .isTrue();
+            }
+            reads.forEach(Holder::release);
+
+            Holder write = new Holder(pool, clients.get(0), key, LockKind.WRITE, 1);
+            assertThat(write.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            Holder read = new Holder(pool, clients.get(1), key, LockKind.READ, 1);
+            assertThat(read.granted.await(300, TimeUnit.MILLISECONDS))
+                    .as(spec + ": a read granted beside a write")
+                    .isFalse();
+            write.release();
+            assertThat(read.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            read.release();
+
+            String semaphore = key + "-semaphore";
+            List<Holder> permits = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                permits.add(new Holder(pool, clients.get(i % 3), semaphore, LockKind.PERMIT, 4));
+            }
+            for (Holder permit : permits) {
+                assertThat(permit.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS))
+                        .as(spec + ": four permits of 4 held at once")
+                        .isTrue();
+            }
+            Holder fifth = new Holder(pool, clients.get(1), semaphore, LockKind.PERMIT, 4);
+            assertThat(fifth.granted.await(300, TimeUnit.MILLISECONDS))
+                    .as(spec + ": a fifth permit of 4 granted")
+                    .isFalse();
+            permits.get(0).release();
+            assertThat(fifth.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            fifth.release();
+            for (Holder h : permits.subList(1, 4)) {
+                h.release();
+            }
+            for (Holder h : permits) {
+                h.done.get(limit.toMillis(), TimeUnit.MILLISECONDS); // every release succeeded
+            }
+        } finally {
+            pool.shutdownNow();
+            for (BenchTarget client : clients) {
+                client.close();
+            }
+        }
+    }
+
+    /** One hold on a thread of its own: taken at once, released (on that thread) when told. */
+    private static final class Holder {
+        final CountDownLatch granted = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final Future<?> done;
+
+        Holder(ExecutorService pool, BenchTarget client, String key, LockKind kind, int permits) {
+            done = pool.submit(() -> {
+                BenchTarget.Held held = client.acquire(key, kind, permits);
+                granted.countDown();
+                release.await();
+                held.release();
+                return null;
+            });
+        }
+
+        void release() {
+            release.countDown();
         }
     }
 

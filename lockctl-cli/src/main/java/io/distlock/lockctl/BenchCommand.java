@@ -11,6 +11,7 @@ import io.distlock.lockctl.bench.Reports;
 import io.distlock.lockctl.bench.RunData;
 import io.distlock.lockctl.bench.Targets;
 import io.distlock.lockctl.bench.UncontendedSummary;
+import io.distlock.lockctl.bench.Workload;
 import io.distlock.spi.Redaction;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -57,6 +58,8 @@ import picocli.CommandLine.Spec;
             "  lockctl bench --store zk://h:2181/a --store zk://h:2181/b --mode uncontended --rounds 10",
             "  lockctl bench --store redis://127.0.0.1:6379 --processes 1,3 --threads 4",
             "  lockctl bench --store redis://127.0.0.1:6379 --held 10000",
+            "  lockctl bench --store zk://127.0.0.1:2181/locks --workload read-heavy --read-share 0.9",
+            "  lockctl bench --store redis://127.0.0.1:6379 --workload semaphore --permits 4 --processes 8",
             "Peers (third-party locks, raw-store floors) come with the benchmarks module: scripts/bench-peers."
         })
 final class BenchCommand implements Callable<Integer> {
@@ -65,6 +68,14 @@ final class BenchCommand implements Callable<Integer> {
     private static final List<Integer> DEFAULT_PROCESSES = List.of(1, 3, 5);
     /** Without --store: the fair queue and the unfair loop at the seed's largest process count only. */
     private static final List<Integer> DEFAULT_RUN_PROCESSES = List.of(5);
+    /** The read-heavy workload's processes and share of reads when not given. */
+    private static final List<Integer> DEFAULT_READ_HEAVY_PROCESSES = List.of(5);
+
+    private static final double DEFAULT_READ_SHARE = 0.9;
+    /** The semaphore workload's processes and permits when not given: more processes than permits. */
+    private static final List<Integer> DEFAULT_SEMAPHORE_PROCESSES = List.of(8);
+
+    private static final int DEFAULT_PERMITS = 4;
 
     private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
@@ -83,7 +94,8 @@ final class BenchCommand implements Callable<Integer> {
             names = "--processes",
             split = ",",
             paramLabel = "P",
-            description = "Worker JVMs per run, comma-separated (default: 1,3,5; without --store: 5).")
+            description = "Worker JVMs per run, comma-separated (default: 1,3,5; without --store: 5; --workload"
+                    + " read-heavy: 5; --workload semaphore: 8).")
     List<Integer> processes = new ArrayList<>();
 
     @Option(
@@ -115,6 +127,27 @@ final class BenchCommand implements Callable<Integer> {
             description = "contended (P JVMs on one key) or uncontended (one JVM, stores interleaved pair by pair,"
                     + " acquire+release latency) (default: ${DEFAULT-VALUE}).")
     Mode mode;
+
+    @Option(
+            names = "--workload",
+            paramLabel = "W",
+            defaultValue = "lock",
+            description = "What each acquisition takes: lock (the lock on the key), read-heavy (the read-write lock on"
+                    + " the key: the read side with probability --read-share, else the write side) or semaphore (one"
+                    + " permit of the semaphore of --permits permits on the key) (default: ${DEFAULT-VALUE}).")
+    String workload;
+
+    @Option(
+            names = "--read-share",
+            paramLabel = "S",
+            description = "--workload read-heavy: the share of reads, between 0 and 1 (default: 0.9, 90 % reads).")
+    Double readShare;
+
+    @Option(
+            names = "--permits",
+            paramLabel = "P",
+            description = "--workload semaphore: the semaphore's permits, at least 1 (default: 4).")
+    Integer permits;
 
     @Option(
             names = "--hold",
@@ -200,8 +233,14 @@ final class BenchCommand implements Callable<Integer> {
                     .println("Report: " + replot.resolve("index.html").toAbsolutePath());
             return ExitCodes.OK;
         }
+        Workload chosen = workload();
         if (processes.isEmpty()) {
-            processes.addAll(stores.isEmpty() ? DEFAULT_RUN_PROCESSES : DEFAULT_PROCESSES);
+            processes.addAll(
+                    switch (chosen.name()) {
+                        case Workload.READ_HEAVY_NAME -> DEFAULT_READ_HEAVY_PROCESSES;
+                        case Workload.SEMAPHORE_NAME -> DEFAULT_SEMAPHORE_PROCESSES;
+                        default -> stores.isEmpty() ? DEFAULT_RUN_PROCESSES : DEFAULT_PROCESSES;
+                    });
         }
         validate();
         PrintWriter console = spec.commandLine().getOut();
@@ -222,12 +261,13 @@ final class BenchCommand implements Callable<Integer> {
                 }
             }
             Engine engine =
-                    new Engine(work, acquisitions, keys, hold.toNanos(), warmUp, contendedWarmUp, flightRecorder);
+                    new Engine(
+                    work, acquisitions, keys, hold.toNanos(), warmUp, contendedWarmUp, flightRecorder, chosen);
             String environment = environment();
             console.println("lockctl bench: "
                     + targets.stream().map(Redaction::uri).collect(Collectors.joining(" vs ")) + " (" + environment
                     + ")");
-            console.println(measured(targets));
+            console.println(measured(chosen));
             console.flush();
             List<RunData> runs = new ArrayList<>();
             List<Comparison> comparisons = List.of();
@@ -264,7 +304,15 @@ final class BenchCommand implements Callable<Integer> {
                 }
             }
             BenchReport report =
-                    new BenchReport(commandLine(), environment, targets, comparisons, uncontended, heldSummaries, runs);
+                    new BenchReport(
+                            commandLine(chosen),
+                            environment,
+                            targets,
+                            comparisons,
+                            uncontended,
+                            heldSummaries,
+                            runs,
+                            chosen);
             new ObjectMapper()
                     .registerModule(Reports.hidingSecrets())
                     .enable(SerializationFeature.INDENT_OUTPUT)
@@ -281,7 +329,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** What the run measures, in a line or two before it starts. */
-    private String measured(List<String> targets) {
+    private String measured(Workload chosen) {
         String what = String.format(
                 Locale.ROOT,
                 "Measuring: %s worker JVMs%s, each taking one key %d times%s, all at once; waits, rate, fairness.",
@@ -289,6 +337,11 @@ final class BenchCommand implements Callable<Integer> {
                 threads == 1 ? "" : " of " + threads + " threads",
                 acquisitions,
                 threads == 1 ? "" : " per thread");
+        if (!chosen.name().equals(Workload.LOCK_NAME)) {
+            what += "\nWorkload: " + chosen.describe()
+                    + (chosen.readWrite() ? "; the rate of each side too" : "")
+                    + "; every run's history checked: no write beside another hold, no more holders than allowed.";
+        }
         if (mode == Mode.uncontended) {
             what = String.format(
                     Locale.ROOT,
@@ -301,6 +354,50 @@ final class BenchCommand implements Callable<Integer> {
                     + " ms: seed 000's old algorithm's shape). Fair: even waits, Jain near 1; unfair: the holder takes it again while the others sleep, in bursts.";
         }
         return what;
+    }
+
+    /** The workload the options name; refuses an unknown one and an option of another workload. */
+    private Workload workload() {
+        Workload chosen;
+        switch (workload) {
+            case Workload.LOCK_NAME -> chosen = Workload.LOCK;
+            case Workload.READ_HEAVY_NAME -> {
+                double share = readShare == null ? DEFAULT_READ_SHARE : readShare;
+                if (!(share >= 0 && share <= 1)) {
+                    throw new ParameterException(
+                            spec.commandLine(),
+                            "--read-share must be between 0 and 1 (0.9: 90 % reads), got " + readShare);
+                }
+                chosen = Workload.readHeavy(share);
+            }
+            case Workload.SEMAPHORE_NAME -> {
+                int p = permits == null ? DEFAULT_PERMITS : permits;
+                if (p < 1) {
+                    throw new ParameterException(
+                            spec.commandLine(), "--permits must be at least 1 (the semaphore's permits), got " + p);
+                }
+                chosen = Workload.semaphore(p);
+            }
+            default -> throw new ParameterException(
+                    spec.commandLine(),
+                    "Unknown --workload '" + workload + "'; expected lock, read-heavy or semaphore");
+        }
+        if (readShare != null && !chosen.readWrite()) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--read-share applies to --workload read-heavy only, not " + chosen.name());
+        }
+        if (permits != null && !chosen.name().equals(Workload.SEMAPHORE_NAME)) {
+            throw new ParameterException(
+                    spec.commandLine(), "--permits applies to --workload semaphore only, not " + chosen.name());
+        }
+        if (!chosen.name().equals(Workload.LOCK_NAME) && mode == Mode.uncontended) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--workload " + chosen.name() + " applies to the contended mode and --held only: run --mode"
+                            + " uncontended with the lock workload");
+        }
+        return chosen;
     }
 
     private void validate() {
@@ -346,7 +443,7 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private String commandLine() {
+    private String commandLine(Workload chosen) {
         boolean peers = stores.stream().anyMatch(s -> s.startsWith("peer:"));
         List<String> args = new ArrayList<>(peers ? List.of("scripts/bench-peers") : List.of("./lockctl", "bench"));
         stores.forEach(s -> args.addAll(List.of("--store", s)));
@@ -361,6 +458,15 @@ final class BenchCommand implements Callable<Integer> {
         args.addAll(List.of("--acquisitions", Integer.toString(acquisitions), "--rounds", Integer.toString(rounds)));
         if (mode == Mode.uncontended) {
             args.addAll(List.of("--mode", "uncontended"));
+        }
+        if (!chosen.name().equals(Workload.LOCK_NAME)) {
+            args.addAll(List.of("--workload", chosen.name()));
+        }
+        if (chosen.readWrite()) {
+            args.addAll(List.of("--read-share", Double.toString(chosen.readShare())));
+        }
+        if (chosen.name().equals(Workload.SEMAPHORE_NAME)) {
+            args.addAll(List.of("--permits", Integer.toString(chosen.permits())));
         }
         if (!hold.isZero()) {
             args.addAll(List.of("--hold", hold.toMillis() + "ms"));

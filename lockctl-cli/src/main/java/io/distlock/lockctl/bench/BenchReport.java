@@ -12,6 +12,7 @@ import java.util.List;
  * @param uncontended uncontended figures per store (empty unless {@code --mode uncontended})
  * @param heapPerHeldLockBytes client heap per held lock per store (empty unless {@code --held N})
  * @param runs every contended run with its raw per-acquisition data
+ * @param workload what each acquisition took (the lock workload in a {@code bench.json} written before workloads)
  */
 public record BenchReport(
         String command,
@@ -20,13 +21,19 @@ public record BenchReport(
         List<Comparison> comparisons,
         List<UncontendedSummary> uncontended,
         List<HeldSummary> heapPerHeldLockBytes,
-        List<RunData> runs) {
+        List<RunData> runs,
+        Workload workload) {
+
+    /** Reads a {@code bench.json} written before workloads as the lock workload. */
+    public BenchReport {
+        workload = workload == null ? Workload.LOCK : workload;
+    }
 
     /**
-     * Client heap per held lock.
+     * Client heap per held lock (per held read or permit in those workloads).
      *
      * @param store the target spec
-     * @param held locks held by one locker
+     * @param held locks (reads, permits) held by one locker, one per key
      * @param bytesPerLock heap growth / held
      */
     public record HeldSummary(String store, int held, double bytesPerLock) {}

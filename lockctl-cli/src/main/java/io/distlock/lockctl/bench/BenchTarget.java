@@ -1,5 +1,6 @@
 package io.distlock.lockctl.bench;
 
+import io.distlock.LockKind;
 import java.util.OptionalLong;
 
 /**
@@ -18,6 +19,24 @@ public interface BenchTarget extends AutoCloseable {
      * @throws Exception if the lock cannot be taken; the run is aborted with this error
      */
     Held acquire(String key) throws Exception;
+
+    /**
+     * Takes {@code kind} on {@code key}, waiting as long as it takes: the lock ({@link LockKind#LOCK}, the same as
+     * {@link #acquire(String)}), the read or the write side of the read-write lock on {@code key}, or one permit of the
+     * semaphore of {@code permits} permits on {@code key}. A target measures only the kinds it overrides this for.
+     *
+     * @param permits the semaphore's permits ({@link LockKind#PERMIT}; else ignored)
+     * @return the held lock, side or permit, to be released with {@link Held#release()}
+     * @throws UnsupportedOperationException if this target has no such kind
+     * @throws Exception if it cannot be taken; the run is aborted with this error
+     */
+    default Held acquire(String key, LockKind kind, int permits) throws Exception {
+        if (kind == LockKind.LOCK) {
+            return acquire(key);
+        }
+        throw new UnsupportedOperationException(
+                "This target measures locks only, not the " + kind.label() + " kind (" + getClass().getName() + ")");
+    }
 
     /**
      * How many requests this target has sent to its store since it was opened (each instance of a multi-instance

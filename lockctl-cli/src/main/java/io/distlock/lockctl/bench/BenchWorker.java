@@ -1,6 +1,7 @@
 package io.distlock.lockctl.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.distlock.LockKind;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -143,6 +144,7 @@ public final class BenchWorker {
                         stamps.release,
                         stamps.keyIndex,
                         stamps.thread,
+                        stamps.kind,
                         null,
                         new long[] {requests},
                         cpu,
@@ -165,13 +167,15 @@ public final class BenchWorker {
         int total = n * task.threads();
         int step = Math.max(1, total / 100);
         int party = task.index() * task.threads() + t;
+        Workload.Chooser chooser = task.workload().chooser(party);
         for (int i = 0; i < n; i++) {
             int at = t * n + i;
             stamps.thread[at] = t;
             stamps.keyIndex[at] = (i + party) % task.keys();
+            stamps.kind[at] = chooser.next();
             String key = task.keyPrefix() + stamps.keyIndex[at];
             stamps.attempt[at] = System.nanoTime();
-            BenchTarget.Held held = target.acquire(key);
+            BenchTarget.Held held = target.acquire(key, stamps.kind[at], task.workload().permits());
             stamps.grant[at] = System.nanoTime();
             hold();
             stamps.release[at] = System.nanoTime();
@@ -190,8 +194,10 @@ public final class BenchWorker {
         final long[] release;
         final int[] keyIndex;
         final int[] thread;
+        final LockKind[] kind;
 
         Stamps(int acquisitions) {
+            kind = new LockKind[acquisitions];
             attempt = new long[acquisitions];
             grant = new long[acquisitions];
             release = new long[acquisitions];
@@ -259,8 +265,9 @@ public final class BenchWorker {
             long heapBefore = usedHeapAfterGc();
             List<BenchTarget.Held> held = new ArrayList<>(n);
             int step = Math.max(1, n / 100);
+            LockKind kind = heldKind();
             for (int i = 0; i < n; i++) {
-                held.add(target.acquire(task.keyPrefix() + "held-" + i));
+                held.add(target.acquire(task.keyPrefix() + "held-" + i, kind, task.workload().permits()));
                 if ((i + 1) % step == 0) {
                     out.println(PROGRESS + (i + 1));
                 }
@@ -274,9 +281,18 @@ public final class BenchWorker {
         }
     }
 
+    /** What the held mode keeps on each of its keys: a lock, a read (read-heavy) or a permit (semaphore). */
+    private LockKind heldKind() {
+        return task.workload().readWrite()
+                ? LockKind.READ
+                : task.workload().chooser(0).next();
+    }
+
+    /** Takes the key {@link WorkerTask#warmUp()} times alone, with the workload's mix (its own party's). */
     private void warmUp(BenchTarget target, String key) throws Exception {
+        Workload.Chooser chooser = task.workload().chooser(task.index());
         for (int i = 0; i < task.warmUp(); i++) {
-            target.acquire(key).release();
+            target.acquire(key, chooser.next(), task.workload().permits()).release();
         }
     }
 
@@ -290,10 +306,11 @@ public final class BenchWorker {
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Void>> threads = new ArrayList<>();
         for (int t = 0; t < task.threads(); t++) {
+            Workload.Chooser chooser = task.workload().chooser(task.index() * task.threads() + t);
             threads.add(pool.submit(() -> {
                 go.await();
                 for (int i = 0; i < task.contendedWarmUp(); i++) {
-                    BenchTarget.Held held = target.acquire(key);
+                    BenchTarget.Held held = target.acquire(key, chooser.next(), task.workload().permits());
                     hold();
                     held.release();
                 }

@@ -2,6 +2,7 @@ package io.distlock.lockctl.bench;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -28,6 +29,12 @@ import java.util.function.ToDoubleFunction;
  * @param meanWaitRatio median paired ratio of mean waits (below 1: shorter waits than the first store)
  * @param maxWaitRatio median paired ratio of max waits
  * @param cpuRatio median paired ratio of CPU per acquisition
+ * @param readsPerSecond median over rounds of read-side grants per second ({@code read-heavy}; else null)
+ * @param writesPerSecond median over rounds of write-side grants per second ({@code read-heavy}; else null)
+ * @param readRatio median paired ratio of reads per second ({@code read-heavy}; else null)
+ * @param writeRatio median paired ratio of writes per second ({@code read-heavy}; else null)
+ * @param mostHeldAtOnce the most holds of one key seen at one instant in any round
+ * @param violations grants that broke the workload's rule, summed over rounds (0 for a correct lock)
  */
 public record Comparison(
         int processes,
@@ -49,7 +56,13 @@ public record Comparison(
         double rateRatioMax,
         double meanWaitRatio,
         double maxWaitRatio,
-        double cpuRatio) {
+        double cpuRatio,
+        Double readsPerSecond,
+        Double writesPerSecond,
+        Double readRatio,
+        Double writeRatio,
+        int mostHeldAtOnce,
+        int violations) {
 
     /** Reads a {@code bench.json} written before {@code --threads}, which has no {@code threads}, as one thread. */
     public Comparison {
@@ -90,10 +103,33 @@ public record Comparison(
                         rate.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN),
                         Stats.median(ratios(mine, base, RunSummary::meanWaitMs)),
                         Stats.median(ratios(mine, base, RunSummary::maxWaitMs)),
-                        Stats.median(ratios(mine, base, RunSummary::cpuMsPerAcquisition))));
+                        Stats.median(ratios(mine, base, RunSummary::cpuMsPerAcquisition)),
+                        perSide(mine, RunSummary::readsPerSecond),
+                        perSide(mine, RunSummary::writesPerSecond),
+                        perSideRatio(mine, base, RunSummary::readsPerSecond),
+                        perSideRatio(mine, base, RunSummary::writesPerSecond),
+                        mine.stream().mapToInt(RunSummary::mostHeldAtOnce).max().orElse(0),
+                        mine.stream().mapToInt(RunSummary::violations).sum()));
             }
         }
         return out;
+    }
+
+    /** The median of a per-side rate, or null where the runs have none (not a read-write workload). */
+    private static Double perSide(List<RunSummary> runs, Function<RunSummary, Double> figure) {
+        if (runs.stream().anyMatch(r -> figure.apply(r) == null)) {
+            return null;
+        }
+        return median(runs, r -> figure.apply(r));
+    }
+
+    /** The median paired ratio of a per-side rate, or null where either store's runs have none. */
+    private static Double perSideRatio(
+            List<RunSummary> mine, List<RunSummary> base, Function<RunSummary, Double> figure) {
+        if (perSide(mine, figure) == null || perSide(base, figure) == null) {
+            return null;
+        }
+        return Stats.median(ratios(mine, base, r -> figure.apply(r)));
     }
 
     private static List<RunSummary> select(List<RunSummary> runs, int store, int processes) {

@@ -1,5 +1,6 @@
 package io.distlock.lockctl.bench;
 
+import io.distlock.LockKind;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
@@ -32,14 +33,26 @@ final class DistlockTarget implements BenchTarget {
         return lock::close;
     }
 
+    /** The lock, either side of the read-write lock or a permit of the semaphore on {@code key}, as a user takes it. */
+    @Override
+    public Held acquire(String key, LockKind kind, int permits) throws InterruptedException {
+        RemoteLock lock = hold(key, kind, permits);
+        return lock::close;
+    }
+
     /** One soft attempt on {@code key}: the held lock, or null when another holds it. */
     Held tryAcquire(String key) {
         return locker.tryLock(key).<Held>map(lock -> lock::close).orElse(null);
     }
 
-    /** Locks {@code key} and keeps it (for the heap-per-held-lock measurement). */
-    RemoteLock hold(String key) throws InterruptedException {
-        return locker.lock(key);
+    /** Takes {@code kind} on {@code key} and keeps it. */
+    RemoteLock hold(String key, LockKind kind, int permits) throws InterruptedException {
+        return switch (kind) {
+            case LOCK -> locker.lock(key);
+            case READ -> locker.readWriteLock(key).readLock().lock();
+            case WRITE -> locker.readWriteLock(key).writeLock().lock();
+            case PERMIT -> locker.semaphore(key, permits).lock();
+        };
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.distlock.lockctl.bench;
 
+import io.distlock.LockKind;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,6 +29,7 @@ public final class Engine {
     private final int warmUp;
     private final int contendedWarmUp;
     private final boolean flightRecorder;
+    private final Workload workload;
 
     /**
      * @param workDir where task files, results and worker logs go
@@ -38,6 +40,7 @@ public final class Engine {
      * @param contendedWarmUp contended runs: acquisitions per thread on a key shared by all the run's workers, all
      *     started together after the private warm-up, so that the wait path is compiled too before the start (0: none)
      * @param flightRecorder record every worker JVM with JDK Flight Recorder ({@code <workDir>/<worker>.jfr})
+     * @param workload what each acquisition takes: the lock, a side of the read-write lock or a permit
      */
     public Engine(
             Path workDir,
@@ -46,7 +49,8 @@ public final class Engine {
             long holdNanos,
             int warmUp,
             int contendedWarmUp,
-            boolean flightRecorder) {
+            boolean flightRecorder,
+            Workload workload) {
         this.workDir = workDir;
         this.acquisitions = acquisitions;
         this.keys = keys;
@@ -54,6 +58,7 @@ public final class Engine {
         this.warmUp = warmUp;
         this.contendedWarmUp = contendedWarmUp;
         this.flightRecorder = flightRecorder;
+        this.workload = workload;
     }
 
     /**
@@ -80,11 +85,12 @@ public final class Engine {
                     warmUp,
                     contendedWarmUp,
                     1,
+                    workload,
                     prefix,
                     workDir.resolve(name + "-w" + i + ".result.json").toString()));
         }
         List<WorkerResult> results = runWorkers(tasks, name, progress);
-        return summarize(spec, storeIndex, round, keys, threads, results);
+        return summarize(spec, storeIndex, round, keys, threads, workload, results);
     }
 
     /**
@@ -106,6 +112,7 @@ public final class Engine {
                 warmUp,
                 0,
                 rounds,
+                Workload.LOCK,
                 prefix,
                 workDir.resolve("uncontended.result.json").toString());
         return UncontendedSummary.of(
@@ -131,6 +138,7 @@ public final class Engine {
                 warmUp,
                 0,
                 1,
+                workload,
                 prefix,
                 workDir.resolve(name + "-w0.result.json").toString());
         return runWorkers(List.of(task), name, progress).get(0).heapPerLockBytes();
@@ -177,6 +185,21 @@ public final class Engine {
      */
     static RunData summarize(
             String spec, int storeIndex, int round, int keys, int threads, List<WorkerResult> results) {
+        return summarize(spec, storeIndex, round, keys, threads, Workload.LOCK, results);
+    }
+
+    /**
+     * The figures of one contended run of {@code workload} from its workers' raw data, its history checked against
+     * the workload's rule ({@link HoldHistory}).
+     */
+    static RunData summarize(
+            String spec,
+            int storeIndex,
+            int round,
+            int keys,
+            int threads,
+            Workload workload,
+            List<WorkerResult> results) {
         int p = results.size();
         int parties = p * threads;
         long start = Long.MAX_VALUE;
@@ -202,6 +225,9 @@ public final class Engine {
         }
         int[] filled = new int[parties];
         List<long[]> events = new ArrayList<>(); // grant, release, process, key, thread
+        List<HoldHistory.Hold> holds = new ArrayList<>();
+        int reads = 0;
+        int writes = 0;
         int at = 0;
         for (int w = 0; w < p; w++) {
             WorkerResult r = results.get(w);
@@ -214,6 +240,14 @@ public final class Engine {
                 grantMs[party][k] = Stats.millis(r.grantNanos()[i] - start);
                 waitMs[party][k] = Stats.millis(wait);
                 events.add(new long[] {r.grantNanos()[i], r.releaseNanos()[i], w, r.keyIndex()[i], r.thread()[i]});
+                LockKind kind = r.kinds() == null ? LockKind.LOCK : r.kinds()[i];
+                holds.add(new HoldHistory.Hold(
+                        r.grantNanos()[i], r.releaseNanos()[i], w, r.thread()[i], r.keyIndex()[i], kind));
+                if (kind == LockKind.READ) {
+                    reads++;
+                } else if (kind == LockKind.WRITE) {
+                    writes++;
+                }
             }
         }
         long[] sorted = Stats.sorted(waits);
@@ -257,6 +291,7 @@ public final class Engine {
             requests += r.storeRequests()[0];
         }
         double cpu = results.stream().mapToLong(WorkerResult::cpuNanos).sum();
+        HoldHistory history = HoldHistory.check(holds, workload, start);
         RunSummary summary = new RunSummary(
                 spec,
                 storeIndex,
@@ -283,7 +318,13 @@ public final class Engine {
                 keys,
                 Arrays.stream(perKey).boxed().toList(),
                 Arrays.stream(handOffsPerKey).boxed().toList(),
-                threadShares(results, total));
+                threadShares(results, total),
+                workload.name(),
+                workload.readWrite() ? reads / seconds : null,
+                workload.readWrite() ? writes / seconds : null,
+                history.mostHeldAtOnce(),
+                history.violations(),
+                history.firstViolation());
         return new RunData(summary, List.of(grantMs), List.of(waitMs));
     }
 

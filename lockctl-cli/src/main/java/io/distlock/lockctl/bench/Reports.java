@@ -38,7 +38,12 @@ public final class Reports {
     public static String text(BenchReport report, boolean cpuTables) {
         StringBuilder s = new StringBuilder();
         if (!report.comparisons().isEmpty()) {
-            s.append("\nContended (median over rounds; ratios: median of paired ratios against ")
+            s.append("\nContended")
+                    .append(
+                            report.workload().name().equals(Workload.LOCK_NAME)
+                                    ? ""
+                                    : ", workload " + report.workload().describe())
+                    .append(" (median over rounds; ratios: median of paired ratios against ")
                     .append(Redaction.uri(report.stores().get(0)))
                     .append(")\n");
             s.append(String.format(
@@ -91,6 +96,7 @@ public final class Reports {
                 }
                 s.append(String.join("; ", ranges)).append('\n');
             }
+            appendWorkload(s, report);
             if (cpuTables) {
                 appendCpuByThread(s, report);
             } else if (report.runs().stream()
@@ -142,16 +148,66 @@ public final class Reports {
                                 : String.format(Locale.ROOT, "%.2f", u.storeRequestsPerAcquisition())));
             }
         }
+        String heldWhat = report.workload().readWrite()
+                ? "read"
+                : report.workload().name().equals(Workload.SEMAPHORE_NAME) ? "permit" : "lock";
         for (BenchReport.HeldSummary h : report.heapPerHeldLockBytes()) {
             s.append(String.format(
                     Locale.ROOT,
-                    "%nClient heap per held lock, %d locks held by one locker of %s: %.0f bytes%n",
+                    "%nClient heap per held %s, %d held by one locker of %s, one per key: %.0f bytes%n",
+                    heldWhat,
                     h.held(),
                     shorten(h.store()),
                     h.bytesPerLock()));
         }
         s.append("\nReproduce: ").append(Redaction.uri(report.command())).append('\n');
         return s.toString();
+    }
+
+    /**
+     * The workload's own lines: for a read-write workload the rate of each side; for every workload the most holds of
+     * one key seen at once, and any grant that broke the workload's rule (an exclusion violated), loudly.
+     */
+    private static void appendWorkload(StringBuilder s, BenchReport report) {
+        for (Comparison c : report.comparisons()) {
+            if (c.readsPerSecond() != null) {
+                s.append(String.format(
+                        Locale.ROOT,
+                        "%s %s: reads %.1f/s%s, writes %.1f/s%s, at most %d holds of the key at once%n",
+                        processesShown(c.processes(), c.threads()),
+                        shorten(c.store()),
+                        c.readsPerSecond(),
+                        ratioText(c.storeIndex(), c.readRatio()),
+                        c.writesPerSecond(),
+                        ratioText(c.storeIndex(), c.writeRatio()),
+                        c.mostHeldAtOnce()));
+            } else if (!report.workload().name().equals(Workload.LOCK_NAME)) {
+                s.append(String.format(
+                        Locale.ROOT,
+                        "%s %s: at most %d holds of the key at once%n",
+                        processesShown(c.processes(), c.threads()),
+                        shorten(c.store()),
+                        c.mostHeldAtOnce()));
+            }
+        }
+        for (RunData run : report.runs()) {
+            RunSummary r = run.summary();
+            if (r.violations() > 0) {
+                s.append(String.format(
+                        Locale.ROOT,
+                        "VIOLATION: round %d, %s, %s: %d grant(s) broke the %s rule; first: %s%n",
+                        r.round(),
+                        processesShown(r.processes(), r.threads()),
+                        shorten(r.store()),
+                        r.violations(),
+                        r.workload(),
+                        r.firstViolation()));
+            }
+        }
+    }
+
+    private static String ratioText(int storeIndex, Double ratio) {
+        return storeIndex == 0 || ratio == null ? "" : String.format(Locale.ROOT, " (x %.2f)", ratio);
     }
 
     /**

@@ -32,6 +32,15 @@ import java.util.List;
  * @param handOffsPerKey per key: grants that passed it from one process to another
  * @param cpuByThread where {@code cpuMsPerAcquisition} went: the workers' thread groups ({@link ThreadCpu}), the
  *     largest first; empty where not known (not Linux, or a {@code bench.json} written before it)
+ * @param workload what each acquisition took ({@link Workload#name()}; {@code lock} in a {@code bench.json} written
+ *     before workloads)
+ * @param readsPerSecond read-side grants per second ({@code read-heavy}; else null)
+ * @param writesPerSecond write-side grants per second ({@code read-heavy}; else null)
+ * @param mostHeldAtOnce the most holds of one key seen at one instant (above 1: readers or permits really shared it;
+ *     0 in a {@code bench.json} written before it)
+ * @param violations grants that broke the workload's rule in the run's history (an exclusive hold beside another, more
+ *     shared holds than the limit): 0 for a correct lock
+ * @param firstViolation the earliest violation in words, or null
  */
 public record RunSummary(
         String store,
@@ -57,15 +66,22 @@ public record RunSummary(
         int keys,
         List<Integer> acquisitionsPerKey,
         List<Integer> handOffsPerKey,
-        List<ThreadShare> cpuByThread) {
+        List<ThreadShare> cpuByThread,
+        String workload,
+        Double readsPerSecond,
+        Double writesPerSecond,
+        int mostHeldAtOnce,
+        int violations,
+        String firstViolation) {
 
     /**
-     * Reads a {@code bench.json} written before {@code --threads}, which has no {@code threads}, as one thread, and
-     * one written before {@code cpuByThread} as none known.
+     * Reads a {@code bench.json} written before {@code --threads}, which has no {@code threads}, as one thread, one
+     * written before {@code cpuByThread} as none known, and one written before workloads as the lock workload.
      */
     public RunSummary {
         threads = Math.max(threads, 1);
         cpuByThread = cpuByThread == null ? List.of() : List.copyOf(cpuByThread);
+        workload = workload == null ? Workload.LOCK_NAME : workload;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.distlock.lockctl.bench;
 
+import io.distlock.LockKind;
 import java.util.List;
 
 /**
@@ -11,6 +12,8 @@ import java.util.List;
  * @param releaseNanos per acquisition: when the holder started releasing ({@code contended})
  * @param keyIndex per acquisition: which of the run's keys it took, from 0 ({@code contended})
  * @param thread per acquisition: which of the worker's threads took it, from 0 ({@code contended})
+ * @param kinds per acquisition: what it took, the lock, a side of the read-write lock or a permit ({@code contended};
+ *     null: the lock every time)
  * @param latencyNanos per round and target: acquire + release times ({@code uncontended})
  * @param storeRequests per target: store requests during the measured part, or -1 if the target does not count them
  * @param cpuNanos the worker JVM's CPU time (user + system, all its threads) during the measured part
@@ -26,6 +29,7 @@ record WorkerResult(
         long[] releaseNanos,
         int[] keyIndex,
         int[] thread,
+        LockKind[] kinds,
         long[][][] latencyNanos,
         long[] storeRequests,
         long cpuNanos,
@@ -47,6 +51,7 @@ record WorkerResult(
             double heapPerLockBytes) {
         return new WorkerResult(
                 index,
+                null,
                 null,
                 null,
                 null,

@@ -17,6 +17,7 @@ import java.util.List;
  * @param contendedWarmUp acquisitions per thread on a key shared by every worker of the run, all contending at once,
  *     after the private warm-up and before the start ({@code contended} only; 0: none)
  * @param rounds rounds of the {@code uncontended} mode
+ * @param workload what each acquisition takes (the lock, a side of the read-write lock, a permit)
  * @param keyPrefix prefix of every key this run uses (unique per run, so that runs never share a queue)
  * @param resultFile where the worker writes its {@link WorkerResult}
  */
@@ -31,6 +32,7 @@ record WorkerTask(
         int warmUp,
         int contendedWarmUp,
         int rounds,
+        Workload workload,
         String keyPrefix,
         String resultFile) {
 

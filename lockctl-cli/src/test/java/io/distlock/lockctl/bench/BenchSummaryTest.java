@@ -101,6 +101,7 @@ class BenchSummaryTest {
                     new int[n],
                     thread,
                     null,
+                    null,
                     new long[] {-1},
                     MILLI,
                     -1,

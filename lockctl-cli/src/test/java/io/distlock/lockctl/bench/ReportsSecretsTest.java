@@ -19,7 +19,8 @@ class ReportsSecretsTest {
                 List.of(),
                 List.of(),
                 List.of(new BenchReport.HeldSummary(store, 10, 100.0)),
-                List.of());
+                List.of(),
+                Workload.LOCK);
         String json = new ObjectMapper().registerModule(Reports.hidingSecrets()).writeValueAsString(report);
         assertThat(json).doesNotContain("s3cr3t-Pa55").contains("password=****").contains("user=locker");
         assertThat(Reports.text(report, true)).doesNotContain("s3cr3t-Pa55");
