@@ -69,9 +69,8 @@ public final class CuratorPeer implements BenchTargetFactory {
 
             @Override
             public Held acquire(String key) throws Exception {
-                InterProcessMutex mutex = mutexes.computeIfAbsent(
-                        key,
-                        k -> new InterProcessMutex(client, base + "/" + encode(k)));
+                InterProcessMutex mutex =
+                        mutexes.computeIfAbsent(key, k -> new InterProcessMutex(client, base + "/" + encode(k)));
                 mutex.acquire();
                 return mutex::release;
             }

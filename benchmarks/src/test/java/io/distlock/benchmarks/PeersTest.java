@@ -204,13 +204,15 @@ class PeersTest {
             reads.forEach(Holder::release);
 
             Holder write = new Holder(pool, clients.get(0), key, LockKind.WRITE, 1);
-            assertThat(write.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(write.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             Holder read = new Holder(pool, clients.get(1), key, LockKind.READ, 1);
             assertThat(read.granted.await(300, TimeUnit.MILLISECONDS))
                     .as(spec + ": a read granted beside a write")
                     .isFalse();
             write.release();
-            assertThat(read.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(read.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             read.release();
 
             String semaphore = key + "-semaphore";
@@ -228,7 +230,8 @@ class PeersTest {
                     .as(spec + ": a fifth permit of 4 granted")
                     .isFalse();
             permits.get(0).release();
-            assertThat(fifth.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(fifth.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             fifth.release();
             for (Holder h : permits.subList(1, 4)) {
                 h.release();

@@ -260,8 +260,7 @@ final class BenchCommand implements Callable<Integer> {
                     t.storeRequests();
                 }
             }
-            Engine engine =
-                    new Engine(
+            Engine engine = new Engine(
                     work, acquisitions, keys, hold.toNanos(), warmUp, contendedWarmUp, flightRecorder, chosen);
             String environment = environment();
             console.println("lockctl bench: "
@@ -303,16 +302,8 @@ final class BenchCommand implements Callable<Integer> {
                     }
                 }
             }
-            BenchReport report =
-                    new BenchReport(
-                            commandLine(chosen),
-                            environment,
-                            targets,
-                            comparisons,
-                            uncontended,
-                            heldSummaries,
-                            runs,
-                            chosen);
+            BenchReport report = new BenchReport(
+                    commandLine(chosen), environment, targets, comparisons, uncontended, heldSummaries, runs, chosen);
             new ObjectMapper()
                     .registerModule(Reports.hidingSecrets())
                     .enable(SerializationFeature.INDENT_OUTPUT)
@@ -378,14 +369,14 @@ final class BenchCommand implements Callable<Integer> {
                 }
                 chosen = Workload.semaphore(p);
             }
-            default -> throw new ParameterException(
-                    spec.commandLine(),
-                    "Unknown --workload '" + workload + "'; expected lock, read-heavy or semaphore");
+            default ->
+                throw new ParameterException(
+                        spec.commandLine(),
+                        "Unknown --workload '" + workload + "'; expected lock, read-heavy or semaphore");
         }
         if (readShare != null && !chosen.readWrite()) {
             throw new ParameterException(
-                    spec.commandLine(),
-                    "--read-share applies to --workload read-heavy only, not " + chosen.name());
+                    spec.commandLine(), "--read-share applies to --workload read-heavy only, not " + chosen.name());
         }
         if (permits != null && !chosen.name().equals(Workload.SEMAPHORE_NAME)) {
             throw new ParameterException(

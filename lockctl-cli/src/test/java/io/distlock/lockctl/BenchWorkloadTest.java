@@ -98,9 +98,7 @@ class BenchWorkloadTest {
         assertThat(summary.get("violations").asInt()).isZero();
         assertThat(summary.get("mostHeldAtOnce").asInt()).isBetween(1, 2);
         assertThat(summary.get("readsPerSecond").isNull()).isTrue();
-        assertThat(cli.out())
-                .contains("workload semaphore (2 permits)")
-                .doesNotContain("VIOLATION");
+        assertThat(cli.out()).contains("workload semaphore (2 permits)").doesNotContain("VIOLATION");
         assertThat(held.out()).contains("Client heap per held permit, 20 held");
     }
 

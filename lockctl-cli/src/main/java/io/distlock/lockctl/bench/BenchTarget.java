@@ -34,8 +34,8 @@ public interface BenchTarget extends AutoCloseable {
         if (kind == LockKind.LOCK) {
             return acquire(key);
         }
-        throw new UnsupportedOperationException(
-                "This target measures locks only, not the " + kind.label() + " kind (" + getClass().getName() + ")");
+        throw new UnsupportedOperationException("This target measures locks only, not the " + kind.label() + " kind ("
+                + getClass().getName() + ")");
     }
 
     /**

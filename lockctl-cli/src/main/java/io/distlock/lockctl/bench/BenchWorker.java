@@ -175,7 +175,8 @@ public final class BenchWorker {
             stamps.kind[at] = chooser.next();
             String key = task.keyPrefix() + stamps.keyIndex[at];
             stamps.attempt[at] = System.nanoTime();
-            BenchTarget.Held held = target.acquire(key, stamps.kind[at], task.workload().permits());
+            BenchTarget.Held held =
+                    target.acquire(key, stamps.kind[at], task.workload().permits());
             stamps.grant[at] = System.nanoTime();
             hold();
             stamps.release[at] = System.nanoTime();
@@ -267,7 +268,8 @@ public final class BenchWorker {
             int step = Math.max(1, n / 100);
             LockKind kind = heldKind();
             for (int i = 0; i < n; i++) {
-                held.add(target.acquire(task.keyPrefix() + "held-" + i, kind, task.workload().permits()));
+                held.add(target.acquire(
+                        task.keyPrefix() + "held-" + i, kind, task.workload().permits()));
                 if ((i + 1) % step == 0) {
                     out.println(PROGRESS + (i + 1));
                 }
@@ -310,7 +312,8 @@ public final class BenchWorker {
             threads.add(pool.submit(() -> {
                 go.await();
                 for (int i = 0; i < task.contendedWarmUp(); i++) {
-                    BenchTarget.Held held = target.acquire(key, chooser.next(), task.workload().permits());
+                    BenchTarget.Held held =
+                            target.acquire(key, chooser.next(), task.workload().permits());
                     hold();
                     held.release();
                 }

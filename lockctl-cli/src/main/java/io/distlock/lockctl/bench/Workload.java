@@ -74,8 +74,8 @@ public record Workload(String name, double readShare, int permits) {
     /** One line for the console and the report, e.g. {@code read-heavy (90 % reads)}. */
     public String describe() {
         return switch (name) {
-            case READ_HEAVY_NAME -> String.format(
-                    Locale.ROOT, "%s (read-write lock, %s %% reads)", name, percent(readShare));
+            case READ_HEAVY_NAME ->
+                String.format(Locale.ROOT, "%s (read-write lock, %s %% reads)", name, percent(readShare));
             case SEMAPHORE_NAME -> String.format(Locale.ROOT, "%s (%d permits)", name, permits);
             default -> name;
         };

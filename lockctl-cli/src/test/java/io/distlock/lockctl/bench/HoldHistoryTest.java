@@ -66,9 +66,7 @@ class HoldHistoryTest {
                         .violations())
                 .isZero();
         assertThat(HoldHistory.check(
-                                List.of(hold(0, 10, 0, LockKind.LOCK), hold(9, 20, 1, LockKind.LOCK)),
-                                Workload.LOCK,
-                                0)
+                                List.of(hold(0, 10, 0, LockKind.LOCK), hold(9, 20, 1, LockKind.LOCK)), Workload.LOCK, 0)
                         .violations())
                 .isEqualTo(1);
     }
