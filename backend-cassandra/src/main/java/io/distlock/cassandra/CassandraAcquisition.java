@@ -30,12 +30,13 @@ abstract class CassandraAcquisition extends PollingAcquisition<CassandraLease> {
 
     CassandraAcquisition(
             String key,
+            String wakeKey,
             CassandraCalls calls,
             WakeUps wakeUps,
             ScheduledExecutorService timers,
             Deadline deadline,
             Duration outageLimit) {
-        super(key, deadline, outageLimit, timers, wakeUps, key, Runnable::run);
+        super(key, deadline, outageLimit, timers, wakeUps, wakeKey, Runnable::run);
         this.key = key;
         // An interrupted wait's clean-up: an attempt in flight answers, then the withdrawal's requests.
         this.cleanUpBound = calls.timeout().multipliedBy(3).plusSeconds(1);

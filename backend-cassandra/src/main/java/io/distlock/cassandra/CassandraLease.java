@@ -5,12 +5,15 @@ import java.time.Duration;
 import java.util.OptionalLong;
 
 /**
- * One granted lock: the key, the owner id, the queue ticket and the owner cell's slot (absent for the legacy algorithm), the fencing token when
+ * One grant: the key, the partition and entry of its space ({@link SharedEntries}), the owner id, the queue ticket and the owner cell's slot (absent for the legacy algorithm), the fencing token when
  * fencing is on, the lease time its cells' TTL is rewritten for, and the validity of the last grant or renewal.
  */
 final class CassandraLease implements Lease {
 
     private final String key;
+    private final String partition;
+    private final String entry;
+    private final boolean exclusive;
     private final String ownerId;
     private final String ticket;
     private final String slot;
@@ -27,11 +30,40 @@ final class CassandraLease implements Lease {
             Duration leaseTime,
             OptionalLong fencingToken,
             long validUntilNanos) {
-        this(key, ownerId, ticket, slot, leaseTime, fencingToken, validUntilNanos, new RewriteFence());
+        this(key, key, ownerId, true, ownerId, ticket, slot, leaseTime, fencingToken, validUntilNanos);
+    }
+
+    /** A grant in the space whose partition of the key is {@code partition}, its owner cell holding {@code entry}. */
+    CassandraLease(
+            String key,
+            String partition,
+            String entry,
+            boolean exclusive,
+            String ownerId,
+            String ticket,
+            String slot,
+            Duration leaseTime,
+            OptionalLong fencingToken,
+            long validUntilNanos) {
+        this(
+                key,
+                partition,
+                entry,
+                exclusive,
+                ownerId,
+                ticket,
+                slot,
+                leaseTime,
+                fencingToken,
+                validUntilNanos,
+                new RewriteFence());
     }
 
     private CassandraLease(
             String key,
+            String partition,
+            String entry,
+            boolean exclusive,
             String ownerId,
             String ticket,
             String slot,
@@ -40,6 +72,9 @@ final class CassandraLease implements Lease {
             long validUntilNanos,
             RewriteFence fence) {
         this.key = key;
+        this.partition = partition;
+        this.entry = entry;
+        this.exclusive = exclusive;
         this.ownerId = ownerId;
         this.ticket = ticket;
         this.slot = slot;
@@ -52,7 +87,17 @@ final class CassandraLease implements Lease {
     /** The same lease with its fencing token. */
     CassandraLease withFencingToken(long token) {
         return new CassandraLease(
-                key, ownerId, ticket, slot, leaseTime, OptionalLong.of(token), validUntilNanos, fence);
+                key,
+                partition,
+                entry,
+                exclusive,
+                ownerId,
+                ticket,
+                slot,
+                leaseTime,
+                OptionalLong.of(token),
+                validUntilNanos,
+                fence);
     }
 
     @Override
@@ -63,6 +108,21 @@ final class CassandraLease implements Lease {
     @Override
     public String ownerId() {
         return ownerId;
+    }
+
+    /** The partition of the key in the grant's space: the key itself for a lock. */
+    String partition() {
+        return partition;
+    }
+
+    /** The owner cell's value: the owner id, tagged with the kind outside the lock's space. */
+    String entry() {
+        return entry;
+    }
+
+    /** Whether the grant excludes every other in its space (a lock, a writer). */
+    boolean exclusive() {
+        return exclusive;
     }
 
     /** The queue cell's clustering value; null for the legacy algorithm. */

@@ -4,6 +4,7 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
@@ -55,7 +56,11 @@ final class CassandraLockBackend implements LockBackend {
         this.time = time;
         this.algorithm = algorithm;
         this.fencing = settings.fencing() ? new Fencing(calls, statements) : null;
-        this.capabilities = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL);
+        Capabilities locks = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL);
+        // The queue serves read-write locks and semaphores too (SharedEntries); the legacy algorithm only locks.
+        this.capabilities = algorithm instanceof QueueAlgorithm
+                ? locks.with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
+                : locks;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "distlock-cassandra-time");
             t.setDaemon(true);
@@ -139,7 +144,8 @@ final class CassandraLockBackend implements LockBackend {
         }
         CassandraLease lease = granted.get();
         try {
-            return Optional.of(lease.withFencingToken(fencing.next(lease.key())));
+            // Per key and space: the fencing counter's row is the space's partition of the key.
+            return Optional.of(lease.withFencingToken(fencing.next(lease.partition(), lease.key())));
         } catch (RuntimeException e) {
             try {
                 algorithm.release(lease);

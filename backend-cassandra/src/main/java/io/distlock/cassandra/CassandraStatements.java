@@ -88,6 +88,7 @@ final class CassandraStatements {
     final Cql raiseMark;
     final Cql writeOwner;
     final Cql readOwners;
+    final Cql readOwnersUpTo;
     final Cql readOwner;
     final Cql deleteOwner;
 
@@ -152,6 +153,9 @@ final class CassandraStatements {
                 serial);
         readOwners = prepare(
                 session, "SELECT owner FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? LIMIT 2", consistency, serial);
+        // A shared space's owner row: up to a bound, so that a claimer reads the whole row or knows it is full.
+        readOwnersUpTo = prepare(
+                session, "SELECT owner FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? LIMIT ?", consistency, serial);
         readOwner = prepare(
                 session,
                 "SELECT owner FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? AND slot = ?",

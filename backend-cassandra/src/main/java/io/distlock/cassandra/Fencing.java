@@ -23,12 +23,20 @@ final class Fencing {
 
     /** The next token of {@code key}: one more than the last one given, 1 for the first. */
     long next(String key) {
+        return next(key, key);
+    }
+
+    /**
+     * The next token of the counter in partition {@code row} ({@code key}'s partition in its space, see {@link
+     * SharedEntries}), one more than the last one given, 1 for the first; {@code key} names the lock in messages.
+     */
+    long next(String row, String key) {
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            Row current = calls.execute(statements.readFence.bind(key), "reading the fencing counter")
+            Row current = calls.execute(statements.readFence.bind(row), "reading the fencing counter")
                     .one();
             if (current == null) {
                 AsyncResultSet created =
-                        calls.execute(statements.createFence.bind(key), "creating the fencing counter");
+                        calls.execute(statements.createFence.bind(row), "creating the fencing counter");
                 if (created.wasApplied()) {
                     return 1L;
                 }
@@ -36,7 +44,7 @@ final class Fencing {
             }
             long token = current.getLong(0);
             AsyncResultSet advanced =
-                    calls.execute(statements.advanceFence.bind(token + 1, key, token), "advancing the fencing counter");
+                    calls.execute(statements.advanceFence.bind(token + 1, row, token), "advancing the fencing counter");
             if (advanced.wasApplied()) {
                 return token + 1;
             }

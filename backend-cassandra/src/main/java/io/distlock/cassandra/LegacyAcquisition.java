@@ -31,7 +31,7 @@ final class LegacyAcquisition extends CassandraAcquisition {
             ScheduledExecutorService timers,
             Deadline deadline,
             Duration outageLimit) {
-        super(request.key(), calls, wakeUps, timers, deadline, outageLimit);
+        super(request.key(), request.key(), calls, wakeUps, timers, deadline, outageLimit);
         this.algorithm = algorithm;
         this.request = request;
     }

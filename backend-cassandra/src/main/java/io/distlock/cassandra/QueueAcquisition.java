@@ -25,7 +25,7 @@ final class QueueAcquisition extends CassandraAcquisition {
             ScheduledExecutorService timers,
             Deadline deadline,
             Duration outageLimit) {
-        super(attempt.key(), calls, wakeUps, timers, deadline, outageLimit);
+        super(attempt.lockKey(), attempt.key(), calls, wakeUps, timers, deadline, outageLimit);
         this.attempt = attempt;
         this.algorithm = algorithm;
     }

@@ -3,12 +3,14 @@ package io.distlock.cassandra;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.Row;
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
 import io.distlock.toolkit.PollingAcquisition;
 import io.distlock.toolkit.WakeUps;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,11 @@ import org.slf4j.LoggerFactory;
  * next in line (the time per place it has seen the queue advance, times its place), at most {@code pollMin} doubled
  * per place and at most {@code pollMax} apart, and never later than its queue cell's keep-alive is due. Waiters of
  * this backend are woken at once when a holder of this backend releases the key ({@link WakeUps}).
+ *
+ * <p>Read-write locks and semaphores use the same tables in partitions of their own, their tickets and owner cells
+ * carrying the kind ({@link SharedEntries}): a waiter claims once the generalized grant rule admits it among the
+ * tickets ahead of it ({@link SharedEntries#grantable}), and keeps its owner cell only if the owner row admits it
+ * ({@link SharedEntries#admits}), docs/theory.md's Listing 6'.
  *
  * <p>Every step is an asynchronous driver request: a wait ({@link QueueAcquisition}) is a chain of callbacks and scheduled
  * polls that holds no thread, and the blocking {@link #acquire} waits for the same chain.
@@ -86,9 +93,14 @@ final class QueueAlgorithm implements LockAlgorithm {
         return true;
     }
 
-    /** Listing 5: the 20-digit zero-padded microsecond time followed by the owner id. */
-    static String ticket(long micros, String ownerId) {
-        return String.format("%020d", micros) + ownerId;
+    /** Listing 5: the 20-digit zero-padded microsecond time followed by the entry (the owner id for a lock). */
+    static String ticket(long micros, String entry) {
+        return String.format("%020d", micros) + entry;
+    }
+
+    /** The entry part of {@code ticket}: the owner id, tagged with the kind outside the lock's space. */
+    static String entry(String ticket) {
+        return ticket.substring(20);
     }
 
     /** The time part of {@code ticket} (microseconds). */
@@ -98,7 +110,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
     /** A new attempt of {@code request} with a ticket from the time service. */
     Attempt attempt(LockRequest request) {
-        return new Attempt(request, ticket(time.ticketMicros(), request.ownerId()));
+        return new Attempt(request, ticket(time.ticketMicros(), SharedEntries.entry(request)));
     }
 
     /** The largest low-water mark this backend has seen for {@code key}, empty string if none. */
@@ -122,9 +134,19 @@ final class QueueAlgorithm implements LockAlgorithm {
     @Override
     public Optional<CassandraLease> tryAcquire(LockRequest request) {
         // Line 1: somebody holds it, refuse without queueing.
-        if (!calls.rows(statements.readOwners.bind(request.key()), "reading the owner row")
-                .isEmpty()) {
-            return Optional.empty();
+        if (request.kind() == LockKind.LOCK) {
+            if (!calls.rows(statements.readOwners.bind(request.key()), "reading the owner row")
+                    .isEmpty()) {
+                return Optional.empty();
+            }
+        } else {
+            String partition = SharedEntries.partition(request.kind(), request.key());
+            List<String> owners = owners(calls.rows(
+                    statements.readOwnersUpTo.bind(partition, SharedEntries.bound(request) + 1),
+                    "reading the owner row"));
+            if (!SharedEntries.admits(request, SharedEntries.entry(request), owners)) {
+                return Optional.empty();
+            }
         }
         return attempt(request).tryOnce();
     }
@@ -135,7 +157,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             // Our owner cell is gone (expired, or deleted by an operator): our queue cell, first in the queue, would
             // hold every waiter back until its TTL.
             try {
-                calls.execute(statements.dequeue.bind(lease.key(), lease.ticket()), "deleting the queue cell");
+                calls.execute(statements.dequeue.bind(lease.partition(), lease.ticket()), "deleting the queue cell");
             } catch (RuntimeException e) {
                 LOG.warn("Lock '{}' is lost; its queue cell expires with its TTL ({})", lease.key(), e.getMessage());
             }
@@ -159,8 +181,8 @@ final class QueueAlgorithm implements LockAlgorithm {
                 requestTimeout -> calls.sendAllOnce(
                         "renewing the lease",
                         requestTimeout,
-                        statements.enqueue.bindNotResent(lease.key(), lease.ticket(), ttl),
-                        statements.writeOwner.bindNotResent(lease.key(), lease.slot(), lease.ownerId(), ttl)),
+                        statements.enqueue.bindNotResent(lease.partition(), lease.ticket(), ttl),
+                        statements.writeOwner.bindNotResent(lease.partition(), lease.slot(), lease.entry(), ttl)),
                 "renewing the lease");
         if (!rewritten) {
             return OptionalLong.empty(); // released meanwhile
@@ -168,7 +190,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         if (ticker.read() - lease.validUntilNanos() > 0) {
             // The cells may have expired between the check and the rewrite, and the rewrite brought them back while
             // another owner may hold the lock: withdraw them.
-            deleteCells(lease.key(), lease.slot(), lease.ticket());
+            deleteCells(lease);
             return OptionalLong.empty();
         }
         long validUntil = validity.until(sent, leaseTime);
@@ -190,15 +212,18 @@ final class QueueAlgorithm implements LockAlgorithm {
             released = lease.fence()
                     .release()
                     .thenCompose(v -> holdsOwnerCellAsync(lease))
-                    .thenCompose(ours -> deleteCellsAsync(lease.key(), lease.slot(), lease.ticket())
-                            .thenApply(v -> ours));
+                    .thenCompose(ours -> deleteCellsAsync(lease).thenApply(v -> ours));
         } catch (RuntimeException e) {
             released = CompletableFuture.failedFuture(e);
         }
         return released.whenComplete((ours, error) -> {
-            slots.free(lease.key(), lease.slot());
-            // The longest waiter of this backend is the next in line here; the others keep their paced timers.
-            wakeUps.wakeOne(lease.key());
+            slots.free(lease.partition(), lease.slot());
+            if (lease.partition().equals(lease.key())) {
+                // The longest waiter of this backend is the next in line here; the others keep their paced timers.
+                wakeUps.wakeOne(lease.key());
+            } else {
+                wakeUps.wake(lease.partition()); // a release may admit several shared waiters
+            }
         });
     }
 
@@ -212,15 +237,42 @@ final class QueueAlgorithm implements LockAlgorithm {
     }
 
     private CompletionStage<Boolean> holdsOwnerCellAsync(CassandraLease lease) {
-        return calls.send(statements.readOwner.bind(lease.key(), lease.slot()), "checking the owner cell")
+        return calls.send(statements.readOwner.bind(lease.partition(), lease.slot()), "checking the owner cell")
                 .thenApply(result -> {
                     Row row = result.one();
-                    return row != null && lease.ownerId().equals(row.getString(0));
+                    return row != null && lease.entry().equals(row.getString(0));
                 });
     }
 
-    private void deleteCells(String key, String slot, String ticket) {
-        CassandraCalls.join(deleteCellsAsync(key, slot, ticket));
+    private void deleteCells(CassandraLease lease) {
+        CassandraCalls.join(deleteCellsAsync(lease));
+    }
+
+    /** The owner cells' values. */
+    private static List<String> owners(List<Row> rows) {
+        List<String> owners = new ArrayList<>(rows.size());
+        rows.forEach(row -> owners.add(row.getString(0)));
+        return owners;
+    }
+
+    /**
+     * {@link #deleteCellsAsync(String, String, String)} for an exclusive grant, which was first in the queue. A shared
+     * one need not be (holders release in any order): it raises the low-water mark only if its ticket is still the
+     * first past the mark, else it deletes its cells alone, so that the mark never passes a live holder or waiter.
+     */
+    private CompletionStage<Void> deleteCellsAsync(CassandraLease lease) {
+        String key = lease.partition();
+        if (lease.exclusive()) {
+            return deleteCellsAsync(key, lease.slot(), lease.ticket());
+        }
+        return calls.send(statements.deleteOwner.bind(key, lease.slot()), "deleting the owner cell")
+                .thenCompose(deleted ->
+                        calls.sendForRows(statements.readQueue.bind(key, marks.get(key), 1), "reading the queue"))
+                .thenCompose(
+                        first -> !first.isEmpty() && first.get(0).getString(0).equals(lease.ticket())
+                                ? deleteCellsAsync(key, lease.slot(), lease.ticket())
+                                : calls.send(statements.dequeue.bind(key, lease.ticket()), "deleting the queue cell")
+                                        .thenRun(() -> {}));
     }
 
     /**
@@ -281,7 +333,8 @@ final class QueueAlgorithm implements LockAlgorithm {
      */
     final class Attempt {
         private final LockRequest request;
-        private final String key;
+        private final String key; // the partition of the request's key in its space
+        private final String entry;
         private final String slot;
         private final int ttl;
         private final long keepAliveNanos;
@@ -297,7 +350,8 @@ final class QueueAlgorithm implements LockAlgorithm {
 
         Attempt(LockRequest request, String ticket) {
             this.request = request;
-            this.key = request.key();
+            this.key = SharedEntries.partition(request.kind(), request.key());
+            this.entry = SharedEntries.entry(request);
             this.ticket = ticket;
             this.ttl = Ttl.seconds(request.leaseTime());
             this.keepAliveNanos = request.leaseTime().toNanos() / 3;
@@ -309,8 +363,38 @@ final class QueueAlgorithm implements LockAlgorithm {
             return ticket;
         }
 
+        /** The partition of the request's key in its space (the key itself for a lock). */
         String key() {
             return key;
+        }
+
+        /** The request's key. */
+        String lockKey() {
+            return request.key();
+        }
+
+        /** How many queue cells a read learns the place from: more for a shared request, which may be far back. */
+        private int queueReadLimit() {
+            return request.kind() == LockKind.LOCK ? QUEUE_READ_LIMIT : QUEUE_READ_LIMIT + SharedEntries.bound(request);
+        }
+
+        /**
+         * For a permit: refuses it, before anything is written, when the semaphore's queue or owner row holds a permit
+         * of another N ({@link SharedEntries#checkLimit}).
+         */
+        CompletionStage<Void> checkLimitAsync() {
+            if (request.kind() != LockKind.PERMIT) {
+                return DONE;
+            }
+            return calls.sendForRows(statements.readQueue.bind(key, mark, queueReadLimit()), "reading the queue")
+                    .thenCompose(queue -> calls.sendForRows(
+                                    statements.readOwnersUpTo.bind(key, SharedEntries.bound(request) + 1),
+                                    "reading the owner row")
+                            .thenAccept(owners -> {
+                                List<String> entries = owners(owners);
+                                queue.forEach(row -> entries.add(entry(row.getString(0))));
+                                SharedEntries.checkLimit(request, entries);
+                            }));
         }
 
         /** Listing 6 line 1 / Listing 7 line 3: adds our cell to the queue row (also refreshes its TTL). */
@@ -351,7 +435,7 @@ final class QueueAlgorithm implements LockAlgorithm {
          * so it steps over none of the tombstones released holders left; cells at or below the mark are not counted.
          */
         CompletionStage<Integer> placeAsync() {
-            return calls.sendForRows(statements.readQueue.bind(key, mark, QUEUE_READ_LIMIT), "reading the queue")
+            return calls.sendForRows(statements.readQueue.bind(key, mark, queueReadLimit()), "reading the queue")
                     .thenApply(this::placeIn);
         }
 
@@ -363,6 +447,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                 return BELOW_MARK;
             }
             int ahead = 0;
+            List<String> entriesAhead = new ArrayList<>();
             for (Row row : rows) {
                 String other = row.getString(0);
                 if (other.compareTo(mark) <= 0) {
@@ -370,14 +455,19 @@ final class QueueAlgorithm implements LockAlgorithm {
                 }
                 int order = other.compareTo(ticket);
                 if (order == 0) {
-                    return ahead;
+                    if (request.exclusive()) {
+                        return ahead;
+                    }
+                    // A shared request's place is 0 once the generalized grant rule admits it behind those ahead.
+                    return SharedEntries.grantable(request, entriesAhead) ? 0 : Math.max(1, ahead);
                 }
                 if (order > 0) {
                     return GONE;
                 }
                 ahead++;
+                entriesAhead.add(entry(other));
             }
-            return rows.size() < QUEUE_READ_LIMIT ? GONE : Integer.MAX_VALUE;
+            return rows.size() < queueReadLimit() ? GONE : Integer.MAX_VALUE;
         }
 
         /**
@@ -388,8 +478,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         private CompletionStage<Void> reticketAsync() {
             return calls.send(statements.dequeue.bind(key, ticket), "deleting the queue cell")
                     .thenCompose(deleted -> {
-                        ticket = QueueAlgorithm.ticket(
-                                Math.max(time.ticketMicros(), micros(mark) + 1), request.ownerId());
+                        ticket = QueueAlgorithm.ticket(Math.max(time.ticketMicros(), micros(mark) + 1), entry);
                         return enqueueAsync();
                     });
         }
@@ -418,7 +507,10 @@ final class QueueAlgorithm implements LockAlgorithm {
                     .thenCompose(v -> ownerRowHoldsOnlyUsAsync())
                     .thenCompose(alone -> alone
                             ? CompletableFuture.completedFuture(Optional.of(new CassandraLease(
+                                    request.key(),
                                     key,
+                                    entry,
+                                    request.exclusive(),
                                     request.ownerId(),
                                     ticket,
                                     slot,
@@ -435,13 +527,17 @@ final class QueueAlgorithm implements LockAlgorithm {
             return calls.sendAll(
                             "writing the owner cell",
                             statements.enqueue.bind(key, ticket, ttl),
-                            statements.writeOwner.bind(key, slot, request.ownerId(), ttl))
+                            statements.writeOwner.bind(key, slot, entry, ttl))
                     .thenRun(() -> queueWrittenAt = sent);
         }
 
         /** Listing 6 line 4 (Lemma 1: of two concurrent claimers, at least one sees both cells). */
         CompletionStage<Boolean> ownerRowHoldsOnlyUsAsync() {
             // Rows are keyed by slot; concurrent claimers hold different slots, so each wrote its own row.
+            if (request.kind() != LockKind.LOCK) {
+                return readSharedOwnersAsync()
+                        .thenApply(owners -> owners.contains(entry) && SharedEntries.admits(request, entry, owners));
+            }
             return calls.sendForRows(statements.readOwners.bind(key), "reading the owner row")
                     .thenApply(owners ->
                             owners.size() == 1 && owners.get(0).getString(0).equals(request.ownerId()));
@@ -463,7 +559,9 @@ final class QueueAlgorithm implements LockAlgorithm {
          * alive otherwise.
          */
         CompletionStage<Poll> pollAsync() {
-            CompletionStage<Void> inQueue = queued ? DONE : learnMarkAsync().thenCompose(v -> enqueueAsync());
+            CompletionStage<Void> inQueue = queued
+                    ? DONE
+                    : learnMarkAsync().thenCompose(v -> checkLimitAsync()).thenCompose(v -> enqueueAsync());
             return inQueue.thenCompose(v -> placeRequeuedAsync()).thenCompose(place -> {
                 if (place == 0) {
                     if (ownerAhead == 0) {
@@ -499,8 +597,22 @@ final class QueueAlgorithm implements LockAlgorithm {
             });
         }
 
-        /** Whether the owner row holds no cell but possibly ours (a read only). */
+        /**
+         * A shared space's owner row, up to one cell more than the request's bound: the whole row whenever it admits
+         * the request.
+         */
+        private CompletionStage<List<String>> readSharedOwnersAsync() {
+            return calls.sendForRows(
+                            statements.readOwnersUpTo.bind(key, SharedEntries.bound(request) + 1),
+                            "reading the owner row")
+                    .thenApply(QueueAlgorithm::owners);
+        }
+
+        /** Whether the owner row holds no cell but possibly ours (a read only); in a shared space, admits us. */
         private CompletionStage<Boolean> ownerRowFreeForUsAsync() {
+            if (request.kind() != LockKind.LOCK) {
+                return readSharedOwnersAsync().thenApply(owners -> SharedEntries.admits(request, entry, owners));
+            }
             return calls.sendForRows(statements.readOwners.bind(key), "reading the owner row")
                     .thenApply(owners -> owners.isEmpty()
                             || (owners.size() == 1 && owners.get(0).getString(0).equals(request.ownerId())));
@@ -560,6 +672,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             boolean granted = false;
             try {
                 CassandraCalls.join(learnMarkAsync());
+                CassandraCalls.join(checkLimitAsync());
                 CassandraCalls.join(enqueueAsync());
                 long start = ticker.read();
                 while (CassandraCalls.join(placeRequeuedAsync()) == 0) {
@@ -609,7 +722,7 @@ final class QueueAlgorithm implements LockAlgorithm {
                         if (failure != null) {
                             LOG.warn(
                                     "Could not withdraw from lock '{}' ({}); its cells expire with their TTL of {} s",
-                                    key,
+                                    request.key(),
                                     CassandraCalls.unwrap(failure).getMessage(),
                                     ttl);
                         }

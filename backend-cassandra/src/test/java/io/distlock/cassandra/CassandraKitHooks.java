@@ -6,6 +6,7 @@ import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.ClientPartition;
 import io.distlock.kit.LockerFixture;
@@ -144,8 +145,11 @@ interface CassandraKitHooks extends LockerFixture {
                 withSession(cluster, session -> {
                     for (String table :
                             List.of(CassandraStatements.OWNER_TABLE, CassandraStatements.LEGACY_MAIN_TABLE)) {
-                        session.execute(SimpleStatement.newInstance("DELETE FROM " + table + " WHERE lock_id = ?", key)
-                                .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
+                        for (String partition : partitions(key)) {
+                            session.execute(SimpleStatement.newInstance(
+                                            "DELETE FROM " + table + " WHERE lock_id = ?", partition)
+                                    .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
+                        }
                     }
                     return null;
                 });
@@ -207,11 +211,26 @@ interface CassandraKitHooks extends LockerFixture {
         }
     }
 
+    /** The partitions of {@code key}: the lock's, the read-write lock's and the semaphore's. */
+    static List<String> partitions(String key) {
+        return List.of(key, SharedEntries.partition(LockKind.READ, key), SharedEntries.partition(LockKind.PERMIT, key));
+    }
+
     /**
-     * Every cell of {@code key} in the lock tables (queue, owner, legacy main and shadow), one line each. Read at
-     * {@code QUORUM}, as the backend writes: a read of one replica may miss a write it has not received yet.
+     * Every cell of {@code key} in the lock tables (queue, owner, legacy main and shadow), of the lock, the read-write
+     * lock and the semaphore, one line each. Read at {@code QUORUM}, as the backend writes: a read of one replica may
+     * miss a write it has not received yet.
      */
     static List<String> entries(CqlSession session, String key) {
+        List<String> cells = new ArrayList<>();
+        for (String partition : partitions(key)) {
+            cells.addAll(entriesOfPartition(session, partition));
+        }
+        return cells;
+    }
+
+    /** Every cell of one partition in the lock tables, one line each, read at {@code QUORUM}. */
+    static List<String> entriesOfPartition(CqlSession session, String key) {
         List<String> cells = new ArrayList<>();
         for (String table : List.of(
                 CassandraStatements.QUEUE_TABLE,
