@@ -17,8 +17,9 @@ import java.util.List;
  * length says where the key ends, so two keys never share one.
  *
  * <p>In those partitions an <em>entry</em> (the part of a ticket after its 20 digits of time, and an owner cell's
- * value) is a tag, {@code :} and the owner id: {@code W} for a writer, {@code R} for a reader, {@code P} and N for a
- * permit of a semaphore of N permits ({@code P3:...}). A lock's entry is its bare owner id, as it always was.
+ * value) is the owner id, {@code |} and a tag: {@code W} for a writer, {@code R} for a reader, {@code P} and N for a
+ * permit of a semaphore of N permits ({@code ...|P3}). The tag comes last so that tickets of equal time are ordered by
+ * owner id, as a lock's are, never by kind. A lock's entry is its bare owner id, as it always was.
  */
 final class SharedEntries {
 
@@ -45,21 +46,27 @@ final class SharedEntries {
     static String entry(LockRequest request) {
         return switch (request.kind()) {
             case LOCK -> request.ownerId();
-            case WRITE -> "W:" + request.ownerId();
-            case READ -> "R:" + request.ownerId();
-            case PERMIT -> "P" + request.limit() + ":" + request.ownerId();
+            case WRITE -> request.ownerId() + "|W";
+            case READ -> request.ownerId() + "|R";
+            case PERMIT -> request.ownerId() + "|P" + request.limit();
         };
     }
 
     /** Whether an entry of a shared space is exclusive (a writer). */
     static boolean exclusive(String entry) {
-        return entry.startsWith("W");
+        return entry.endsWith("|W");
+    }
+
+    /** The tag of a shared space's entry: what follows its last {@code |}. */
+    private static String tag(String entry) {
+        return entry.substring(entry.lastIndexOf('|') + 1);
     }
 
     /** The limit of a shared entry: N for a permit, {@link LockRequest#UNBOUNDED} for a reader, 1 for a writer. */
     static int limit(String entry) {
-        return switch (entry.charAt(0)) {
-            case 'P' -> Integer.parseInt(entry.substring(1, entry.indexOf(':')));
+        String tag = tag(entry);
+        return switch (tag.charAt(0)) {
+            case 'P' -> Integer.parseInt(tag.substring(1));
             case 'R' -> LockRequest.UNBOUNDED;
             default -> 1;
         };
@@ -112,7 +119,7 @@ final class SharedEntries {
             return;
         }
         for (String entry : entries) {
-            if (entry.startsWith("P") && limit(entry) != request.limit()) {
+            if (tag(entry).startsWith("P") && limit(entry) != request.limit()) {
                 throw new LockConfigurationException("Semaphore '" + request.key() + "' is in use with "
                         + limit(entry) + " permits; this call asks for it with " + request.limit()
                         + ": every user of a semaphore must give the same number of permits");
