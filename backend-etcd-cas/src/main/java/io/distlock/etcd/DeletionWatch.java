@@ -84,6 +84,76 @@ final class DeletionWatch {
                 onEnded);
     }
 
+    /**
+     * Watches the range {@code key} to {@code rangeEnd}, in which {@code count} keys with a create revision up to {@code
+     * maxCreateRevision} existed at store revision {@code readAt}; calls {@code onDeleted} at most once, when one of
+     * them is deleted. As {@link #start}, a store that moved on before the watch started is checked once: fewer such
+     * keys than {@code count} means one was deleted meanwhile (no such key can be created any more).
+     */
+    static Watch.Watcher startRange(
+            EtcdCalls calls,
+            String key,
+            String rangeEnd,
+            long maxCreateRevision,
+            long count,
+            long readAt,
+            Supplier<Deadline> checkDeadline,
+            Runnable onDeleted,
+            Consumer<Throwable> onEnded) {
+        AtomicBoolean fired = new AtomicBoolean();
+        Runnable deleted = () -> {
+            if (fired.compareAndSet(false, true)) {
+                onDeleted.run();
+            }
+        };
+        return calls.watchRangeDeletesFromNow(
+                key,
+                rangeEnd,
+                (WatchResponse response) -> {
+                    if (response.isCreatedNotify()) {
+                        if (response.getHeader().getRevision() > readAt) {
+                            countIn(calls, key, rangeEnd, maxCreateRevision, checkDeadline.get())
+                                    .whenComplete((now, failure) -> {
+                                        if (failure != null) {
+                                            onEnded.accept(failure);
+                                        } else if (now < count) {
+                                            deleted.run();
+                                        }
+                                    });
+                        }
+                        return;
+                    }
+                    for (WatchEvent event : response.getEvents()) {
+                        if (event.getEventType() == WatchEvent.EventType.DELETE
+                                && event.getPrevKV().getCreateRevision() > 0
+                                && event.getPrevKV().getCreateRevision() <= maxCreateRevision
+                                && event.getKeyValue().getModRevision() > readAt) {
+                            deleted.run();
+                            return;
+                        }
+                    }
+                },
+                onEnded);
+    }
+
+    /** How many keys from {@code key} to {@code rangeEnd} have a create revision up to {@code maxCreateRevision}. */
+    private static CompletableFuture<Long> countIn(
+            EtcdCalls calls, String key, String rangeEnd, long maxCreateRevision, Deadline deadline) {
+        return calls.txn(
+                        "counting the keys in " + key,
+                        txn -> txn.Then(Op.get(
+                                bytes(key),
+                                GetOption.builder()
+                                        .withRange(bytes(rangeEnd))
+                                        .withMaxCreateRevision(maxCreateRevision)
+                                        .withKeysOnly(true)
+                                        .build())),
+                        deadline)
+                // the keys, not the count: etcd counts the whole range, before the create revision filters it
+                .thenApply(response ->
+                        (long) response.getGetResponses().get(0).getKvs().size());
+    }
+
     /** One transaction: does {@code key} still exist with {@code createRevision}? */
     static CompletableFuture<Boolean> isStillThere(
             EtcdCalls calls, String key, long createRevision, Deadline deadline) {

@@ -1,6 +1,7 @@
 package io.distlock.etcd;
 
 import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
@@ -12,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -210,8 +212,8 @@ abstract class EtcdAcquisition {
         }
         stopWatching();
         Throwable cause = EtcdCalls.unwrap(failure);
-        RuntimeException error = cause instanceof LockBackendException e
-                ? e
+        RuntimeException error = cause instanceof LockBackendException || cause instanceof LockConfigurationException
+                ? (RuntimeException) cause
                 : new LockBackendException(
                         "etcd at " + calls.endpoints() + " failed while taking lock '" + request.key() + "': " + cause,
                         cause);
@@ -238,6 +240,35 @@ abstract class EtcdAcquisition {
      * on its deletion or on a failure of the watch or of its check (the caller reads the state again either way).
      */
     final void watchForDeletion(String key, long createRevision, long readAt, Runnable onDeleted) {
+        park(
+                (once, ended) ->
+                        DeletionWatch.start(calls, key, createRevision, readAt, this::requestDeadline, once, ended),
+                key,
+                onDeleted);
+    }
+
+    /**
+     * Waits for the deletion of any of the {@code count} keys in {@code ahead}'s range created up to its revision, read
+     * at store revision {@code readAt} (see {@link DeletionWatch#startRange}); otherwise as {@link #watchForDeletion}.
+     */
+    final void watchForDeletionAhead(FairQueue.Count ahead, long readAt, Runnable onDeleted) {
+        park(
+                (once, ended) -> DeletionWatch.startRange(
+                        calls,
+                        ahead.dir(),
+                        ahead.rangeEnd(),
+                        ahead.maxCreateRevision(),
+                        ahead.count(),
+                        readAt,
+                        this::requestDeadline,
+                        once,
+                        ended),
+                ahead.dir(),
+                onDeleted);
+    }
+
+    private void park(
+            BiFunction<Runnable, Consumer<Throwable>, Watch.Watcher> watch, String watched, Runnable onDeleted) {
         AtomicBoolean fired = new AtomicBoolean();
         Runnable once = () -> {
             if (fired.compareAndSet(false, true)) {
@@ -247,11 +278,10 @@ abstract class EtcdAcquisition {
                 }
             }
         };
-        Watch.Watcher w =
-                DeletionWatch.start(calls, key, createRevision, readAt, this::requestDeadline, once, error -> {
-                    log.debug("Watch of {} for lock '{}' ended: {}", key, request.key(), error.toString());
-                    once.run();
-                });
+        Watch.Watcher w = watch.apply(once, error -> {
+            log.debug("Watch of {} for lock '{}' ended: {}", watched, request.key(), error.toString());
+            once.run();
+        });
         boolean close;
         synchronized (this) {
             close = finished || fired.get();

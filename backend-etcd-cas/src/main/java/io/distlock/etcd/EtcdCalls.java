@@ -232,6 +232,22 @@ final class EtcdCalls {
         return track(client.getWatchClient().watch(bytes(key), option, Watch.listener(onResponse, onError)));
     }
 
+    /**
+     * Watches the keys from {@code key} to {@code rangeEnd} for deletions from now on, each event with the deleted key's
+     * last state (so its create revision is known); otherwise as {@link #watchDeletesFromNow}.
+     */
+    Watch.Watcher watchRangeDeletesFromNow(
+            String key, String rangeEnd, Consumer<WatchResponse> onResponse, Consumer<Throwable> onError) {
+        requests.increment();
+        WatchOption option = WatchOption.builder()
+                .withRange(bytes(rangeEnd))
+                .withPrevKV(true)
+                .withNoPut(true)
+                .withCreateNotify(true)
+                .build();
+        return track(client.getWatchClient().watch(bytes(key), option, Watch.listener(onResponse, onError)));
+    }
+
     private Watch.Watcher track(Watch.Watcher watcher) {
         watchers.removeIf(Watch.Watcher::isClosed);
         watchers.add(watcher);

@@ -5,6 +5,7 @@ import static io.distlock.etcd.EtcdCalls.bytes;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
@@ -71,7 +72,10 @@ final class EtcdLockBackend implements LockBackend {
         this.calls = calls;
         this.sessions = sessions;
         this.timer = timer;
-        this.capabilities = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION);
+        Capabilities locks = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION);
+        // Read-write locks and semaphores are queues of the fair layout (see FairQueue); the cas layout has locks only
+        this.capabilities =
+                mode == EtcdLockMode.FAIR ? locks.with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT) : locks;
         this.acquisitions = new EtcdAcquisition.Shared(
                 calls,
                 sessions,
@@ -85,11 +89,6 @@ final class EtcdLockBackend implements LockBackend {
         return sessions;
     }
 
-    /** Fair mode: the directory of a lock's queue keys, {@code <prefix>/<name>/}, as {@code concurrency.Mutex} has it. */
-    String lockDir(String key) {
-        return location.prefix() + "/" + KeyCodec.encode(key) + "/";
-    }
-
     /** CAS mode: the lock's one key, {@code <prefix>/<name>}. */
     String casKey(String key) {
         return location.prefix() + "/" + KeyCodec.encode(key);
@@ -101,8 +100,13 @@ final class EtcdLockBackend implements LockBackend {
     }
 
     private EtcdAcquisition attempt(LockRequest request, Deadline deadline, boolean tryOnce) {
+        if (!capabilities.offers(request.kind())) {
+            throw new UnsupportedOperationException("The etcd backend in mode " + mode.optionValue() + " offers no "
+                    + request.kind().label() + " (offered: " + capabilities.kinds() + ")");
+        }
         return mode == EtcdLockMode.FAIR
-                ? new FairAcquisition(acquisitions, request, lockDir(request.key()), deadline, tryOnce)
+                ? new FairAcquisition(
+                        acquisitions, request, FairQueue.of(location.prefix(), request), deadline, tryOnce)
                 : new CasAcquisition(acquisitions, request, casKey(request.key()), deadline, tryOnce);
     }
 

@@ -10,14 +10,16 @@ public enum EtcdLockMode {
      * The default: a queue in etcd's own {@code concurrency.Mutex} layout. Each acquisition puts its own key {@code
      * <prefix>/<name>/<lease id in hex>}; the key with the lowest create revision owns the lock; each waiter watches
      * only the key just before its own. Waiters are served in arrival order, a release wakes exactly one waiter, and
-     * {@code etcdctl lock <prefix>/<name>} excludes and is excluded by distlock.
+     * {@code etcdctl lock <prefix>/<name>} excludes and is excluded by distlock. Read-write locks and semaphores are
+     * queues of the same kind, each in a directory of its own ({@link FairQueue}).
      */
     FAIR,
 
     /**
      * Seed 001's versioned compare-and-set: one key {@code <prefix>/<name>} per lock, taken by a transaction {@code
      * If(createRevision(key) == 0) Then put(key, ownerId, lease)}. Waiters watch that key and try again when it is
-     * deleted: not fair (any waiter may win), and every waiter is woken by every release.
+     * deleted: not fair (any waiter may win), and every waiter is woken by every release. Locks only: no read-write
+     * locks or semaphores.
      */
     CAS;
 

@@ -35,20 +35,18 @@ final class FairAcquisition extends EtcdAcquisition {
     private static final Logger log = LoggerFactory.getLogger(FairAcquisition.class);
 
     private final String name;
-    private final String lockDir;
-    private final String rangeEnd;
+    private final FairQueue queue;
 
     private volatile EtcdSession session;
     private volatile String myKey;
     private volatile long myRev;
     private volatile boolean putSent;
 
-    /** An acquisition queueing under {@code lockDir}, {@code <prefix>/<name>/}. */
-    FairAcquisition(Shared shared, LockRequest request, String lockDir, Deadline deadline, boolean tryOnce) {
+    /** An acquisition queueing in {@code queue} (for a lock, {@code <prefix>/<name>/}). */
+    FairAcquisition(Shared shared, LockRequest request, FairQueue queue, Deadline deadline, boolean tryOnce) {
         super(shared, request, deadline, tryOnce);
-        this.name = KeyCodec.encode(request.key());
-        this.lockDir = lockDir;
-        this.rangeEnd = lockDir.substring(0, lockDir.length() - 1) + (char) ('/' + 1);
+        this.name = queue.claimName();
+        this.queue = queue;
     }
 
     @Override
@@ -59,7 +57,7 @@ final class FairAcquisition extends EtcdAcquisition {
                 return;
             }
             session = s;
-            myKey = lockDir + s.hexId();
+            myKey = queue.keyFor(s.hexId());
             myRev = 0;
             if (isFinished()) {
                 cleanUp(); // ended while the session was being found: give the claim back
@@ -67,15 +65,6 @@ final class FairAcquisition extends EtcdAcquisition {
             }
             guarded(this::enqueue);
         });
-    }
-
-    private GetOption firstCreated() {
-        return GetOption.builder()
-                .withRange(bytes(rangeEnd))
-                .withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND)
-                .withLimit(1)
-                .build();
     }
 
     private void enqueue() {
@@ -93,10 +82,8 @@ final class FairAcquisition extends EtcdAcquisition {
                                                     PutOption.builder()
                                                             .withLeaseId(s.id())
                                                             .build()),
-                                            Op.get(bytes(lockDir), firstCreated()))
-                                    .Else(
-                                            Op.get(bytes(key), GetOption.DEFAULT),
-                                            Op.get(bytes(lockDir), firstCreated())),
+                                            queue.checkOnEnqueue())
+                                    .Else(Op.get(bytes(key), GetOption.DEFAULT), queue.checkOnEnqueue()),
                             requestDeadline());
                 })
                 .ifPresent(put -> put.whenComplete((response, failure) -> {
@@ -134,7 +121,7 @@ final class FairAcquisition extends EtcdAcquisition {
             myRev = mine.getCreateRevision(); // our own put, whose reply was lost: seed 001's safe retry
             owner = response.getGetResponses().get(1).getKvs();
         }
-        if (!owner.isEmpty() && owner.get(0).getCreateRevision() == myRev) {
+        if (queue.grantedOnEnqueue(owner, myRev)) {
             grant(lease(response.getHeader().getRevision()));
         } else if (tryOnce) {
             giveUp();
@@ -178,16 +165,9 @@ final class FairAcquisition extends EtcdAcquisition {
     private void lookForPredecessor() {
         long rev = myRev;
         String key = myKey;
-        GetOption predecessor = GetOption.builder()
-                .withRange(bytes(rangeEnd))
-                .withMaxCreateRevision(rev - 1)
-                .withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.DESCEND)
-                .withLimit(1)
-                .build();
         sendRead("reading the predecessor in the queue of lock '" + request.key() + "'", txn -> txn.If(
                                 new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(rev)))
-                        .Then(Op.get(bytes(lockDir), predecessor)))
+                        .Then(queue.lookAhead(rev)))
                 .whenComplete((response, failure) -> {
                     if (failure != null) {
                         onFailure(failure);
@@ -198,17 +178,17 @@ final class FairAcquisition extends EtcdAcquisition {
                             ourKeyVanished();
                             return;
                         }
-                        List<KeyValue> before =
-                                response.getGetResponses().get(0).getKvs();
-                        if (before.isEmpty()) {
-                            grant(lease(response.getHeader().getRevision()));
-                            return;
+                        long readAt = response.getHeader().getRevision();
+                        FairQueue.Ahead ahead =
+                                queue.ahead(response.getGetResponses().get(0).getKvs(), rev);
+                        Runnable again = () -> guarded(this::lookForPredecessor);
+                        if (ahead instanceof FairQueue.OneKey one) {
+                            watchForDeletion(one.key(), one.createRevision(), readAt, again);
+                        } else if (ahead instanceof FairQueue.Count count) {
+                            watchForDeletionAhead(count, readAt, again);
+                        } else {
+                            grant(lease(readAt));
                         }
-                        watchForDeletion(
-                                text(before.get(0).getKey()),
-                                before.get(0).getCreateRevision(),
-                                response.getHeader().getRevision(),
-                                () -> guarded(this::lookForPredecessor));
                     });
                 });
     }
