@@ -59,10 +59,13 @@ abstract class EtcdKit extends LockerConformanceTests {
         return EtcdTesting.sessionTimeout(shortLeaseTime());
     }
 
-    /** Fair mode: the queue keys {@code /kit/<name>/<lease>}; cas mode: the one key {@code /kit/<name>} if present. */
+    /**
+     * Fair mode: the queue keys {@code /kit/<name>/<lease>}, and those of the read-write lock and the semaphore on the
+     * key; cas mode: the one key {@code /kit/<name>} if present.
+     */
     @Override
     public Optional<List<String>> storeEntries(String key) {
-        return Optional.of(EtcdTesting.lockKeys(inspector(), PREFIX, key, mode()));
+        return Optional.of(EtcdTesting.keysOfEveryKind(inspector(), PREFIX, key, mode()));
     }
 
     private synchronized Client inspector() {

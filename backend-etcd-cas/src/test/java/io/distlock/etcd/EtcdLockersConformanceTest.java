@@ -71,6 +71,6 @@ class EtcdLockersConformanceTest implements MutualExclusionContract, LeaseContra
 
     @Override
     public Optional<List<String>> storeEntries(String key) {
-        return Optional.of(EtcdTesting.lockKeys(client, PREFIX, key, EtcdLockMode.FAIR));
+        return Optional.of(EtcdTesting.keysOfEveryKind(client, PREFIX, key, EtcdLockMode.FAIR));
     }
 }

@@ -63,6 +63,6 @@ class EtcdSecuredConformanceTest implements MutualExclusionContract, LeaseContra
 
     @Override
     public Optional<List<String>> storeEntries(String key) {
-        return Optional.of(EtcdTesting.lockKeys(root, PREFIX, key, EtcdLockMode.FAIR));
+        return Optional.of(EtcdTesting.keysOfEveryKind(root, PREFIX, key, EtcdLockMode.FAIR));
     }
 }

@@ -56,6 +56,20 @@ final class EtcdTesting {
     }
 
     /**
+     * Every etcd key of {@code key} under {@code prefix}, in every space: the lock's ({@link #lockKeys}), and in fair
+     * mode the read-write lock's and the semaphore's ({@link FairQueue}).
+     */
+    static List<String> keysOfEveryKind(Client client, String prefix, String key, EtcdLockMode mode) {
+        List<String> keys = new java.util.ArrayList<>(lockKeys(client, prefix, key, mode));
+        if (mode == EtcdLockMode.FAIR) {
+            for (String space : List.of(FairQueue.READ_WRITE, FairQueue.SEMAPHORE)) {
+                keys.addAll(lockKeys(client, prefix + "/" + space, key, mode));
+            }
+        }
+        return keys;
+    }
+
+    /**
      * How long after its holder died etcd frees a lock: the lease TTL (whole seconds, at least etcd's minimum of about
      * 1.5 election timeouts, 1s with the fixture's settings) after the last keep-alive.
      */
