@@ -22,11 +22,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition of one key, in Curator's lock layout so that it excludes Curator's {@code InterProcessMutex} on the
- * same path and is excluded by it: the acquisition creates an ephemeral sequential node {@code
- * <lockPath>/_c_<uuid>-lock-<seq>}; the node with the lowest sequence number owns the lock; every other node watches
- * only its predecessor (no thundering herd, no polling), so waiters are served in the order they arrived. The
- * acquisition object lives on the acquiring thread only; its node is deleted on every way out but the grant.
+ * One acquisition of one key, of any {@link io.distlock.LockKind kind}: the acquisition creates an ephemeral sequential
+ * node in the key's queue of its space ({@link ZkQueue}); the queue's grant rule says, from the sorted queue, whether
+ * the node is granted and which node (or, for a permit, nodes) it watches until it is (no thundering herd, no polling),
+ * so waiters are served in the order they arrived. A lock is in Curator's lock layout, so that it excludes Curator's
+ * {@code InterProcessMutex} on the same path and is excluded by it: the node {@code <lockPath>/_c_<uuid>-lock-<seq>}
+ * with the lowest sequence number owns the lock, every other node watches its predecessor. The acquisition object
+ * lives on the acquiring thread only; its node is deleted on every way out but the grant.
  */
 final class ZkAcquisition {
 
@@ -45,8 +47,15 @@ final class ZkAcquisition {
     private final Ticker ticker;
     private final Duration operationTimeout;
     private final LockRequest request;
+    private final ZkQueue keyQueue;
     private final String lockPath;
     private final Runnable wakeUp = this::wake;
+    /** The watcher of a blocking wait: one object, so that the client keeps one registration per watched node. */
+    private final Watcher wakeWatcher = event -> wake();
+    /** The watcher of an asynchronous wait, and the {@code onChange} it runs (see {@link #look}). */
+    private Watcher changeWatcher;
+
+    private Runnable changeTarget;
     private boolean woken; // guarded by this
     /** The pause before the next look of a wait on the client's event thread (see {@link #look}). */
     private long pollNanos = POLL_MIN_NANOS;
@@ -64,13 +73,14 @@ final class ZkAcquisition {
             Ticker ticker,
             Duration operationTimeout,
             LockRequest request,
-            String lockPath) {
+            ZkQueue keyQueue) {
         this.calls = calls;
         this.sessions = sessions;
         this.ticker = ticker;
         this.operationTimeout = operationTimeout;
         this.request = request;
-        this.lockPath = lockPath;
+        this.keyQueue = keyQueue;
+        this.lockPath = keyQueue.path();
     }
 
     /**
@@ -84,10 +94,10 @@ final class ZkAcquisition {
             while (true) {
                 List<String> queue = enqueue(deadline);
                 int index = queue.indexOf(ourName());
-                if (index > 0) {
-                    return Optional.empty();
-                }
-                if (index == 0) {
+                if (index >= 0) {
+                    if (!keyQueue.standing(queue, index).granted()) {
+                        return Optional.empty();
+                    }
                     lease = grant();
                     if (lease.isPresent()) {
                         return lease;
@@ -167,9 +177,10 @@ final class ZkAcquisition {
     }
 
     /**
-     * One look at the queue: the lease once we are first; otherwise a watch on the predecessor, then, for a blocking
-     * wait ({@code onChange} null), sleep until it fires or {@code deadline}; for an asynchronous one, return empty at
-     * once and let the watch run {@code onChange} (at once if the predecessor is already gone). Empty to look again.
+     * One look at the queue: the lease once the grant rule grants our node; otherwise a watch on the node (or nodes)
+     * whose deletion may grant it, then, for a blocking wait ({@code onChange} null), sleep until one fires or {@code
+     * deadline}; for an asynchronous one, return empty at once and let the watch run {@code onChange} (at once if a
+     * watched node is already gone). Empty to look again.
      * A blocking wait on the client's own event thread (an application's watcher) sets no watch, whose event could
      * never come while that thread waits: it looks again after a pause, 10 ms doubling up to 250 ms. Each store call
      * waits at most the operation timeout ({@code connectTimeout}), also in a wait without deadline: a store that
@@ -190,7 +201,8 @@ final class ZkAcquisition {
             forgetNode();
             return Optional.empty();
         }
-        if (index == 0) {
+        ZkQueue.Standing standing = keyQueue.standing(queue, index);
+        if (standing.granted()) {
             Optional<Lease> granted = grant();
             if (granted.isEmpty()) {
                 throw placeLost(); // our session ended just now
@@ -198,27 +210,36 @@ final class ZkAcquisition {
             return granted;
         }
         if (onChange == null && ZkCalls.onClientThread()) {
-            // A wait in an application's watcher, on the client's event thread: the predecessor's deletion event would
+            // A wait in an application's watcher, on the client's event thread: a watched node's deletion event would
             // have to come on this very thread, so look again after a pause instead (the client's other events wait
             // meanwhile, as they do behind any watcher that blocks).
             pause(deadline, pollNanos);
             pollNanos = Math.min(POLL_MAX_NANOS, 2 * pollNanos);
             return Optional.empty();
         }
-        String predecessor = ZKPaths.makePath(lockPath, queue.get(index - 1));
         if (onChange != null) {
-            if (!this.calls.watch(predecessor, event -> onChange.run(), calls)) {
-                onChange.run(); // gone already: look again
+            if (onChange != changeTarget) {
+                changeTarget = onChange;
+                changeWatcher = event -> onChange.run();
+            }
+            Watcher watcher = changeWatcher;
+            for (String name : standing.watch()) {
+                if (!this.calls.watch(ZKPaths.makePath(lockPath, name), watcher, calls)) {
+                    onChange.run(); // gone already: look again
+                    break;
+                }
             }
             return Optional.empty();
         }
         synchronized (this) {
             woken = false;
         }
-        Watcher watcher = event -> wake();
-        if (this.calls.watch(predecessor, watcher, calls)) {
-            sleep(deadline, Long.MAX_VALUE);
+        for (String name : standing.watch()) {
+            if (!this.calls.watch(ZKPaths.makePath(lockPath, name), wakeWatcher, calls)) {
+                return Optional.empty(); // gone already: look again
+            }
         }
+        sleep(deadline, Long.MAX_VALUE);
         return Optional.empty();
     }
 
@@ -226,7 +247,11 @@ final class ZkAcquisition {
     private List<String> enqueue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         protectionId = ZkCalls.protectionId();
         ZkCalls.Enqueued enqueued = calls.createAndList(
-                lockPath, protectionId, request.ownerId().getBytes(StandardCharsets.UTF_8), deadline);
+                lockPath,
+                protectionId,
+                keyQueue.kindName(),
+                request.ownerId().getBytes(StandardCharsets.UTF_8),
+                deadline);
         node = enqueued.node();
         nodeName = ZKPaths.getNodeFromPath(node.path());
         List<String> children = enqueued.children();
@@ -249,17 +274,7 @@ final class ZkAcquisition {
      * queue's sort compares, at every look.
      */
     static int compareBySequence(String a, String b) {
-        int fromA = sequenceStart(a);
-        int fromB = sequenceStart(b);
-        int lengthA = a.length() - fromA;
-        int lengthB = b.length() - fromB;
-        for (int i = 0, n = Math.min(lengthA, lengthB); i < n; i++) {
-            int d = a.charAt(fromA + i) - b.charAt(fromB + i);
-            if (d != 0) {
-                return d;
-            }
-        }
-        return lengthA - lengthB;
+        return ZkQueue.compareFrom(a, sequenceStart(a), b, sequenceStart(b));
     }
 
     private static int sequenceStart(String name) {
@@ -281,7 +296,7 @@ final class ZkAcquisition {
             throws InterruptedException, TimeoutException, KeeperException {
         List<String> children = new ArrayList<>(read);
         String ours = ourName();
-        String prefix = ZkCalls.nodePrefix(protectionId);
+        String prefix = ZkCalls.protectedPrefix(protectionId);
         for (Iterator<String> it = children.iterator(); it.hasNext(); ) {
             String child = it.next();
             if (child.startsWith(prefix) && !child.equals(ours)) {
@@ -289,7 +304,7 @@ final class ZkAcquisition {
                 it.remove();
             }
         }
-        children.sort(BY_SEQUENCE);
+        children.sort(keyQueue.order());
         return children;
     }
 

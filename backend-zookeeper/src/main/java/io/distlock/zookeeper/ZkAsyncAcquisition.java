@@ -123,7 +123,7 @@ final class ZkAsyncAcquisition {
         try {
             // each store call of the step waits at most the operation timeout, so a connection lost mid-step holds
             // the thread no longer
-            Optional<Lease> lease = acquisition.look(deadline, this::schedule);
+            Optional<Lease> lease = acquisition.look(deadline, wakeUp);
             if (lease.isPresent()) {
                 ended = true;
                 cancelTimer();

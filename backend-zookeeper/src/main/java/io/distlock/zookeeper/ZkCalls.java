@@ -29,7 +29,8 @@ import org.apache.zookeeper.server.ZooKeeperThread;
  * its connection is repeated here after the reconnection. A call already on the wire when the connection silently
  * dies can outlive its deadline until the client notices (at most two thirds of the session timeout).
  *
- * <p>Lock nodes are named as Curator's protected mode names them, {@code _c_<uuid>-lock-<sequence>}, with the UUID
+ * <p>Queue nodes are named as Curator's protected mode names them, {@code _c_<uuid>-lock-<sequence>} for a lock (other
+ * kinds: {@link ZkQueue}), with the UUID
  * chosen here, so that the "created, but the reply was lost" case is recognised: after a lost reply the node is looked
  * for by its UUID before creating another, and a node left by an abandoned attempt is found and deleted the same way.
  */
@@ -68,9 +69,17 @@ final class ZkCalls {
         return new UUID(high, low).toString();
     }
 
-    /** The node name prefix of an attempt with {@code protectionId}, before the sequence number. */
-    static String nodePrefix(String protectionId) {
-        return PROTECTED_PREFIX + protectionId + "-" + LOCK_NAME;
+    /** The node name prefix of an attempt with {@code protectionId}: every node of the attempt starts with it. */
+    static String protectedPrefix(String protectionId) {
+        return PROTECTED_PREFIX + protectionId + "-";
+    }
+
+    /**
+     * The node name of an attempt with {@code protectionId}, before the sequence number: {@code kindName} is {@link
+     * #LOCK_NAME} for a lock (see {@link ZkQueue#kindName()}).
+     */
+    static String nodePrefix(String protectionId, String kindName) {
+        return protectedPrefix(protectionId) + kindName;
     }
 
     /** A created lock node. */
@@ -104,12 +113,12 @@ final class ZkCalls {
      *     list may lack the node (an application client's retry policy repeated the create, or sent it only after a
      *     reconnection): the caller then reads the queue again
      */
-    Enqueued createAndList(String lockPath, String protectionId, byte[] data, Deadline deadline)
+    Enqueued createAndList(String lockPath, String protectionId, String kindName, byte[] data, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
         if (onClientThread()) {
             // An application's watcher taking a lock on ZooKeeper's event thread: the create's answer would have to
             // come on this very thread. Wait for it as a plain call instead.
-            return new Enqueued(createLockNode(lockPath, protectionId, data, deadline, false), null);
+            return new Enqueued(createLockNode(lockPath, protectionId, kindName, data, deadline, false), null);
         }
         awaitConnected(deadline);
         CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
@@ -118,7 +127,7 @@ final class ZkCalls {
             client.create()
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                     .inBackground((c, event) -> answer.complete(event))
-                    .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId)), data);
+                    .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId, kindName)), data);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
@@ -133,10 +142,11 @@ final class ZkCalls {
             return switch (code) {
                 case OK -> new Enqueued(new Created(created.getName(), created.getStat()), children);
                 // the key's parent nodes are missing (its first lock, or its container was reaped)
-                case NONODE -> new Enqueued(createLockNode(lockPath, protectionId, data, deadline, false), null);
+                case NONODE ->
+                    new Enqueued(createLockNode(lockPath, protectionId, kindName, data, deadline, false), null);
                 // the server may have created it
                 case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED ->
-                    new Enqueued(createLockNode(lockPath, protectionId, data, deadline, true), null);
+                    new Enqueued(createLockNode(lockPath, protectionId, kindName, data, deadline, true), null);
                 default -> throw KeeperException.create(code, created.getPath());
             };
         } catch (ExecutionException e) {
@@ -153,14 +163,19 @@ final class ZkCalls {
     }
 
     /**
-     * Creates the ephemeral sequential node {@code lockPath/_c_<protectionId>-lock-<seq>} and waits for the answer,
+     * Creates the ephemeral sequential node {@code lockPath/_c_<protectionId>-<kindName><seq>} and waits for the answer,
      * creating missing parents as container nodes (which the server deletes once empty).
      *
      * @param mayExistAtFirst whether an earlier create of this protection id may have been made (its answer lost): the
      *     node is then looked for before it is created
      */
     private Created createLockNode(
-            String lockPath, String protectionId, byte[] data, Deadline deadline, boolean mayExistAtFirst)
+            String lockPath,
+            String protectionId,
+            String kindName,
+            byte[] data,
+            Deadline deadline,
+            boolean mayExistAtFirst)
             throws InterruptedException, TimeoutException, KeeperException {
         boolean mayExist = mayExistAtFirst;
         while (true) {
@@ -178,7 +193,7 @@ final class ZkCalls {
                         .storingStatIn(stat)
                         .creatingParentContainersIfNeeded()
                         .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId)), data);
+                        .forPath(ZKPaths.makePath(lockPath, nodePrefix(protectionId, kindName)), data);
                 return new Created(path, stat);
             } catch (KeeperException.ConnectionLossException
                     | KeeperException.OperationTimeoutException
@@ -220,7 +235,7 @@ final class ZkCalls {
     }
 
     static Optional<String> findProtected(List<String> children, String protectionId) {
-        String prefix = nodePrefix(protectionId);
+        String prefix = protectedPrefix(protectionId);
         return children.stream().filter(c -> c.startsWith(prefix)).findFirst();
     }
 

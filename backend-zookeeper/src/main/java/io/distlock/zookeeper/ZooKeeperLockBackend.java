@@ -3,6 +3,7 @@ package io.distlock.zookeeper;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -30,14 +31,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Locks as ephemeral sequential nodes under {@code <basePath>/<encoded key>}, in the layout of Curator's {@code
- * InterProcessMutex}; the ZooKeeper session is the lease (see {@link ZkSession}). One Curator client per backend: its
+ * InterProcessMutex}; read-write locks and semaphores likewise, each in a directory of its own ({@link ZkQueue}); the
+ * ZooKeeper session is the lease of every kind (see {@link ZkSession}). One Curator client per backend: its
  * own, closed with it, or an application's, which closing leaves open (only this backend's listener, heartbeat and
  * threads go).
  */
 final class ZooKeeperLockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
-    private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.SESSION);
+    private static final Capabilities CAPABILITIES =
+            new Capabilities(true, true, true, LeaseModel.SESSION).with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
 
     private final CuratorFramework client;
     private final ZkCalls calls;
@@ -97,7 +100,7 @@ final class ZooKeeperLockBackend implements LockBackend {
      */
     private void preload() {
         KeyCodec.decode(KeyCodec.encode("preload"));
-        ZkCalls.nodePrefix(ZkCalls.protectionId());
+        ZkCalls.nodePrefix(ZkCalls.protectionId(), ZkCalls.LOCK_NAME);
         ZkAcquisition.compareBySequence(ZkCalls.LOCK_NAME + "0", ZkCalls.LOCK_NAME + "1");
         client.create()
                 .storingStatIn(new Stat())
@@ -150,7 +153,8 @@ final class ZooKeeperLockBackend implements LockBackend {
     }
 
     private ZkAcquisition acquisition(LockRequest request) {
-        return new ZkAcquisition(calls, sessions, ticker, operationTimeout, request, lockPath(request.key()));
+        return new ZkAcquisition(
+                calls, sessions, ticker, operationTimeout, request, ZkQueue.of(request, location.basePath()));
     }
 
     /** The parent of a key's lock nodes; give this path to Curator's {@code InterProcessMutex} to share the lock. */

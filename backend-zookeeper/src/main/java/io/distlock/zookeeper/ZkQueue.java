@@ -1,0 +1,181 @@
+package io.distlock.zookeeper;
+
+import io.distlock.LockConfigurationException;
+import io.distlock.LockKind;
+import io.distlock.spi.LockRequest;
+import java.util.Comparator;
+import java.util.List;
+import org.apache.curator.utils.ZKPaths;
+
+/**
+ * The queue of one key in one {@link LockKind.Space space}: where its nodes live, how they are named and ordered, and
+ * the grant rule of {@link LockRequest} in ZooKeeper's terms (whether a node is granted, and which nodes it watches
+ * while it is not).
+ *
+ * <p>Layout under the base path, each space apart from the others on the same key:
+ *
+ * <ul>
+ *   <li>locks: {@code <base>/<key>/_c_<uuid>-lock-<seq>}, Curator's {@code InterProcessMutex} layout;
+ *   <li>read-write locks: {@code <base>/@read-write/<key>/_c_<uuid>-__READ__<seq>} and {@code ...-__WRIT__<seq>},
+ *       Curator's {@code InterProcessReadWriteLock} layout;
+ *   <li>semaphores: {@code <base>/@semaphore/<key>/_c_<uuid>-<N>-permits-<seq>}, each node naming its semaphore's N.
+ * </ul>
+ *
+ * <p>{@code <key>} is {@link KeyCodec}'s encoding, which always escapes {@code '@'}: no key's lock path is one of the
+ * two space directories.
+ *
+ * <p>Whom a waiter watches: an exclusive node (lock, writer) its predecessor; a reader the nearest writer ahead of it
+ * (readers share, so only a writer can hold it back, and the nearest is the last of them to go); a permit the N nodes
+ * right ahead of it. Fewer than N nodes ahead (its grant) can only come about by the deletion of one of those N, while
+ * no single one of them must go first (holders leave in any order), so one watch cannot do; a deletion wakes at most
+ * the N waiters behind it, never the whole queue.
+ */
+final class ZkQueue {
+
+    /** The directory of the read-write locks, under the base path. */
+    static final String READ_WRITE_DIRECTORY = "@read-write";
+
+    /** The directory of the semaphores, under the base path. */
+    static final String SEMAPHORE_DIRECTORY = "@semaphore";
+
+    /** Curator's read node name ({@code InterProcessReadWriteLock.READ_LOCK_NAME}). */
+    static final String READ_NAME = "__READ__";
+
+    /** Curator's write node name ({@code InterProcessReadWriteLock.WRITE_LOCK_NAME}). */
+    static final String WRITE_NAME = "__WRIT__";
+
+    /** A permit node's name after its N: {@code <N>-permits-<seq>}. */
+    static final String PERMIT_NAME = "-permits-";
+
+    /** What one look found: granted, or the nodes (names) whose deletion may grant it, to watch. */
+    record Standing(boolean granted, List<String> watch) {
+        static final Standing GRANTED = new Standing(true, List.of());
+    }
+
+    private final LockRequest request;
+    private final String path;
+    private final String kindName;
+
+    private ZkQueue(LockRequest request, String path, String kindName) {
+        this.request = request;
+        this.path = path;
+        this.kindName = kindName;
+    }
+
+    /** The queue that {@code request} joins, under {@code basePath}. */
+    static ZkQueue of(LockRequest request, String basePath) {
+        String key = KeyCodec.encode(request.key());
+        return switch (request.kind()) {
+            case LOCK -> new ZkQueue(request, ZKPaths.makePath(basePath, key), ZkCalls.LOCK_NAME);
+            case READ -> new ZkQueue(request, ZKPaths.makePath(basePath, READ_WRITE_DIRECTORY, key), READ_NAME);
+            case WRITE -> new ZkQueue(request, ZKPaths.makePath(basePath, READ_WRITE_DIRECTORY, key), WRITE_NAME);
+            case PERMIT ->
+                new ZkQueue(
+                        request, ZKPaths.makePath(basePath, SEMAPHORE_DIRECTORY, key), request.limit() + PERMIT_NAME);
+        };
+    }
+
+    /** The parent of the queue's nodes. */
+    String path() {
+        return path;
+    }
+
+    /** What a node of this request is named after its protected prefix, before the sequence number. */
+    String kindName() {
+        return kindName;
+    }
+
+    /** The queue's order: by sequence number, as Curator orders the lock and read-write queues. */
+    Comparator<String> order() {
+        return switch (request.kind().space()) {
+            case LOCK -> ZkAcquisition.BY_SEQUENCE;
+            case READ_WRITE -> ZkQueue::compareReadWrite;
+            case SEMAPHORE -> ZkQueue::comparePermits;
+        };
+    }
+
+    /**
+     * Where the node at {@code index} of the sorted {@code queue} stands by the grant rule.
+     *
+     * @throws LockConfigurationException if a permit node ahead belongs to the semaphore with another N
+     */
+    Standing standing(List<String> queue, int index) {
+        return switch (request.kind()) {
+            case LOCK, WRITE -> index == 0 ? Standing.GRANTED : new Standing(false, List.of(queue.get(index - 1)));
+            case READ -> {
+                for (int i = index - 1; i >= 0; i--) {
+                    if (!queue.get(i).contains(READ_NAME)) { // a writer (or anything else) holds readers back
+                        yield new Standing(false, List.of(queue.get(i)));
+                    }
+                }
+                yield Standing.GRANTED;
+            }
+            case PERMIT -> {
+                int n = request.limit();
+                for (int i = 0; i < index; i++) {
+                    int theirs = permits(queue.get(i));
+                    if (theirs > 0 && theirs != n) {
+                        throw mismatch(theirs);
+                    }
+                }
+                yield index < n ? Standing.GRANTED : new Standing(false, queue.subList(index - n, index));
+            }
+        };
+    }
+
+    private LockConfigurationException mismatch(int theirs) {
+        return new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + theirs
+                + " permits; this call asks for it with " + request.limit()
+                + ": every user of a semaphore must give the same number of permits");
+    }
+
+    /** The N that a permit node names; 0 if the name is not a permit node's. */
+    static int permits(String name) {
+        int end = name.lastIndexOf(PERMIT_NAME);
+        int start = end < 0 ? -1 : name.lastIndexOf('-', end - 1) + 1;
+        if (start <= 0 || start == end) {
+            return 0;
+        }
+        try {
+            return Integer.parseInt(name, start, end, 10);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** Curator's read-write order ({@code InterProcessReadWriteLock}'s driver): by what follows either name. */
+    static int compareReadWrite(String a, String b) {
+        return compareFrom(a, readWriteSequenceStart(a), b, readWriteSequenceStart(b));
+    }
+
+    private static int readWriteSequenceStart(String name) {
+        int read = name.lastIndexOf(READ_NAME);
+        int write = name.lastIndexOf(WRITE_NAME);
+        if (read < 0 && write < 0) {
+            return 0;
+        }
+        return read > write ? read + READ_NAME.length() : write + WRITE_NAME.length();
+    }
+
+    static int comparePermits(String a, String b) {
+        return compareFrom(a, permitSequenceStart(a), b, permitSequenceStart(b));
+    }
+
+    private static int permitSequenceStart(String name) {
+        int at = name.lastIndexOf(PERMIT_NAME);
+        return at < 0 ? 0 : at + PERMIT_NAME.length();
+    }
+
+    /** Compares {@code a} from {@code fromA} with {@code b} from {@code fromB} as strings, allocating nothing. */
+    static int compareFrom(String a, int fromA, String b, int fromB) {
+        int lengthA = a.length() - fromA;
+        int lengthB = b.length() - fromB;
+        for (int i = 0, n = Math.min(lengthA, lengthB); i < n; i++) {
+            int d = a.charAt(fromA + i) - b.charAt(fromB + i);
+            if (d != 0) {
+                return d;
+            }
+        }
+        return lengthA - lengthB;
+    }
+}
