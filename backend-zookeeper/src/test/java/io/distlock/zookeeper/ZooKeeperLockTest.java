@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockConfigurationException;
+import io.distlock.LockKind;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockerClosedException;
 import io.distlock.ReleaseResult;
@@ -221,8 +222,10 @@ class ZooKeeperLockTest {
     }
 
     @Test
-    void capabilities_declareFencingFairPushAndSession() {
-        assertThat(a.capabilities()).isEqualTo(new Capabilities(true, true, true, LeaseModel.SESSION));
+    void capabilities_declareFencingFairPushSession_andEveryKind() {
+        assertThat(a.capabilities())
+                .isEqualTo(new Capabilities(true, true, true, LeaseModel.SESSION)
+                        .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT));
     }
 
     @Test
