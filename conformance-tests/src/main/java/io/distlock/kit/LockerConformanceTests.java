@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Timeout;
  * (Theorems 1 and 3), {@link ProgressContract} (Theorems 2 and 4), {@link LeaseContract}, {@link
  * FixedLeaseContract}, {@link AbandonedAttemptContract}, {@link FencingContract}, {@link MultiKeyContract}, {@link LockHandleContract}, {@link
  * BadInputContract}, {@link StoreFaultContract}, {@link FaultMatrixContract}, {@link ClockSkewContract}, {@link RandomizedFaultRunContract}, {@link MultiProcessContract}, and for the backends
- * that declare them ({@link io.distlock.Capabilities#kinds()}) {@link ReadWriteLockContract} and {@link
- * SemaphoreContract}. A backend that can pass only some may implement those interfaces
+ * that declare them ({@link io.distlock.Capabilities#kinds()}) {@link ReadWriteLockContract}, {@link
+ * SemaphoreContract} and, across processes, {@link MultiProcessKindsContract}. A backend that can pass only some may implement those interfaces
  * instead. Tests that need what the backend does not declare ({@link io.distlock.Capabilities}, or a hook left at its
  * default) are marked {@link Requires} and skipped with the reason, in the console and in the report. The hooks with
  * defaults are in {@link LockerFixture}; give {@link LockerFixture#unreachableUri()} and {@link
@@ -54,7 +54,8 @@ public abstract class LockerConformanceTests
                 RandomizedFaultRunContract,
                 MultiProcessContract,
                 ReadWriteLockContract,
-                SemaphoreContract {
+                SemaphoreContract,
+                MultiProcessKindsContract {
 
     /** For subclasses. */
     protected LockerConformanceTests() {}

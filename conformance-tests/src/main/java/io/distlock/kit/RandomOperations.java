@@ -1,6 +1,8 @@
 package io.distlock.kit;
 
 import io.distlock.LockException;
+import io.distlock.LockKind;
+import io.distlock.Lockable;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
@@ -23,10 +25,15 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The randomized run's generator of operations ({@link RandomizedFaultRunContract}), shared by the kit's threads and
  * its worker processes: random {@code lock}, {@code tryLock}, {@code lockAll}, {@code lockAsync} then cancel, hold and
- * release on a few keys, each hold recorded in a history and run through an unguarded account. Every failed call must
- * be a {@link LockException}; anything else ends the run.
+ * release on a few keys, each hold recorded in a history and run through an unguarded account. Where the backend
+ * declares them ({@link io.distlock.Capabilities#kinds()}), the read and write sides of the keys' read-write locks and
+ * permits of their semaphores (of {@value #PERMITS}) are taken too, the writes run through an account of their own.
+ * Every failed call must be a {@link LockException}; anything else ends the run.
  */
 final class RandomOperations {
+
+    /** N of the run's semaphores. */
+    static final int PERMITS = 2;
 
     private final List<String> keys;
     private final Duration wait;
@@ -89,8 +96,29 @@ final class RandomOperations {
     /** One random operation; returns its outcome's name. */
     private String operation(RemoteLocker locker, Random random) throws InterruptedException {
         String key = keys.get(random.nextInt(keys.size()));
-        int op = random.nextInt(10);
+        List<LockKind> kinds = locker.capabilities().kinds().stream()
+                .filter(k -> k != LockKind.LOCK)
+                .toList();
+        int op = random.nextInt(10 + kinds.size());
         try {
+            if (op >= 10) {
+                LockKind kind = kinds.get(op - 10);
+                Lockable side =
+                        switch (kind) {
+                            case READ -> locker.readWriteLock(key).readLock();
+                            case WRITE -> locker.readWriteLock(key).writeLock();
+                            default -> locker.semaphore(key, PERMITS);
+                        };
+                String name = kind.label();
+                if (random.nextBoolean()) {
+                    Optional<RemoteLock> maybe = side.tryLock();
+                    if (maybe.isEmpty()) {
+                        return name + "-tryLock-busy";
+                    }
+                    return hold(maybe.get(), random) ? name + "-tryLock" : name + "-tryLock-lostOnArrival";
+                }
+                return hold(side.lock(wait), random) ? name + "-lock" : name + "-lock-lostOnArrival";
+            }
             if (op < 4) {
                 return hold(locker.lock(key, wait), random) ? "lock" : "lock-lostOnArrival";
             }
@@ -148,7 +176,7 @@ final class RandomOperations {
     }
 
     private UnguardedAccount account(RemoteLock lock) {
-        return accounts.computeIfAbsent(lock.key(), k -> new UnguardedAccount());
+        return accounts.computeIfAbsent(lock.kind().space() + " " + lock.key(), k -> new UnguardedAccount());
     }
 
     /**
@@ -164,7 +192,11 @@ final class RandomOperations {
         if (!lock.isHeld()) {
             return false;
         }
-        history.acquired(lock);
+        if (lock.kind() == LockKind.PERMIT) {
+            history.acquired(lock, PERMITS);
+        } else {
+            history.acquired(lock);
+        }
         lock.onLost(history::lost);
         return true;
     }
@@ -176,7 +208,9 @@ final class RandomOperations {
                 return false;
             }
             acquired.incrementAndGet();
-            account(lock).criticalSection(lock.ownerId());
+            if (lock.kind().exclusive()) {
+                account(lock).criticalSection(lock.ownerId()); // readers and permit holders share: no account
+            }
             Thread.sleep(random.nextInt(20));
             if (lock.isHeld()) {
                 history.releasing(lock); // else the hold ends with the loss, recorded by onLost

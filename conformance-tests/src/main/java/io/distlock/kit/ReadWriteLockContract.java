@@ -147,36 +147,46 @@ public interface ReadWriteLockContract extends LockerFixture {
     }
 
     /**
-     * No writer starvation on a fair backend: {@value #READERS} readers keep taking the read side, one after another
-     * with overlapping holds, so that some reader always holds it; a writer that asks meanwhile is served within
-     * {@link #maxWait()} (a fair backend serves it before the readers that came after it).
+     * No writer starvation on a fair backend: {@value #STREAMS} reader threads keep the read side held without a gap,
+     * each taking its next read lock ({@code tryLock}, through its other locker) before it releases the one it holds;
+     * a writer that asks meanwhile is served within {@link #maxWait()}. A fair backend refuses those next read locks
+     * once the writer waits (the readers then wait behind it); a backend that lets later readers overtake a waiting
+     * writer starves it.
      */
     @Test
     @Requires({Need.READ_WRITE_LOCKS, Need.FAIRNESS})
     default void writeLock_behindAStreamOfReaders_isServed_fairBackends() throws Exception {
         String key = TestKeys.unique("rw-starve");
-        Duration hold = TestTimeouts.scaled(Duration.ofMillis(60));
+        Duration hold = TestTimeouts.scaled(Duration.ofMillis(30));
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger holding = new AtomicInteger();
-        try (Lockers lockers = Lockers.open(this, READERS + 1, leaseTime())) {
-            Thread[] readers = new Thread[READERS];
-            java.util.concurrent.atomic.AtomicReference<Throwable> failure =
-                    new java.util.concurrent.atomic.AtomicReference<>();
-            for (int i = 0; i < READERS; i++) {
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        try (Lockers lockers = Lockers.open(this, 2 * STREAMS + 1, leaseTime())) {
+            Thread[] readers = new Thread[STREAMS];
+            for (int i = 0; i < STREAMS; i++) {
                 int index = i;
                 readers[i] = new Thread(
                         () -> {
                             try {
-                                Thread.sleep(hold.toMillis() * index / READERS); // staggered: the holds overlap
-                                RemoteReadWriteLock rw = lockers.get(index).readWriteLock(key);
+                                int side = 0;
+                                RemoteLock current = lockers.get(2 * index)
+                                        .readWriteLock(key)
+                                        .readLock()
+                                        .lock(maxWait().multipliedBy(2));
+                                holding.incrementAndGet();
                                 while (!stop.get()) {
-                                    try (RemoteLock read =
-                                            rw.readLock().lock(maxWait().multipliedBy(2))) {
-                                        holding.incrementAndGet();
-                                        Thread.sleep(hold.toMillis());
-                                        holding.decrementAndGet();
-                                    }
+                                    Thread.sleep(hold.toMillis());
+                                    side = 1 - side;
+                                    RemoteReadWriteLock other =
+                                            lockers.get(2 * index + side).readWriteLock(key);
+                                    Optional<RemoteLock> next = other.readLock().tryLock();
+                                    current.release();
+                                    current = next.isPresent()
+                                            ? next.get()
+                                            : other.readLock().lock(maxWait().multipliedBy(2));
                                 }
+                                current.release();
                             } catch (Throwable e) {
                                 failure.compareAndSet(null, e);
                             }
@@ -187,9 +197,9 @@ public interface ReadWriteLockContract extends LockerFixture {
             }
             try {
                 assertTrue(
-                        Deadlines.within(maxWait(), () -> holding.get() >= 2),
-                        "the readers of '" + key + "' never held at once; failure: " + failure.get());
-                RemoteReadWriteLock writer = lockers.get(READERS).readWriteLock(key);
+                        Deadlines.within(maxWait(), () -> holding.get() >= STREAMS),
+                        "the readers of '" + key + "' never held; failure: " + failure.get());
+                RemoteReadWriteLock writer = lockers.get(2 * STREAMS).readWriteLock(key);
                 long asked = System.nanoTime();
                 try (RemoteLock write = writer.writeLock().lock(maxWait())) {
                     assertTrue(write.isHeld());
@@ -209,6 +219,9 @@ public interface ReadWriteLockContract extends LockerFixture {
             assertEquals(null, failure.get(), "a reader failed");
         }
     }
+
+    /** Reader threads in {@link #writeLock_behindAStreamOfReaders_isServed_fairBackends}. */
+    int STREAMS = 2;
 
     /** A read lock released twice: {@link ReleaseResult#RELEASED}, then {@link ReleaseResult#ALREADY_RELEASED}. */
     @Test

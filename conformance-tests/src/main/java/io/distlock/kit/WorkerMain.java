@@ -1,5 +1,6 @@
 package io.distlock.kit;
 
+import io.distlock.LockKind;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
@@ -32,8 +33,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * and the other workers), {@code mode} ({@code lock}, {@code trylock}, {@code hold}, {@code rounds} or {@code
  * random}), {@code threads}, {@code count} (critical sections per thread, holds, rounds, or the random run's keys),
  * {@code holdMillis} (a hold, a round, or the random run's wait), {@code maxWaitMillis}; optionally {@code
- * connectTimeoutMillis} (unless the URI gives one, as a fixture may for a worker's slower start), and {@code seed} for {@code random}, which runs the randomized run's operations ({@link
- * RandomOperations}) until a file {@code stop} appears in {@code dir}.
+ * connectTimeoutMillis} (unless the URI gives one, as a fixture may for a worker's slower start), {@code seed} for {@code random}, which runs the randomized run's operations ({@link
+ * RandomOperations}) until a file {@code stop} appears in {@code dir}, and for {@code hold} and {@code kinds} (holds of
+ * {@code holdMillis} each, recorded in the history) {@code kind} ({@code lock}, {@code read}, {@code write}, {@code
+ * permit}, or {@code readwrite}: a write in four, reads otherwise) and {@code permits} (a semaphore's N).
  *
  * <p>It reports on stdout, one event a line: {@code READY pid}, {@code ACQUIRED owner token}, {@code WRITE owner
  * token}, {@code LOST owner}, {@code HELD owner held=b lost=n}, {@code RELEASED owner result},
@@ -57,6 +60,8 @@ public final class WorkerMain {
     private final AtomicLong withdrawals = new AtomicLong();
     private final AtomicLong deposits = new AtomicLong();
     private final AtomicLong lowest = new AtomicLong(UnguardedAccount.START_BALANCE);
+    private final String kind;
+    private final int permits;
 
     private WorkerMain(Map<String, String> args) {
         this.args = args;
@@ -64,6 +69,8 @@ public final class WorkerMain {
         this.key = arg("key");
         this.maxWait = Duration.ofMillis(Long.parseLong(arg("maxWaitMillis")));
         this.history = HistoryRecorder.toDirectory(dir.resolve("history"));
+        this.kind = args.getOrDefault("kind", "lock");
+        this.permits = Integer.parseInt(args.getOrDefault("permits", "1"));
     }
 
     /** Runs the workload given by {@code args}; exits 0 when done, 1 on failure. */
@@ -140,6 +147,7 @@ public final class WorkerMain {
                         switch (mode) {
                             case "lock", "trylock" -> criticalSection(locker, mode.equals("trylock"));
                             case "hold" -> hold(locker);
+                            case "kinds" -> kindHold(locker, n + i);
                             default -> throw new IllegalArgumentException("unknown mode " + mode);
                         }
                     }
@@ -279,12 +287,47 @@ public final class WorkerMain {
                 Thread.sleep(1);
             }
         } else {
-            lock = locker.lock(key, maxWait);
+            lock = lock(locker, LockKind.valueOf(kind.toUpperCase(java.util.Locale.ROOT)));
         }
         maxWaitNanos.accumulateAndGet(System.nanoTime() - asked, Math::max);
-        history.acquired(lock);
+        recordAcquired(lock);
         say("ACQUIRED " + lock.ownerId() + " " + token(lock));
         return lock;
+    }
+
+    /** Waits up to {@code maxWait} for a grant of {@code kind} on the key. */
+    private RemoteLock lock(RemoteLocker locker, LockKind kind) throws InterruptedException {
+        return switch (kind) {
+            case LOCK -> locker.lock(key, maxWait);
+            case READ -> locker.readWriteLock(key).readLock().lock(maxWait);
+            case WRITE -> locker.readWriteLock(key).writeLock().lock(maxWait);
+            case PERMIT -> locker.semaphore(key, permits).lock(maxWait);
+        };
+    }
+
+    private void recordAcquired(RemoteLock lock) {
+        if (lock.kind() == LockKind.PERMIT) {
+            history.acquired(lock, permits);
+        } else {
+            history.acquired(lock);
+        }
+    }
+
+    /**
+     * One hold of {@code kind} ({@code readwrite}: the write side for every fourth {@code n}, the read side
+     * otherwise) for {@code holdMillis}, recorded in the history.
+     */
+    private void kindHold(RemoteLocker locker, int n) throws Exception {
+        LockKind side = kind.equals("readwrite")
+                ? (n % 4 == 0 ? LockKind.WRITE : LockKind.READ)
+                : LockKind.valueOf(kind.toUpperCase(java.util.Locale.ROOT));
+        long asked = System.nanoTime();
+        RemoteLock lock = lock(locker, side);
+        maxWaitNanos.accumulateAndGet(System.nanoTime() - asked, Math::max);
+        recordAcquired(lock);
+        Thread.sleep(Long.parseLong(arg("holdMillis")));
+        sections.incrementAndGet();
+        end(lock);
     }
 
     private void end(RemoteLock lock) {

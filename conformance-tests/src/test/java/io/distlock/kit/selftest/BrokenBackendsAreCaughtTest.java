@@ -118,6 +118,27 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class WriterBesideReaders extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-writerbesidereaders:";
+        }
+    }
+
+    static class OverGrantsPermits extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-overgrantspermits:";
+        }
+    }
+
+    static class KeepsDeadPermits extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-keepsdeadpermits:";
+        }
+    }
+
     static class GenerousFileLock extends LockerConformanceTests {
         static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-generous");
 
@@ -262,6 +283,37 @@ class BrokenBackendsAreCaughtTest {
         assertFails(NoExclusion.class, "tryLock_isExclusive_manyThreadsOneKey_theorem3", "at once");
         assertFails(NoExclusion.class, "tryLockAndLock_whileAnotherOwnerHolds_areRefused", "tryLock of another locker");
         assertFails(NoExclusion.class, "lockAll_randomOverlappingKeySets_noDeadlock_exclusionPerKey", "at once");
+    }
+
+    @Test
+    void writerBesideReaders_failsReadWriteExclusion() {
+        assertFails(
+                WriterBesideReaders.class,
+                "readWrite_writeHoldOverlapsNoOtherHold_manyThreads",
+                "a write hold beside another",
+                "at once");
+        assertFails(
+                WriterBesideReaders.class,
+                "writeLock_whileReadersHold_isRefused_andReadersWhileAWriterHolds",
+                "a writer's tryLock beside a reader");
+    }
+
+    @Test
+    void overGrantedPermit_failsTheSemaphoresBound() {
+        assertFails(OverGrantsPermits.class, "semaphore_grantsNPermits_refusesOneMore_andAReleaseLetsItIn", "beyond the");
+        assertFails(
+                OverGrantsPermits.class,
+                "semaphore_neverMoreThanNHolders_manyThreads",
+                "more holds at once than the limit",
+                "more holders at once than the");
+    }
+
+    @Test
+    void deadHoldersPermitNeverReturned_failsPermitCrashSafety() {
+        assertFails(
+                KeepsDeadPermits.class,
+                "permit_ofAHolderThatDies_isFreedWithItsLease_andAWaiterGetsIt",
+                "the permit of a holder that died was not returned");
     }
 
     @Test

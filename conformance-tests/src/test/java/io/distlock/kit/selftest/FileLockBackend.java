@@ -3,6 +3,8 @@ package io.distlock.kit.selftest;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -19,12 +21,18 @@ import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.locks.ReentrantLock;
 
-/** The {@code lockfile:} store: see {@link FileLockBackendProvider}. Polls; not fair; fencing from a counter file. */
+/**
+ * The {@code lockfile:} store: see {@link FileLockBackendProvider}. Polls; not fair; fencing from a counter file. A
+ * file per key and space holds its holders, a line each, so read-write locks and semaphores are served by the grant
+ * rule of {@link LockRequest} (without a queue: whoever polls first when there is room).
+ */
 final class FileLockBackend implements LockBackend {
 
     enum Defect {
@@ -44,7 +52,8 @@ final class FileLockBackend implements LockBackend {
 
     private static final long A_DAY_NANOS = java.time.Duration.ofDays(1).toNanos();
 
-    private static final Capabilities CAPABILITIES = new Capabilities(true, false, false, LeaseModel.RENEWED_TTL);
+    private static final Capabilities CAPABILITIES = new Capabilities(true, false, false, LeaseModel.RENEWED_TTL)
+            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
     private static final ReentrantLock JVM_MUTEX = new ReentrantLock(); // OS file locks exclude processes, not threads
     private static final long POLL_NANOS = 5_000_000;
 
@@ -52,17 +61,30 @@ final class FileLockBackend implements LockBackend {
     private final Ticker ticker;
     private final Defect defect;
 
-    /** What a lock file holds. */
-    private record Entry(String owner, long expiresNanos, long token) {}
+    /** One holder in a lock file. */
+    private record Entry(String owner, long expiresNanos, long token, LockKind kind, int limit) {
+        Entry(String owner, long expiresNanos, long token) {
+            this(owner, expiresNanos, token, LockKind.LOCK, 1);
+        }
+
+        boolean liveAt(long now) {
+            return expiresNanos - now > 0;
+        }
+    }
 
     private static final class FileLease implements Lease {
+        private final LockKind kind;
+        private final int limit;
         private final String key;
         private final String owner;
         private final long token;
         private volatile long validUntil;
 
-        FileLease(String key, String owner, long token, long validUntil) {
-            this.key = key;
+        FileLease(LockRequest request, long token, long validUntil) {
+            this.kind = request.kind();
+            this.limit = request.limit();
+            this.key = request.key();
+            String owner = request.ownerId();
             this.owner = owner;
             this.token = token;
             this.validUntil = validUntil;
@@ -123,7 +145,7 @@ final class FileLockBackend implements LockBackend {
 
     /** Announces the attempt, waits for rivals, and gives up if any other attempt was announced meanwhile. */
     private Optional<Lease> contended(LockRequest request) {
-        String prefix = fileOf(request.key()).getFileName() + ".attempt.";
+        String prefix = fileOf(request.kind(), request.key()).getFileName() + ".attempt.";
         Path mine = dir.resolve(prefix + request.ownerId());
         try {
             Files.createFile(mine);
@@ -152,18 +174,54 @@ final class FileLockBackend implements LockBackend {
         long now = ticker.read();
         long leaseNanos = request.leaseTime().toNanos();
         return atomically(() -> {
-            Path file = fileOf(request.key());
-            Optional<Entry> current = read(file);
-            if (current.isPresent() && current.get().expiresNanos() - now > 0) {
+            Path file = fileOf(request.kind(), request.key());
+            List<Entry> live = new ArrayList<>(
+                    read(file).stream().filter(e -> e.liveAt(now)).toList());
+            checkLimit(live, request);
+            if (!grantable(live, request)) {
                 return Optional.empty();
             }
             if (defect == Defect.RACY || defect == Defect.JVM_ONLY) {
                 pause(); // a store round trip between the check and the write, with nothing to make them atomic
             }
             long token = nextToken();
-            write(file, new Entry(request.ownerId(), now + stored(leaseNanos), token));
-            return Optional.of(new FileLease(request.key(), request.ownerId(), token, validUntil(now, leaseNanos)));
+            live.add(new Entry(
+                    request.ownerId(), now + stored(leaseNanos), token, request.kind(), request.limit()));
+            write(file, live);
+            return Optional.of(new FileLease(request, token, validUntil(now, leaseNanos)));
         });
+    }
+
+    /**
+     * The grant rule of {@link LockRequest} among the live holders: an exclusive request when there are none, a shared
+     * one when none is exclusive and fewer than the smallest limit among them and itself hold.
+     */
+    private static boolean grantable(List<Entry> live, LockRequest request) {
+        if (request.exclusive()) {
+            return live.isEmpty();
+        }
+        int limit = request.limit();
+        for (Entry e : live) {
+            if (e.kind().exclusive()) {
+                return false;
+            }
+            limit = Math.min(limit, e.limit());
+        }
+        return live.size() < limit;
+    }
+
+    /** Refuses a permit whose semaphore is held with another number of permits. */
+    private static void checkLimit(List<Entry> live, LockRequest request) {
+        if (request.kind() != LockKind.PERMIT) {
+            return;
+        }
+        for (Entry e : live) {
+            if (e.limit() != request.limit()) {
+                throw new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + e.limit()
+                        + " permits; this call asks for it with " + request.limit()
+                        + ": every user of a semaphore must give the same number of permits");
+            }
+        }
     }
 
     /**
@@ -173,7 +231,7 @@ final class FileLockBackend implements LockBackend {
      */
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        Path waiter = dir.resolve(fileName(request.key()) + WAITER + java.util.UUID.randomUUID() + "."
+        Path waiter = dir.resolve(fileName(request.kind(), request.key()) + WAITER + java.util.UUID.randomUUID() + "."
                 + request.leaseTime().toMillis());
         Optional<Lease> lease = Optional.empty();
         try {
@@ -209,19 +267,22 @@ final class FileLockBackend implements LockBackend {
 
     /** The file that holds {@code key}'s lock, for a test that deletes it behind the holder's back. */
     static Path lockFile(Path dir, String key) {
-        return dir.resolve(fileName(key));
+        return dir.resolve(fileName(LockKind.LOCK, key));
     }
 
     /**
-     * What the store holds for {@code key}: its lock file and any live waiter files, one line each. A lock file whose
+     * What the store holds for {@code key}: its lock files (of the lock, the read-write lock and the semaphore) and any
+     * live waiter files, one line each. A lock file whose
      * entry ran out (a holder that could not release it, say while the store was down) is no longer held, as a TTL
      * store's expired key is gone; it is left for the next attempt to overwrite. Read on the system clock: the kit
      * looks only after its runs on it.
      */
     static java.util.List<String> entries(Path dir, String key) throws IOException {
-        String name = fileName(key);
+        List<String> names = java.util.stream.Stream.of(LockKind.LOCK, LockKind.WRITE, LockKind.PERMIT)
+                .map(kind -> fileName(kind, key))
+                .toList();
         try (java.util.stream.Stream<Path> all = Files.list(dir)) {
-            return all.filter(p -> p.getFileName().toString().startsWith(name))
+            return all.filter(p -> names.stream().anyMatch(p.getFileName().toString()::startsWith))
                     .filter(p -> !expiredWaiter(p))
                     .filter(p -> !expiredLock(p))
                     .map(p -> p.getFileName().toString())
@@ -251,9 +312,9 @@ final class FileLockBackend implements LockBackend {
             return false;
         }
         try {
-            Optional<Entry> entry = read(path);
-            return entry.isPresent()
-                    && entry.get().expiresNanos() - Ticker.system().read() <= 0;
+            long now = Ticker.system().read();
+            List<Entry> entries = read(path);
+            return !entries.isEmpty() && entries.stream().noneMatch(e -> e.liveAt(now));
         } catch (IOException e) {
             return false; // unreadable: report it
         }
@@ -285,14 +346,15 @@ final class FileLockBackend implements LockBackend {
         long now = ticker.read();
         long leaseNanos = leaseTime.toNanos();
         boolean renewed = atomically(() -> {
-            Path file = fileOf(ours.key);
-            Optional<Entry> current = read(file);
-            if (current.isEmpty()
-                    || !current.get().owner().equals(ours.owner)
-                    || current.get().expiresNanos() - now <= 0) {
+            Path file = fileOf(ours.kind, ours.key);
+            List<Entry> live = new ArrayList<>(
+                    read(file).stream().filter(e -> e.liveAt(now)).toList());
+            int mine = indexOf(live, ours.owner);
+            if (mine < 0) {
                 return false;
             }
-            write(file, new Entry(ours.owner, now + stored(leaseNanos), ours.token));
+            live.set(mine, new Entry(ours.owner, now + stored(leaseNanos), ours.token, ours.kind, ours.limit));
+            write(file, live);
             ours.validUntil = validUntil(now, leaseNanos);
             return true;
         });
@@ -303,14 +365,29 @@ final class FileLockBackend implements LockBackend {
     public boolean release(Lease lease) {
         FileLease ours = (FileLease) lease;
         return atomically(() -> {
-            Path file = fileOf(ours.key);
-            Optional<Entry> current = read(file);
-            if (current.isPresent() && current.get().owner().equals(ours.owner)) {
-                Files.deleteIfExists(file);
-                return true;
+            Path file = fileOf(ours.kind, ours.key);
+            List<Entry> entries = new ArrayList<>(read(file));
+            int mine = indexOf(entries, ours.owner);
+            if (mine < 0) {
+                return false;
             }
-            return false;
+            entries.remove(mine);
+            if (entries.isEmpty()) {
+                Files.deleteIfExists(file);
+            } else {
+                write(file, entries);
+            }
+            return true;
         });
+    }
+
+    private static int indexOf(List<Entry> entries, String owner) {
+        for (int i = 0; i < entries.size(); i++) {
+            if (entries.get(i).owner().equals(owner)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     @Override
@@ -360,45 +437,72 @@ final class FileLockBackend implements LockBackend {
 
     private long nextToken() throws IOException {
         Path counter = dir.resolve(".fence");
-        long next = read(counter).map(Entry::token).orElse(0L) + 1;
-        write(counter, new Entry("-", 0, next));
+        long next = read(counter).stream().mapToLong(Entry::token).findFirst().orElse(0L) + 1;
+        write(counter, List.of(new Entry("-", 0, next)));
         return defect == Defect.FALLING_TOKENS ? 1_000_000_000L - next : next;
     }
 
-    private Path fileOf(String key) {
-        return dir.resolve(fileName(key));
+    private Path fileOf(LockKind kind, String key) {
+        return dir.resolve(fileName(kind, key));
     }
 
-    private static String fileName(String key) {
+    /** The lock's file keeps the name it always had; a read-write lock's and a semaphore's have their space in it. */
+    private static String fileName(LockKind kind, String key) {
+        String named = kind.space() == LockKind.Space.LOCK ? key : kind.space() + "\0" + key;
         try {
-            byte[] hash = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            byte[] hash = MessageDigest.getInstance("SHA-256").digest(named.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(hash) + ".lock";
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    private static Optional<Entry> read(Path file) throws IOException {
+    /** The entries of a lock file, a line each; none if it is missing, and none of a torn line (the racy variant). */
+    private static List<Entry> read(Path file) throws IOException {
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8).trim();
         } catch (NoSuchFileException e) {
-            return Optional.empty();
+            return List.of();
         }
-        String[] f = text.split(" ");
-        if (f.length != 3) {
-            return Optional.empty(); // only the racy variant ever sees a half-written file
+        List<Entry> entries = new ArrayList<>();
+        for (String line : text.split("\n")) {
+            String[] f = line.trim().split(" ");
+            if (f.length != 3 && f.length != 5) {
+                continue; // only the racy variant ever sees a half-written file
+            }
+            try {
+                entries.add(
+                        f.length == 3
+                                ? new Entry(f[0], Long.parseLong(f[1]), Long.parseLong(f[2]))
+                                : new Entry(
+                                        f[0],
+                                        Long.parseLong(f[1]),
+                                        Long.parseLong(f[2]),
+                                        LockKind.valueOf(f[3]),
+                                        Integer.parseInt(f[4])));
+            } catch (IllegalArgumentException e) {
+                // a torn line, as above
+            }
         }
-        try {
-            return Optional.of(new Entry(f[0], Long.parseLong(f[1]), Long.parseLong(f[2])));
-        } catch (NumberFormatException e) {
-            return Optional.empty();
-        }
+        return entries;
     }
 
-    private static void write(Path file, Entry entry) throws IOException {
-        Files.writeString(
-                file, entry.owner() + " " + entry.expiresNanos() + " " + entry.token(), StandardCharsets.UTF_8);
+    private static void write(Path file, List<Entry> entries) throws IOException {
+        StringBuilder text = new StringBuilder();
+        for (Entry e : entries) {
+            text.append(e.owner())
+                    .append(' ')
+                    .append(e.expiresNanos())
+                    .append(' ')
+                    .append(e.token())
+                    .append(' ')
+                    .append(e.kind())
+                    .append(' ')
+                    .append(e.limit())
+                    .append('\n');
+        }
+        Files.writeString(file, text.toString(), StandardCharsets.UTF_8);
     }
 
     private static void pause() {
