@@ -300,7 +300,8 @@ class BrokenBackendsAreCaughtTest {
 
     @Test
     void overGrantedPermit_failsTheSemaphoresBound() {
-        assertFails(OverGrantsPermits.class, "semaphore_grantsNPermits_refusesOneMore_andAReleaseLetsItIn", "beyond the");
+        assertFails(
+                OverGrantsPermits.class, "semaphore_grantsNPermits_refusesOneMore_andAReleaseLetsItIn", "beyond the");
         assertFails(
                 OverGrantsPermits.class,
                 "semaphore_neverMoreThanNHolders_manyThreads",

@@ -185,8 +185,7 @@ final class FileLockBackend implements LockBackend {
                 pause(); // a store round trip between the check and the write, with nothing to make them atomic
             }
             long token = nextToken();
-            live.add(new Entry(
-                    request.ownerId(), now + stored(leaseNanos), token, request.kind(), request.limit()));
+            live.add(new Entry(request.ownerId(), now + stored(leaseNanos), token, request.kind(), request.limit()));
             write(file, live);
             return Optional.of(new FileLease(request, token, validUntil(now, leaseNanos)));
         });
