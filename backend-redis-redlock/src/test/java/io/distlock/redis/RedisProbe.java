@@ -188,11 +188,13 @@ final class RedisProbe implements AutoCloseable {
                         .add("PAUSE")
                         .add(pause.toMillis())
                         .add("WRITE"));
-        // inside the master: a read-write lock's or semaphore's key is not text, and would not survive a round trip
-        Long longest = redis.eval(LONGEST_TTL, ScriptOutputType.INTEGER, new String[0], prefix + "*");
-        if (longest == -1) {
-            throw new IllegalStateException(
-                    "A key under " + prefix + " on " + endpoints.get(master) + " never expires");
+        long longest = 0;
+        for (String key : redis.keys(prefix + "*")) {
+            long ttl = redis.pttl(key);
+            if (ttl == -1) {
+                throw new IllegalStateException("Key " + key + " on " + endpoints.get(master) + " never expires");
+            }
+            longest = Math.max(longest, ttl); // -2: expired since KEYS listed it
         }
         return Duration.ofMillis(longest);
     }
