@@ -92,11 +92,6 @@ final class RedisProbe implements AutoCloseable {
             + " out[#out + 1] = k .. '=[' .. table.concat(redis.call('zrange', k, 0, -1), ', ') .. ']'"
             + " else out[#out + 1] = k .. '=' .. tostring(redis.call('get', k)) end end return out";
 
-    /** The longest {@code PTTL} of a key matching ARGV[1] inside the master, -1 if one never expires, 0 if none. */
-    private static final String LONGEST_TTL = "local longest = 0 for _, k in ipairs(redis.call('keys', ARGV[1])) do"
-            + " local t = redis.call('pttl', k) if t == -1 then return -1 end"
-            + " if t > longest then longest = t end end return longest";
-
     /** Adds {@code holder} with {@code expiry} ms from now to the set at {@code spaceKey} on master {@code index}. */
     void addHolder(int master, byte[] spaceKey, String holder, Duration expiry) {
         on(master)
