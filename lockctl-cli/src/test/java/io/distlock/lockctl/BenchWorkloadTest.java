@@ -99,7 +99,7 @@ class BenchWorkloadTest {
         assertThat(summary.get("mostHeldAtOnce").asInt()).isBetween(1, 2);
         assertThat(summary.get("readsPerSecond").isNull()).isTrue();
         assertThat(cli.out()).contains("workload semaphore (2 permits)").doesNotContain("VIOLATION");
-        assertThat(held.out()).contains("Client heap per held permit, 20 held");
+        assertThat(held.out()).contains("Client heap per held permit, 20 permits held");
     }
 
     /** A target that excludes nothing (every kind granted at once): the history check flags the run. */

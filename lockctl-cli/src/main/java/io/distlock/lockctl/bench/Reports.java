@@ -154,9 +154,10 @@ public final class Reports {
         for (BenchReport.HeldSummary h : report.heapPerHeldLockBytes()) {
             s.append(String.format(
                     Locale.ROOT,
-                    "%nClient heap per held %s, %d held by one locker of %s, one per key: %.0f bytes%n",
+                    "%nClient heap per held %s, %d %ss held by one locker of %s: %.0f bytes%n",
                     heldWhat,
                     h.held(),
+                    heldWhat,
                     shorten(h.store()),
                     h.bytesPerLock()));
         }
