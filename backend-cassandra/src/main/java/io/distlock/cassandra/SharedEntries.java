@@ -120,9 +120,7 @@ final class SharedEntries {
         }
         for (String entry : entries) {
             if (tag(entry).startsWith("P") && limit(entry) != request.limit()) {
-                throw new LockConfigurationException("Semaphore '" + request.key() + "' is in use with "
-                        + limit(entry) + " permits; this call asks for it with " + request.limit()
-                        + ": every user of a semaphore must give the same number of permits");
+                throw request.permitsInUse(limit(entry));
             }
         }
     }

@@ -143,9 +143,7 @@ final class FairQueue {
         for (KeyValue kv : read) {
             int n = permitsOf(kv);
             if (n != request.limit()) {
-                throw new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + n
-                        + " permits; this call asks for it with " + request.limit()
-                        + ": every user of a semaphore must give the same number of permits");
+                throw request.permitsInUse(n);
             }
         }
     }

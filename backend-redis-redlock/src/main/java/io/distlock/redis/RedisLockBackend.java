@@ -133,9 +133,7 @@ final class RedisLockBackend implements LockBackend {
      * give the same number.
      */
     static LockConfigurationException permitsMismatch(LockRequest request, long inUseWith) {
-        return new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + inUseWith
-                + " permits; this call asks for it with " + request.limit()
-                + ": every user of a semaphore must give the same number of permits");
+        return request.permitsInUse(inUseWith);
     }
 
     /** Sleeps a random time up to {@code bound}; false if interrupted (the flag is kept). */

@@ -124,9 +124,7 @@ final class ZkQueue {
     }
 
     private LockConfigurationException mismatch(int theirs) {
-        return new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + theirs
-                + " permits; this call asks for it with " + request.limit()
-                + ": every user of a semaphore must give the same number of permits");
+        return request.permitsInUse(theirs);
     }
 
     /** The N that a permit node names; 0 if the name is not a permit node's. */

@@ -1,6 +1,5 @@
 package io.distlock.memory;
 
-import io.distlock.LockConfigurationException;
 import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
@@ -234,9 +233,7 @@ final class LockSpace {
                 .filter(n -> n != request.limit())
                 .findFirst()
                 .ifPresent(n -> {
-                    throw new LockConfigurationException("Semaphore '" + request.key() + "' is in use with " + n
-                            + " permits; this call asks for it with " + request.limit()
-                            + ": every user of a semaphore must give the same number of permits");
+                    throw request.permitsInUse(n);
                 });
     }
 

@@ -48,6 +48,16 @@ public record LockRequest(
         this(key, ownerId, leaseTime, lossListener, LockKind.LOCK, 1);
     }
 
+    /**
+     * The refusal of this permit request, whose semaphore the store holds or queues with {@code inUseWith} permits
+     * instead of {@link #limit()}: the one wording of every backend.
+     */
+    public io.distlock.LockConfigurationException permitsInUse(long inUseWith) {
+        return new io.distlock.LockConfigurationException("Semaphore '" + key + "' is in use with " + inUseWith
+                + " permits; this call asks for it with " + limit
+                + ": every user of a semaphore must give the same number of permits");
+    }
+
     /** Whether the grant excludes every other grant in its space on the key ({@link LockKind#exclusive()}). */
     public boolean exclusive() {
         return kind.exclusive();
