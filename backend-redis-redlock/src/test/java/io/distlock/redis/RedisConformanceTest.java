@@ -43,6 +43,16 @@ class RedisConformanceTest extends LockerConformanceTests {
         return Optional.of(new RedisStoreFaults(REDIS, probe, leaseTime()));
     }
 
+    /**
+     * Read-write locks and semaphores are the same scripts and the same backend on one master as on five (where a
+     * permit's quorum is the master itself): their contracts run once for Redis, in {@link RedlockConformanceTest}.
+     */
+    @Override
+    public Optional<String> kindsTestedElsewhere() {
+        return Optional.of("read-write locks and semaphores run once per store: on Redis in RedlockConformanceTest"
+                + " (the same scripts over five masters)");
+    }
+
     /** Port 1 on loopback: nothing listens there. */
     @Override
     public Optional<String> unreachableUri() {

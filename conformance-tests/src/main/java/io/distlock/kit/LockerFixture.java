@@ -169,4 +169,14 @@ public interface LockerFixture {
     default MultiProcessSupport multiProcessSupport() {
         return MultiProcessSupport.uri(lockerUri());
     }
+
+    /**
+     * Where the read-write lock and semaphore contracts run instead, when another kit class of the same store and
+     * backend runs them already (they run once per store): the reason, naming that class. Present, it skips every
+     * test that needs {@link Need#READ_WRITE_LOCKS} or {@link Need#SEMAPHORES} here, with the reason. Empty (the
+     * default): they run wherever the backend declares the kinds.
+     */
+    default Optional<String> kindsTestedElsewhere() {
+        return Optional.empty();
+    }
 }

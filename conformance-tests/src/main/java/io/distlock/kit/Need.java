@@ -44,6 +44,10 @@ public enum Need {
     READ_WRITE_LOCKS {
         @Override
         Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            Optional<String> elsewhere = fixture.kindsTestedElsewhere();
+            if (elsewhere.isPresent()) {
+                return elsewhere;
+            }
             return capabilities.offers(LockKind.READ)
                     ? Optional.empty()
                     : Optional.of("backend declares no read-write locks (Capabilities.kinds() " + capabilities.kinds()
@@ -55,6 +59,10 @@ public enum Need {
     SEMAPHORES {
         @Override
         Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            Optional<String> elsewhere = fixture.kindsTestedElsewhere();
+            if (elsewhere.isPresent()) {
+                return elsewhere;
+            }
             return capabilities.offers(LockKind.PERMIT)
                     ? Optional.empty()
                     : Optional.of("backend declares no semaphores (Capabilities.kinds() " + capabilities.kinds()
