@@ -6,9 +6,7 @@ import io.distlock.kit.MutualExclusionContract;
 import io.distlock.testing.CassandraCluster;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -41,19 +39,6 @@ class CassandraSingleNodeTest {
         public String options() {
             return "fencing=true";
         }
-
-        /**
-         * Needs three of six threads holding a permit at once for 1-4 ms each. With fencing each grant first draws its
-         * token by lightweight transactions on the key's one counter, so the holders of a semaphore reach their caller
-         * one Paxos round after another (tens of ms apart here), and three 1-4 ms holds never overlapped in a run
-         * (two did). The bound itself (never more than N) is checked by the other semaphore contracts here and by
-         * {@link SharedKindsTest}.
-         */
-        @Test
-        @Disabled("fencing=true hands the permits of a semaphore over one Paxos round apart: three 1-4 ms holds"
-                + " never overlap")
-        @Override
-        public void semaphore_neverMoreThanNHolders_manyThreads() {}
     }
 
     /** Without fencing a grant is handed over as soon as the queue gives it: exclusion and abandoned attempts. */

@@ -81,7 +81,9 @@ public interface SemaphoreContract extends LockerFixture {
     /**
      * Never more than N at once, and N reached, under contention: twice N threads over several lockers keep taking
      * permits and hold each a moment; a counter of holders and the recorded history both stay within N, and the
-     * counter reached N.
+     * counter reached N. Until N holders have been seen at once, a holder waits for the others (up to half of
+     * {@link #maxWait()}, which the waiters wait) before it lets go, so that a store whose grants come tens of milliseconds apart (a Paxos round each)
+     * still shows N at once; a backend that grants fewer than N at once never does, and fails.
      */
     @Test
     @Requires(Need.SEMAPHORES)
@@ -92,6 +94,7 @@ public interface SemaphoreContract extends LockerFixture {
         int threads = 2 * PERMITS;
         try (Lockers lockers = Lockers.open(this, PERMITS, leaseTime());
                 HistoryRecorder history = HistoryRecorder.inMemory()) {
+            long deadline = System.nanoTime() + maxWait().toNanos() / 2; // waiters wait maxWait()
             Concurrently.run("permits", threads, maxWait().multipliedBy(3), i -> {
                 RemoteSemaphore semaphore = lockers.get(i).semaphore(key, PERMITS);
                 for (int n = 0; n < acquisitionsPerThread(); n++) {
@@ -99,6 +102,7 @@ public interface SemaphoreContract extends LockerFixture {
                         history.acquired(permit, PERMITS);
                         most.accumulateAndGet(holding.incrementAndGet(), Math::max);
                         Thread.sleep(1 + ThreadLocalRandom.current().nextInt(4));
+                        awaitAllHeldOnce(most, deadline);
                         holding.decrementAndGet();
                         history.releasing(permit);
                     }
@@ -248,6 +252,16 @@ public interface SemaphoreContract extends LockerFixture {
                 assertFalse(permit.isHeld(), "isHeld() after release");
                 assertEquals(ReleaseResult.ALREADY_RELEASED, permit.release(), "second release of a permit");
             }
+        }
+    }
+
+    /**
+     * Until {@code most} has reached {@value #PERMITS} (or {@code deadline}, a {@link System#nanoTime()} reading, has
+     * passed), holds on: the holders of a semaphore whose grants come far apart then overlap, and N is seen at once.
+     */
+    private static void awaitAllHeldOnce(AtomicInteger most, long deadline) throws InterruptedException {
+        while (most.get() < PERMITS && System.nanoTime() - deadline < 0) {
+            Thread.sleep(1);
         }
     }
 }
