@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
 import io.distlock.LockException;
+import io.distlock.LockKind;
 import io.distlock.LockTimeoutException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
@@ -16,7 +18,9 @@ import io.distlock.kit.history.HistoryChecker;
 import io.distlock.kit.history.HistoryRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,9 +44,20 @@ public interface FaultMatrixContract extends LockerFixture {
     int FAULT_THREADS = 4;
 
     /**
+     * N of the semaphore of the contended run under node faults: one. A semaphore of more permits over Redlock's
+     * masters needs more of them than a lock does (4 of 5 for N = 2: a majority cannot bound N), so it cannot be
+     * granted with {@code nodeCount - quorum} of them killed; a permit of one needs what a lock needs everywhere.
+     */
+    int FAULT_PERMITS = 1;
+
+    /**
      * A minority of the store's nodes ({@code nodeCount - quorum}) killed with {@code SIGKILL} a third of the way
      * through a contended run: every thread still runs all its critical sections (a call that fails while the client
-     * moves to another node is retried and counted), no two at once, and the history is consistent.
+     * moves to another node is retried and counted), no two at once, and the history is consistent. Where the backend
+     * declares them ({@link io.distlock.Capabilities#kinds()}), the threads' sections cycle through the kinds on the
+     * one key — the lock, the read side, the write side, the permit of a semaphore of {@value #FAULT_PERMITS} — as
+     * many sections in all: the lock, the write side and the permit each run an unguarded account, readers share, and
+     * the history is checked in each of the key's spaces (no hold beside a lock, a write hold or the permit).
      */
     @Test
     @Requires(Need.NODE_FAULTS)
@@ -52,7 +67,8 @@ public interface FaultMatrixContract extends LockerFixture {
         int perThread = acquisitionsPerThread();
         int total = FAULT_THREADS * perThread;
         int minority = nodes.nodeCount() - nodes.quorum();
-        UnguardedAccount account = new UnguardedAccount();
+        Map<LockKind, UnguardedAccount> accounts = new EnumMap<>(LockKind.class);
+        Map<LockKind, AtomicInteger> sectionsOf = new EnumMap<>(LockKind.class);
         HistoryRecorder history = HistoryRecorder.inMemory();
         AtomicInteger sections = new AtomicInteger();
         AtomicInteger storeErrors = new AtomicInteger();
@@ -61,6 +77,13 @@ public interface FaultMatrixContract extends LockerFixture {
         try {
             for (int i = 0; i < FAULT_THREADS; i++) {
                 lockers.add(recordingLocker(lockerBuilder(), history, leaseTime()));
+            }
+            List<LockKind> kinds = List.copyOf(lockers.get(0).capabilities().kinds());
+            for (LockKind kind : kinds) {
+                sectionsOf.put(kind, new AtomicInteger());
+                if (kind != LockKind.READ) {
+                    accounts.put(kind, new UnguardedAccount()); // readers share; a permit of one excludes
+                }
             }
             Thread killer = new Thread(
                     () -> {
@@ -81,10 +104,14 @@ public interface FaultMatrixContract extends LockerFixture {
             killer.start();
             Concurrently.run("minority-killed", FAULT_THREADS, maxWait().multipliedBy(3), i -> {
                 for (int n = 0; n < perThread; n++) {
-                    RemoteLock lock = lockRetryingStoreErrors(lockers.get(i), key, storeErrors);
-                    history.acquired(lock);
-                    account.criticalSection(lock.ownerId());
+                    LockKind kind = kinds.get(n % kinds.size()); // the threads start together on each kind
+                    RemoteLock lock = lockRetryingStoreErrors(lockers.get(i), kind, key, storeErrors);
+                    history.acquired(lock, FAULT_PERMITS);
+                    if (kind != LockKind.READ) {
+                        accounts.get(kind).criticalSection(lock.ownerId());
+                    }
                     history.releasing(lock);
+                    sectionsOf.get(kind).incrementAndGet();
                     sections.incrementAndGet();
                     try {
                         lock.release();
@@ -95,16 +122,22 @@ public interface FaultMatrixContract extends LockerFixture {
             });
             killer.join(maxWait().toMillis());
             assertTrue(killed.await(0, TimeUnit.SECONDS), "the run ended before a third of it had passed");
-            account.assertExclusive(total);
+            assertEquals(total, sections.get(), "critical sections run");
+            for (Map.Entry<LockKind, UnguardedAccount> account : accounts.entrySet()) {
+                account.getValue()
+                        .assertExclusive(sectionsOf.get(account.getKey()).get());
+            }
             HistoryChecker.assertConsistent(history.events());
             log().info(
-                            "{} critical sections with {} of {} nodes killed a third of the way; {} calls failed on"
-                                    + " the store and were retried",
+                            "{} critical sections ({}) with {} of {} nodes killed a third of the way; {} calls failed"
+                                    + " on the store and were retried",
                             total,
+                            sectionsOf,
                             minority,
                             nodes.nodeCount(),
                             storeErrors.get());
             Lockers.assertNothingLeft(this, lockers.get(0), leaseTime().plus(expirySlack()), key);
+            Lockers.assertOtherSpacesFree(lockers, leaseTime().plus(expirySlack()), kinds, key, FAULT_PERMITS);
         } finally {
             nodes.restoreAll();
             closeAll(lockers);
@@ -189,7 +222,10 @@ public interface FaultMatrixContract extends LockerFixture {
      * A holder cut off from the store (its proxies swallow everything) past its lease: another locker gets the key
      * once the lease or session has run out, the cut-off holder reports the loss, and no validity it reported reaches
      * past the next grant — it never believed it held the lock while another owner did. After the partition heals its
-     * release answers {@link ReleaseResult#ALREADY_LOST} and leaves the new holder's lock in place.
+     * release answers {@link ReleaseResult#ALREADY_LOST} and leaves the new holder's lock in place. Where the backend
+     * declares them ({@link io.distlock.Capabilities#kinds()}), the cut-off holder holds at the same time the read side
+     * of the key's read-write lock and the permit of its semaphore of one, through the one partition; the other locker
+     * takes the write side and the permit after it, and each is checked alike.
      */
     @Test
     @Requires(Need.CLIENT_PARTITION)
@@ -197,64 +233,104 @@ public interface FaultMatrixContract extends LockerFixture {
         ClientPartition partition =
                 storeFaults().flatMap(StoreFaults::clientPartition).orElseThrow();
         String key = TestKeys.unique("partitioned");
-        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        Capabilities capabilities = Lockers.capabilities(this);
+        LeaseModel model = capabilities.leaseModel();
+        // What the cut-off locker holds: the lock, the read side (the other takes the write side), a permit of one.
+        List<LockKind> cutOffKinds = capabilities.kinds().stream()
+                .filter(kind -> kind != LockKind.WRITE)
+                .toList();
         HistoryRecorder history = HistoryRecorder.inMemory();
         Duration connectTimeout = TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT);
         try (RemoteLocker cutOff = recordingLocker(
                         partition.lockerBuilder().connectTimeout(connectTimeout), history, shortLeaseTime());
                 RemoteLocker other = recordingLocker(lockerBuilder(), history, leaseTime())) {
-            RemoteLock lock = cutOff.lock(key, maxWait());
-            history.acquired(lock);
-            AtomicInteger lost = new AtomicInteger();
-            AtomicLong lostAt = new AtomicLong();
-            lock.onLost(l -> {
-                lostAt.compareAndSet(0, System.nanoTime());
-                history.lost(l);
-                lost.incrementAndGet();
-            });
-            RemoteLock next;
+            record CutOff(RemoteLock lock, AtomicInteger lost, AtomicLong lostAt) {}
+            List<CutOff> held = new ArrayList<>();
+            for (LockKind kind : cutOffKinds) {
+                CutOff hold = new CutOff(
+                        Lockers.grant(cutOff, kind, key, 1, maxWait()), new AtomicInteger(), new AtomicLong());
+                history.acquired(hold.lock(), 1);
+                hold.lock().onLost(l -> {
+                    hold.lostAt().compareAndSet(0, System.nanoTime());
+                    history.lost(l);
+                    hold.lost().incrementAndGet();
+                });
+                held.add(hold);
+            }
+            RemoteLock[] grants = new RemoteLock[held.size()];
             partition.partition();
             try {
                 Duration bound = lostWithin(model).plus(maxWait());
-                next = Lockers.lock(
-                        other,
-                        key,
-                        bound,
-                        () -> "the holder of '" + key + "' was cut off from the store, yet the key was not free within "
-                                + bound);
-                history.acquired(next);
-                long grantedAt = System.nanoTime();
-                assertTrue(
-                        Deadlines.within(expirySlack(), () -> lost.get() > 0 && !lock.isHeld()),
-                        "another owner holds '" + key + "' but the cut-off holder was not told: isHeld=" + lock.isHeld()
-                                + ", onLost fired " + lost.get() + " times");
+                // All asked for at once: a grant beside what the cut-off holder still believes it holds shows.
+                Concurrently.run(
+                        "partitioned-next",
+                        held.size(),
+                        bound.plus(expirySlack()).plus(maxWait()),
+                        i -> {
+                            RemoteLock lock = held.get(i).lock();
+                            LockKind kind = lock.kind() == LockKind.READ ? LockKind.WRITE : lock.kind();
+                            RemoteLock taken = Lockers.lock(
+                                    other,
+                                    kind,
+                                    key,
+                                    1,
+                                    bound,
+                                    () -> "the holder of " + what(lock) + " was cut off from the store, yet the "
+                                            + kind.label() + " was not to be had within " + bound);
+                            history.acquired(taken, 1);
+                            long grantedAt = System.nanoTime();
+                            grants[i] = taken;
+                            AtomicInteger lost = held.get(i).lost();
+                            assertTrue(
+                                    Deadlines.within(expirySlack(), () -> lost.get() > 0 && !lock.isHeld()),
+                                    "another owner holds " + what(taken) + " but the cut-off holder of " + what(lock)
+                                            + " was not told: isHeld=" + lock.isHeld() + ", onLost fired " + lost.get()
+                                            + " times");
+                            long lostAt = held.get(i).lostAt().get();
+                            log().info(
+                                            "The cut-off holder of {} was told {} ms {} the next grant",
+                                            what(lock),
+                                            Math.abs(lostAt - grantedAt) / 1_000_000,
+                                            lostAt - grantedAt <= 0 ? "before" : "after");
+                        });
                 HistoryChecker.assertConsistent(history.events());
-                log().info(
-                                "The cut-off holder of '{}' was told {} ms {} the next grant",
-                                key,
-                                Math.abs(lostAt.get() - grantedAt) / 1_000_000,
-                                lostAt.get() - grantedAt <= 0 ? "before" : "after");
             } finally {
                 partition.heal();
             }
-            ReleaseResult afterHeal;
-            try {
-                afterHeal = lock.release();
-            } catch (LockBackendException e) {
-                afterHeal = ReleaseResult.ALREADY_LOST; // still reconnecting: nothing of it is in the store
+            for (CutOff hold : held) {
+                RemoteLock lock = hold.lock();
+                ReleaseResult afterHeal;
+                try {
+                    afterHeal = lock.release();
+                } catch (LockBackendException e) {
+                    afterHeal = ReleaseResult.ALREADY_LOST; // still reconnecting: nothing of it is in the store
+                }
+                assertEquals(
+                        ReleaseResult.ALREADY_LOST,
+                        afterHeal,
+                        "release by the healed holder of its lost "
+                                + lock.kind().label());
             }
-            assertEquals(ReleaseResult.ALREADY_LOST, afterHeal, "release by the healed holder of its lost lock");
-            assertTrue(next.isHeld(), "the new holder's lock after the old holder's release");
+            List<RemoteLock> next = List.of(grants);
             try (RemoteLocker third = openLocker(leaseTime())) {
-                assertFalse(
-                        Lockers.isFree(third, key),
-                        "'" + key + "' is free while the new holder holds it, after the" + " healed holder's release");
+                for (RemoteLock grant : next) {
+                    assertTrue(grant.isHeld(), "the new holder's " + what(grant) + " after the old holder's release");
+                    assertFalse(
+                            Lockers.isFree(List.of(third), grant.kind().space(), key, 1),
+                            what(grant) + " is free while the new holder holds it, after the healed holder's"
+                                    + " release");
+                }
             }
-            assertEquals(1, lost.get(), "onLost calls of the cut-off holder");
-            history.releasing(next);
-            assertEquals(ReleaseResult.RELEASED, next.release());
+            for (CutOff hold : held) {
+                assertEquals(1, hold.lost().get(), "onLost calls of the cut-off holder of " + what(hold.lock()));
+            }
+            for (RemoteLock grant : next) {
+                history.releasing(grant);
+                assertEquals(ReleaseResult.RELEASED, grant.release());
+            }
             HistoryChecker.assertConsistent(history.events());
             Lockers.assertNothingLeft(this, other, maxWait(), key);
+            Lockers.assertOtherSpacesFree(List.of(other), maxWait(), cutOffKinds, key, 1);
         }
     }
 
@@ -339,6 +415,14 @@ public interface FaultMatrixContract extends LockerFixture {
         }
     }
 
+    /** {@code lock} in messages: {@code 'k'} for the lock, {@code the read lock of 'k'} for the other kinds. */
+    private static String what(RemoteLock lock) {
+        return lock.kind() == LockKind.LOCK
+                ? "'" + lock.key() + "'"
+                : "the " + lock.kind().label() + (lock.kind() == LockKind.PERMIT ? "" : " lock") + " of '" + lock.key()
+                        + "'";
+    }
+
     private NodeFaults nodeFaults() {
         return storeFaults().flatMap(StoreFaults::nodeFaults).orElseThrow(); // checked by @Requires(NODE_FAULTS)
     }
@@ -357,13 +441,22 @@ public interface FaultMatrixContract extends LockerFixture {
                 .build();
     }
 
-    /** {@code lock(key, maxWait)}, retrying a call that failed on the store (a node went away under it). */
-    private RemoteLock lockRetryingStoreErrors(RemoteLocker locker, String key, AtomicInteger storeErrors)
-            throws InterruptedException {
+    /**
+     * A grant of {@code kind} on {@code key} within {@code maxWait} (a permit of a semaphore of {@value
+     * #FAULT_PERMITS}), retrying a call that failed on the store (a node went away under it).
+     */
+    private RemoteLock lockRetryingStoreErrors(
+            RemoteLocker locker, LockKind kind, String key, AtomicInteger storeErrors) throws InterruptedException {
         long end = System.nanoTime() + maxWait().toNanos();
         while (true) {
             try {
-                return Lockers.lock(locker, key, maxWait(), () -> "'" + key + "' was not granted within " + maxWait());
+                return Lockers.lock(
+                        locker,
+                        kind,
+                        key,
+                        FAULT_PERMITS,
+                        maxWait(),
+                        () -> "the " + kind.label() + " of '" + key + "' was not granted within " + maxWait());
             } catch (LockBackendException e) {
                 storeErrors.incrementAndGet();
                 if (System.nanoTime() - end > 0) {

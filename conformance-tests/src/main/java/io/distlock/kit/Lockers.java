@@ -2,12 +2,16 @@ package io.distlock.kit;
 
 import io.distlock.Capabilities;
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.LockTimeoutException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
@@ -41,12 +45,42 @@ final class Lockers implements AutoCloseable {
 
     /** Whether {@code locker} can take {@code key} at once; a lock so taken is released before returning. */
     static boolean isFree(RemoteLocker locker, String key) {
-        return locker.tryLock(key)
-                .map(lock -> {
-                    lock.close();
-                    return true;
-                })
-                .orElse(false);
+        return isFree(List.of(locker), LockKind.Space.LOCK, key, 1);
+    }
+
+    /**
+     * Whether nobody holds anything in {@code space} of {@code key}: {@code lockers} can take at once the lock, the
+     * write side of the read-write lock, or all {@code permits} of the semaphore (unused for the other spaces), one
+     * permit through each locker (a thread takes one permit at a time through a locker). What is so taken is released
+     * before returning.
+     *
+     * @throws IllegalArgumentException if there are fewer lockers than permits to take
+     */
+    static boolean isFree(List<RemoteLocker> lockers, LockKind.Space space, String key, int permits) {
+        int wanted = space == LockKind.Space.SEMAPHORE ? permits : 1;
+        if (lockers.size() < wanted) {
+            throw new IllegalArgumentException(
+                    "all " + permits + " permits of '" + key + "' are taken through as many lockers, got " + lockers);
+        }
+        List<RemoteLock> taken = new ArrayList<>();
+        try {
+            for (RemoteLocker locker : lockers.subList(0, wanted)) {
+                Optional<RemoteLock> next =
+                        switch (space) {
+                            case LOCK -> locker.tryLock(key);
+                            case READ_WRITE ->
+                                locker.readWriteLock(key).writeLock().tryLock();
+                            case SEMAPHORE -> locker.semaphore(key, permits).tryLock();
+                        };
+                if (next.isEmpty()) {
+                    return false;
+                }
+                taken.add(next.get());
+            }
+            return true;
+        } finally {
+            taken.forEach(RemoteLock::close);
+        }
     }
 
     /**
@@ -56,9 +90,19 @@ final class Lockers implements AutoCloseable {
      */
     static RemoteLock lock(RemoteLocker locker, String key, Duration wait, Supplier<String> timedOut)
             throws InterruptedException {
+        return lock(locker, LockKind.LOCK, key, 1, wait, timedOut);
+    }
+
+    /**
+     * {@link #lock(RemoteLocker, String, Duration, Supplier)} of a grant of {@code kind} on {@code key}: the lock, a
+     * side of its read-write lock, or a permit of its semaphore of {@code permits} (unused for the other kinds).
+     */
+    static RemoteLock lock(
+            RemoteLocker locker, LockKind kind, String key, int permits, Duration wait, Supplier<String> timedOut)
+            throws InterruptedException {
         long start = System.nanoTime();
         try {
-            return locker.lock(key, wait);
+            return grant(locker, kind, key, permits, wait);
         } catch (LockTimeoutException e) {
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             if (waited.compareTo(wait) < 0) {
@@ -67,6 +111,20 @@ final class Lockers implements AutoCloseable {
             }
             throw new AssertionError(timedOut.get() + " (waited " + waited.toMillis() + " ms for '" + key + "')", e);
         }
+    }
+
+    /**
+     * Waits up to {@code wait} for a grant of {@code kind} on {@code key}: the lock, a side of its read-write lock, or
+     * a permit of its semaphore of {@code permits} (unused for the other kinds).
+     */
+    static RemoteLock grant(RemoteLocker locker, LockKind kind, String key, int permits, Duration wait)
+            throws InterruptedException {
+        return switch (kind) {
+            case LOCK -> locker.lock(key, wait);
+            case READ -> locker.readWriteLock(key).readLock().lock(wait);
+            case WRITE -> locker.readWriteLock(key).writeLock().lock(wait);
+            case PERMIT -> locker.semaphore(key, permits).lock(wait);
+        };
     }
 
     /** The message for a blocking acquire that returned empty after {@code waited} of a {@code wait} deadline. */
@@ -90,25 +148,52 @@ final class Lockers implements AutoCloseable {
                 throw new AssertionError("the store still holds entries for '" + key + "' " + bound.toMillis()
                         + " ms on: " + fixture.storeEntries(key).orElseThrow());
             }
-            // Right after a fault the locker may still be reconnecting: a store error is "not yet", not the answer.
-            AtomicReference<LockBackendException> storeError = new AtomicReference<>();
-            boolean free = Deadlines.within(bound, () -> {
-                try {
-                    storeError.set(null);
-                    return isFree(locker, key);
-                } catch (LockBackendException e) {
-                    storeError.set(e);
-                    return false;
-                }
-            });
-            if (!free) {
-                LockBackendException last = storeError.get();
-                throw new AssertionError(
-                        "'" + key + "' is still "
-                                + (last == null ? "taken" : "not to be had (the store failed: " + last + ")") + " "
-                                + bound.toMillis() + " ms on",
-                        last);
+            assertFree(List.of(locker), bound, LockKind.Space.LOCK, key, 1);
+        }
+    }
+
+    /**
+     * Asserts that nothing is held on {@code key} within {@code bound} in the spaces of {@code kinds} other than the
+     * lock's (see {@link #assertNothingLeft} for that): {@code lockers} can take the read-write lock's write side, and
+     * all {@code permits} of its semaphore, one through each locker.
+     */
+    static void assertOtherSpacesFree(
+            List<RemoteLocker> lockers, Duration bound, Collection<LockKind> kinds, String key, int permits)
+            throws InterruptedException {
+        for (LockKind.Space space : EnumSet.of(LockKind.Space.READ_WRITE, LockKind.Space.SEMAPHORE)) {
+            if (kinds.stream().anyMatch(k -> k.space() == space)) {
+                assertFree(lockers, bound, space, key, permits);
             }
+        }
+    }
+
+    private static void assertFree(
+            List<RemoteLocker> lockers, Duration bound, LockKind.Space space, String key, int permits)
+            throws InterruptedException {
+        // Right after a fault the locker may still be reconnecting: a store error is "not yet", not the answer.
+        AtomicReference<LockBackendException> storeError = new AtomicReference<>();
+        boolean free = Deadlines.within(bound, () -> {
+            try {
+                storeError.set(null);
+                return isFree(lockers, space, key, permits);
+            } catch (LockBackendException e) {
+                storeError.set(e);
+                return false;
+            }
+        });
+        if (!free) {
+            LockBackendException last = storeError.get();
+            String what =
+                    switch (space) {
+                        case LOCK -> "'" + key + "'";
+                        case READ_WRITE -> "the read-write lock of '" + key + "'";
+                        case SEMAPHORE -> "the semaphore of '" + key + "' (" + permits + " permits)";
+                    };
+            throw new AssertionError(
+                    what + " is still "
+                            + (last == null ? "taken" : "not to be had (the store failed: " + last + ")") + " "
+                            + bound.toMillis() + " ms on",
+                    last);
         }
     }
 

@@ -192,11 +192,7 @@ final class RandomOperations {
         if (!lock.isHeld()) {
             return false;
         }
-        if (lock.kind() == LockKind.PERMIT) {
-            history.acquired(lock, PERMITS);
-        } else {
-            history.acquired(lock);
-        }
+        history.acquired(lock, PERMITS);
         lock.onLost(history::lost);
         return true;
     }

@@ -297,20 +297,11 @@ public final class WorkerMain {
 
     /** Waits up to {@code maxWait} for a grant of {@code kind} on the key. */
     private RemoteLock lock(RemoteLocker locker, LockKind kind) throws InterruptedException {
-        return switch (kind) {
-            case LOCK -> locker.lock(key, maxWait);
-            case READ -> locker.readWriteLock(key).readLock().lock(maxWait);
-            case WRITE -> locker.readWriteLock(key).writeLock().lock(maxWait);
-            case PERMIT -> locker.semaphore(key, permits).lock(maxWait);
-        };
+        return Lockers.grant(locker, kind, key, permits, maxWait);
     }
 
     private void recordAcquired(RemoteLock lock) {
-        if (lock.kind() == LockKind.PERMIT) {
-            history.acquired(lock, permits);
-        } else {
-            history.acquired(lock);
-        }
+        history.acquired(lock, permits);
     }
 
     /**

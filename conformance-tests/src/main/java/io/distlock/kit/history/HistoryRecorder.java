@@ -82,9 +82,15 @@ public final class HistoryRecorder implements AutoCloseable {
         record(HistoryEvent.Type.ACQUIRED, lock);
     }
 
-    /** Records that {@code lock}, a permit of a semaphore of {@code permits} permits, was just granted. */
+    /**
+     * Records that {@code lock} was just granted: for a permit, one of a semaphore of {@code permits} permits; for the
+     * other kinds {@code permits} is not used (as {@link #acquired(RemoteLock)}), so holds of any kind can be recorded
+     * with the N of the semaphores they use.
+     */
     public void acquired(RemoteLock lock, int permits) {
-        limits.put(lock.ownerId(), permits);
+        if (lock.kind() == LockKind.PERMIT) {
+            limits.put(lock.ownerId(), permits);
+        }
         record(HistoryEvent.Type.ACQUIRED, lock);
     }
 
