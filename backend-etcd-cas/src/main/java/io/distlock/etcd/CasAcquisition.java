@@ -128,6 +128,7 @@ final class CasAcquisition extends EtcdAcquisition {
                 request.ownerId(),
                 key,
                 null,
+                null,
                 createRevision,
                 confirmedAt,
                 session,

@@ -1,6 +1,7 @@
 package io.distlock.etcd;
 
 import static io.distlock.etcd.EtcdCalls.bytes;
+import static io.distlock.etcd.EtcdCalls.text;
 
 import io.distlock.spi.Deadline;
 import io.etcd.jetcd.Watch;
@@ -87,7 +88,7 @@ final class DeletionWatch {
     /**
      * Watches the range {@code key} to {@code rangeEnd}, in which {@code count} keys with a create revision up to {@code
      * maxCreateRevision} existed at store revision {@code readAt}; calls {@code onDeleted} at most once, when one of
-     * them is deleted. As {@link #start}, a store that moved on before the watch started is checked once: fewer such
+     * them is deleted, after giving {@code deletedKey} the key deleted (null when the check found it gone). As {@link #start}, a store that moved on before the watch started is checked once: fewer such
      * keys than {@code count} means one was deleted meanwhile (no such key can be created any more).
      */
     static Watch.Watcher startRange(
@@ -98,11 +99,13 @@ final class DeletionWatch {
             long count,
             long readAt,
             Supplier<Deadline> checkDeadline,
+            Consumer<String> deletedKey,
             Runnable onDeleted,
             Consumer<Throwable> onEnded) {
         AtomicBoolean fired = new AtomicBoolean();
-        Runnable deleted = () -> {
+        Consumer<String> deleted = gone -> {
             if (fired.compareAndSet(false, true)) {
+                deletedKey.accept(gone);
                 onDeleted.run();
             }
         };
@@ -117,7 +120,7 @@ final class DeletionWatch {
                                         if (failure != null) {
                                             onEnded.accept(failure);
                                         } else if (now < count) {
-                                            deleted.run();
+                                            deleted.accept(null);
                                         }
                                     });
                         }
@@ -128,7 +131,7 @@ final class DeletionWatch {
                                 && event.getPrevKV().getCreateRevision() > 0
                                 && event.getPrevKV().getCreateRevision() <= maxCreateRevision
                                 && event.getKeyValue().getModRevision() > readAt) {
-                            deleted.run();
+                            deleted.accept(text(event.getPrevKV().getKey()));
                             return;
                         }
                     }

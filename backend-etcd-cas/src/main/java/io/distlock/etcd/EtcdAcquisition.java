@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -249,9 +250,11 @@ abstract class EtcdAcquisition {
 
     /**
      * Waits for the deletion of any of the {@code count} keys in {@code ahead}'s range created up to its revision, read
-     * at store revision {@code readAt} (see {@link DeletionWatch#startRange}); otherwise as {@link #watchForDeletion}.
+     * at store revision {@code readAt} (see {@link DeletionWatch#startRange}); otherwise as {@link #watchForDeletion},
+     * {@code onDeleted} getting the key whose deletion was seen (null: unknown, the watch found it gone or ended).
      */
-    final void watchForDeletionAhead(FairQueue.Count ahead, long readAt, Runnable onDeleted) {
+    final void watchForDeletionAhead(FairQueue.Count ahead, long readAt, Consumer<String> onDeleted) {
+        AtomicReference<String> deleted = new AtomicReference<>();
         park(
                 (once, ended) -> DeletionWatch.startRange(
                         calls,
@@ -261,10 +264,11 @@ abstract class EtcdAcquisition {
                         ahead.count(),
                         readAt,
                         this::requestDeadline,
+                        deleted::set,
                         once,
                         ended),
                 ahead.dir(),
-                onDeleted);
+                () -> onDeleted.accept(deleted.get()));
     }
 
     private void park(

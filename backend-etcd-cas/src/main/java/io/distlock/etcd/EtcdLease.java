@@ -19,6 +19,9 @@ final class EtcdLease implements Lease {
     private final String ownerId;
     private final String etcdKey;
     private final String claimedName;
+    /** The holders' record of a cas read-write lock or semaphore ({@link CasRecord}), or null. */
+    private final String recordKey;
+
     private final long createRevision;
     private final long confirmedAt;
     private final EtcdSession session;
@@ -36,6 +39,7 @@ final class EtcdLease implements Lease {
             String ownerId,
             String etcdKey,
             String claimedName,
+            String recordKey,
             long createRevision,
             long confirmedAt,
             EtcdSession session,
@@ -46,6 +50,7 @@ final class EtcdLease implements Lease {
         this.ownerId = ownerId;
         this.etcdKey = etcdKey;
         this.claimedName = claimedName;
+        this.recordKey = recordKey;
         this.createRevision = createRevision;
         this.confirmedAt = confirmedAt;
         this.session = session;
@@ -89,6 +94,11 @@ final class EtcdLease implements Lease {
     /** The name this lease's session claimed (fair mode), or null. */
     String claimedName() {
         return claimedName;
+    }
+
+    /** The holders' record this lease's key belongs to (cas mode, a reader, writer or permit), or null. */
+    String recordKey() {
+        return recordKey;
     }
 
     long createRevision() {

@@ -12,6 +12,7 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
@@ -19,6 +20,7 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -72,10 +74,9 @@ final class EtcdLockBackend implements LockBackend {
         this.calls = calls;
         this.sessions = sessions;
         this.timer = timer;
-        Capabilities locks = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION);
-        // Read-write locks and semaphores are queues of the fair layout (see FairQueue); the cas layout has locks only
-        this.capabilities =
-                mode == EtcdLockMode.FAIR ? locks.with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT) : locks;
+        // Read-write locks and semaphores: queues in the fair layout (FairQueue), holders' records in cas (CasRecord)
+        this.capabilities = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION)
+                .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
         this.acquisitions = new EtcdAcquisition.Shared(
                 calls,
                 sessions,
@@ -104,10 +105,14 @@ final class EtcdLockBackend implements LockBackend {
             throw new UnsupportedOperationException("The etcd backend in mode " + mode.optionValue() + " offers no "
                     + request.kind().label() + " (offered: " + capabilities.kinds() + ")");
         }
-        return mode == EtcdLockMode.FAIR
-                ? new FairAcquisition(
-                        acquisitions, request, FairQueue.of(location.prefix(), request), deadline, tryOnce)
-                : new CasAcquisition(acquisitions, request, casKey(request.key()), deadline, tryOnce);
+        if (mode == EtcdLockMode.FAIR) {
+            return new FairAcquisition(
+                    acquisitions, request, FairQueue.of(location.prefix(), request), deadline, tryOnce);
+        }
+        return request.kind() == LockKind.LOCK
+                ? new CasAcquisition(acquisitions, request, casKey(request.key()), deadline, tryOnce)
+                : new CasRecordAcquisition(
+                        acquisitions, request, CasRecord.of(location.prefix(), request), deadline, tryOnce);
     }
 
     @Override
@@ -310,20 +315,55 @@ final class EtcdLockBackend implements LockBackend {
                 });
     }
 
-    /** Deletes the key only if its create revision is still ours. */
+    /**
+     * Deletes the key only if its create revision is still ours. A holder of a cas record ({@link CasRecord}) reads the
+     * record and counts the holders in the same transaction, and when none is left, deletes the record if its version
+     * is still the one read: no grant came since, so nobody holds.
+     */
     private CompletableFuture<Deletion> guardedDelete(EtcdLease etcd) {
         ByteSequence key = bytes(etcd.etcdKey());
+        String record = etcd.recordKey();
+        Op[] thenRead = record == null
+                ? new Op[] {Op.delete(key, DeleteOption.DEFAULT)}
+                : new Op[] {
+                    Op.delete(key, DeleteOption.DEFAULT),
+                    Op.get(bytes(record), GetOption.DEFAULT),
+                    CasRecord.countHolders(record)
+                };
+        Op[] elseRead = record == null
+                ? new Op[] {Op.get(key, GetOption.DEFAULT)}
+                : new Op[] {
+                    Op.get(key, GetOption.DEFAULT),
+                    Op.get(bytes(record), GetOption.DEFAULT),
+                    CasRecord.countHolders(record)
+                };
         return calls.kv()
                 .txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(etcd.createRevision())))
-                .Then(Op.delete(key, DeleteOption.DEFAULT))
-                .Else(Op.get(key, GetOption.DEFAULT))
+                .Then(thenRead)
+                .Else(elseRead)
                 .commit()
-                .thenApply(response -> {
-                    if (response.isSucceeded()) {
-                        return Deletion.OURS;
+                .thenCompose(response -> {
+                    Deletion deletion = response.isSucceeded()
+                            ? Deletion.OURS
+                            : response.getGetResponses().get(0).getKvs().isEmpty() ? Deletion.GONE : Deletion.ANOTHER;
+                    if (record == null) {
+                        return CompletableFuture.completedFuture(deletion);
                     }
-                    return response.getGetResponses().get(0).getKvs().isEmpty() ? Deletion.GONE : Deletion.ANOTHER;
+                    int reads = response.getGetResponses().size();
+                    List<KeyValue> recordRead =
+                            response.getGetResponses().get(reads - 2).getKvs();
+                    long holders = response.getGetResponses().get(reads - 1).getCount();
+                    if (recordRead.isEmpty() || holders > 0) {
+                        return CompletableFuture.completedFuture(deletion);
+                    }
+                    long version = recordRead.get(0).getModRevision();
+                    return calls.kv()
+                            .txn()
+                            .If(new Cmp(bytes(record), Cmp.Op.EQUAL, CmpTarget.modRevision(version)))
+                            .Then(Op.delete(bytes(record), DeleteOption.DEFAULT))
+                            .commit()
+                            .thenApply(dropped -> deletion);
                 });
     }
 

@@ -185,7 +185,7 @@ final class FairAcquisition extends EtcdAcquisition {
                         if (ahead instanceof FairQueue.OneKey one) {
                             watchForDeletion(one.key(), one.createRevision(), readAt, again);
                         } else if (ahead instanceof FairQueue.Count count) {
-                            watchForDeletionAhead(count, readAt, again);
+                            watchForDeletionAhead(count, readAt, deleted -> again.run());
                         } else {
                             grant(lease(readAt));
                         }
@@ -250,6 +250,7 @@ final class FairAcquisition extends EtcdAcquisition {
                 request.ownerId(),
                 myKey,
                 name,
+                null,
                 myRev,
                 confirmedAt,
                 session,

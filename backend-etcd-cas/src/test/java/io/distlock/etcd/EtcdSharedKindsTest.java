@@ -24,8 +24,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Read-write locks and semaphores on etcd (fair mode): the grant rule on the create-revision queue, the layout apart
- * from the locks', a crashed holder's permit freed, a mismatched N refused, and nothing left behind; cas mode offers
- * locks only.
+ * from the locks', a crashed holder's permit freed, a mismatched N refused, and nothing left behind; and the same
+ * kinds in cas mode, on a holders' record ({@link CasRecord}).
  */
 class EtcdSharedKindsTest extends OneMemberEtcdTests {
 
@@ -272,15 +272,100 @@ class EtcdSharedKindsTest extends OneMemberEtcdTests {
         }
     }
 
+    private static String casRecord(String space, String key) {
+        return PREFIX + "/" + space + "/" + KeyCodec.encode(key);
+    }
+
     @Test
-    void casMode_offersLocksOnly() {
-        try (RemoteLocker cas = locker(EtcdLockMode.CAS, TTL);
-                RemoteLocker fair = locker(EtcdLockMode.FAIR, TTL)) {
-            assertThat(cas.capabilities().kinds()).containsExactly(LockKind.LOCK);
-            assertThatThrownBy(() -> cas.readWriteLock("k")).isInstanceOf(UnsupportedOperationException.class);
-            assertThatThrownBy(() -> cas.semaphore("k", 2)).isInstanceOf(UnsupportedOperationException.class);
-            assertThat(fair.capabilities().kinds())
+    void casMode_offersEveryKind_unfairly() {
+        try (RemoteLocker cas = locker(EtcdLockMode.CAS, TTL)) {
+            assertThat(cas.capabilities().kinds())
                     .containsExactly(LockKind.LOCK, LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
+            assertThat(cas.capabilities().fair()).isFalse();
         }
+    }
+
+    @Test
+    void casMode_readersShareTheRecord_aWriterIsKeptOut_andTheLastReleaseRemovesTheRecord() throws Exception {
+        String key = EtcdTesting.unique("cas-rw");
+        String record = casRecord(FairQueue.READ_WRITE, key);
+        String holders = CasRecord.holdersDir(record);
+        try (RemoteLocker one = locker(EtcdLockMode.CAS, TTL);
+                RemoteLocker other = locker(EtcdLockMode.CAS, TTL);
+                RemoteLocker third = locker(EtcdLockMode.CAS, TTL)) {
+            RemoteLock read = one.readWriteLock(key).readLock().tryLock().orElseThrow();
+            RemoteLock alsoRead = other.readWriteLock(key).readLock().tryLock().orElseThrow();
+            assertThat(keysUnder(holders).keySet())
+                    .as("two readers' keys, each on its locker's lease")
+                    .hasSize(2)
+                    .allMatch(k -> k.startsWith(holders + "read/"));
+            assertThat(keysUnder(holders).values()).allMatch(kv -> kv.getLease() != 0);
+            assertThat(keysUnder(record).get(record))
+                    .as("the record beside the holders")
+                    .isNotNull();
+            assertThat(keysUnder(readWriteDir(key)))
+                    .as("nothing in the fair mode's directory")
+                    .isEmpty();
+            assertThat(third.readWriteLock(key).writeLock().tryLock())
+                    .as("a writer beside readers")
+                    .isEmpty();
+            CompletableFuture<RemoteLock> writer =
+                    third.readWriteLock(key).writeLock().lockAsync(maxWait());
+            read.release();
+            assertThat(one.readWriteLock(key).writeLock().tryLock())
+                    .as("a writer beside the one reader left")
+                    .isEmpty();
+            alsoRead.release();
+            RemoteLock write = writer.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(write.fencingToken().orElseThrow())
+                    .as("the writer's token, after the readers'")
+                    .isGreaterThan(alsoRead.fencingToken().orElseThrow());
+            assertThat(one.readWriteLock(key).readLock().tryLock())
+                    .as("a reader beside a writer")
+                    .isEmpty();
+            write.release();
+        }
+        assertThat(keysUnder(record))
+                .as("record and holders after the last release")
+                .isEmpty();
+    }
+
+    @Test
+    void casMode_aSemaphore_grantsN_refusesAnotherN_andARevokedHoldersPermitGoesToTheWaiter() throws Exception {
+        String key = EtcdTesting.unique("cas-sem");
+        String record = casRecord(FairQueue.SEMAPHORE, key);
+        try (RemoteLocker crashing = locker(EtcdLockMode.CAS, TTL);
+                RemoteLocker other = locker(EtcdLockMode.CAS, TTL);
+                RemoteLocker third = locker(EtcdLockMode.CAS, TTL)) {
+            RemoteLock dying = crashing.semaphore(key, 2).lock(maxWait());
+            RemoteLock alive = other.semaphore(key, 2).lock(maxWait());
+            assertThat(third.semaphore(key, 2).tryLock())
+                    .as("a third permit of two")
+                    .isEmpty();
+            assertThatThrownBy(() -> third.semaphore(key, 3).tryLock())
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("in use with 2 permits")
+                    .hasMessageContaining("asks for it with 3");
+            assertThat(keysUnder(CasRecord.holdersDir(record)).keySet())
+                    .as("after the refusals, the two holders' slots of N = 2, and no record")
+                    .containsExactlyInAnyOrder(
+                            CasRecord.holdersDir(record) + "2/0", CasRecord.holdersDir(record) + "2/1");
+            assertThat(keysUnder(record).get(record)).isNull();
+            CompletableFuture<RemoteLock> waiting = third.semaphore(key, 2).lockAsync(maxWait());
+            KeyValue dyingKey = keysUnder(CasRecord.holdersDir(record)).values().stream()
+                    .filter(kv -> kv.getCreateRevision() == dying.fencingToken().orElseThrow())
+                    .findFirst()
+                    .orElseThrow();
+            inspector.getLeaseClient().revoke(dyingKey.getLease()).get(10, TimeUnit.SECONDS); // as a crash's expiry
+            RemoteLock granted = waiting.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(granted.fencingToken().orElseThrow())
+                    .isGreaterThan(alive.fencingToken().orElseThrow());
+            Deadlines.await(() -> !dying.isHeld(), maxWait(), () -> "the revoked holder was not told");
+            granted.release();
+            alive.release();
+        }
+        assertThat(keysUnder(record))
+                .as("record and holders after the last release")
+                .isEmpty();
     }
 }

@@ -56,17 +56,40 @@ final class EtcdTesting {
     }
 
     /**
-     * Every etcd key of {@code key} under {@code prefix}, in every space: the lock's ({@link #lockKeys}), and in fair
-     * mode the read-write lock's and the semaphore's ({@link FairQueue}).
+     * Every etcd key of {@code key} under {@code prefix}, in every space: the lock's ({@link #lockKeys}), the read-write
+     * lock's and the semaphore's: their queues in fair mode ({@link FairQueue}), their records and holders in cas mode
+     * ({@link CasRecord}).
      */
     static List<String> keysOfEveryKind(Client client, String prefix, String key, EtcdLockMode mode) {
         List<String> keys = new java.util.ArrayList<>(lockKeys(client, prefix, key, mode));
-        if (mode == EtcdLockMode.FAIR) {
-            for (String space : List.of(FairQueue.READ_WRITE, FairQueue.SEMAPHORE)) {
-                keys.addAll(lockKeys(client, prefix + "/" + space, key, mode));
+        for (String space : List.of(FairQueue.READ_WRITE, FairQueue.SEMAPHORE)) {
+            keys.addAll(lockKeys(client, prefix + "/" + space, key, mode));
+            if (mode == EtcdLockMode.CAS) {
+                keys.addAll(keysUnder(client, CasRecord.holdersDir(prefix + "/" + space + "/" + KeyCodec.encode(key))));
             }
         }
         return keys;
+    }
+
+    /** The keys under the directory {@code dir}. */
+    static List<String> keysUnder(Client client, String dir) {
+        try {
+            return client
+                    .getKVClient()
+                    .get(
+                            ByteSequence.from(dir, StandardCharsets.UTF_8),
+                            GetOption.builder()
+                                    .isPrefix(true)
+                                    .withKeysOnly(true)
+                                    .build())
+                    .get(10, TimeUnit.SECONDS)
+                    .getKvs()
+                    .stream()
+                    .map(kv -> kv.getKey().toString(StandardCharsets.UTF_8))
+                    .collect(Collectors.toList());
+        } catch (Exception e) {
+            throw new IllegalStateException("Cannot list the etcd keys under " + dir, e);
+        }
     }
 
     /**
