@@ -18,8 +18,9 @@ public enum EtcdLockMode {
     /**
      * Seed 001's versioned compare-and-set: one key {@code <prefix>/<name>} per lock, taken by a transaction {@code
      * If(createRevision(key) == 0) Then put(key, ownerId, lease)}. Waiters watch that key and try again when it is
-     * deleted: not fair (any waiter may win), and every waiter is woken by every release. Locks only: no read-write
-     * locks or semaphores.
+     * deleted: not fair (any waiter may win), and every waiter is woken by every release. Read-write locks and
+     * semaphores likewise, on a versioned record of their holders changed by compare-and-set (see {@code CasRecord}):
+     * not fair either, so readers may starve a writer.
      */
     CAS;
 
