@@ -46,9 +46,10 @@ import picocli.CommandLine.Spec;
             "Reports waits (mean, p50, p99, max), acquisitions and hand-offs per second, Jain's fairness index,",
             "store requests per acquisition, CPU and peak RSS per worker. Several --store are alternated round by",
             "round (A B A B ...) and compared by the median of paired ratios against the first.",
-            "Writes bench.json, PNG charts, summary.txt and index.html to --out. With no --store: on an embedded",
-            "ZooKeeper, distlock's fair queue beside an unfair retry loop (unfair:<uri>, the seed's old algorithm's",
-            "shape: tryLock, then a random sleep of 0 to min(50 x attempt, 1000) ms), 5 processes."
+            "Writes bench.json, PNG charts, summary.txt and index.html to --out. With no --store, $DISTLOCK_STORE is",
+            "the one store if set; else on an embedded ZooKeeper, distlock's fair queue beside an unfair retry loop",
+            "(unfair:<uri>, the seed's old algorithm's shape: tryLock, then a random sleep of 0 to",
+            "min(50 x attempt, 1000) ms), 5 processes."
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -87,7 +88,8 @@ final class BenchCommand implements Callable<Integer> {
             names = "--store",
             paramLabel = "URI",
             description = "A lock URI, unfair:<URI> (the unfair retry loop on it) or a peer spec (peer:...); repeat to"
-                    + " compare. Default: an embedded ZooKeeper's URI and unfair:<its URI>.")
+                    + " compare. Default: $DISTLOCK_STORE alone if set, else an embedded ZooKeeper's URI and"
+                    + " unfair:<its URI>.")
     List<String> stores = new ArrayList<>();
 
     @Option(
@@ -233,6 +235,9 @@ final class BenchCommand implements Callable<Integer> {
                     .println("Report: " + replot.resolve("index.html").toAbsolutePath());
             return ExitCodes.OK;
         }
+        // DISTLOCK_STORE stands for one --store: measured as given, the comparison with the unfair loop only on the
+        // embedded default
+        stores = new ArrayList<>(DefaultStore.chosen(stores, LockCtl.env(spec)));
         Workload chosen = workload();
         if (processes.isEmpty()) {
             processes.addAll(

@@ -16,6 +16,7 @@ import org.junit.platform.launcher.core.LauncherFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** Runs the conformance kit against any lock URI: how a user checks a new store or their own deployment. */
@@ -40,7 +41,10 @@ final class ConformanceCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--store", paramLabel = "URI", required = true, description = "The lock URI to check.")
+    @Option(
+            names = "--store",
+            paramLabel = "URI",
+            description = "The lock URI to check (default: $DISTLOCK_STORE; one of the two is required).")
     String store;
 
     @Option(names = "--only", paramLabel = "REGEX", description = "Run only the tests whose method name matches REGEX.")
@@ -48,6 +52,11 @@ final class ConformanceCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        String store = DefaultStore.chosen(this.store, LockCtl.env(spec));
+        if (store == null) {
+            throw new ParameterException(
+                    spec.commandLine(), "Missing --store: give the lock URI to check, or set DISTLOCK_STORE");
+        }
         PrintWriter out = spec.commandLine().getOut();
         // a malformed URI, unknown scheme or unreachable store: one line, before a hundred failing tests say it
         RemoteLockers.open(store).close();

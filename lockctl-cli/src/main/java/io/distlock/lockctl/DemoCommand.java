@@ -46,7 +46,7 @@ final class DemoCommand implements Callable<Integer> {
     @Option(
             names = {"--store", "--uri"},
             paramLabel = "URI",
-            description = "Lock store URI (default: an embedded ZooKeeper).")
+            description = "Lock store URI (default: $DISTLOCK_STORE if set, else an embedded ZooKeeper).")
     String store;
 
     @Option(names = "--atms", defaultValue = "2", description = "ATMs withdrawing at once (default: ${DEFAULT-VALUE}).")
@@ -86,8 +86,9 @@ final class DemoCommand implements Callable<Integer> {
                     spec.commandLine(), "--atms, --withdrawals and --amount must be positive, --balance not negative");
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (DefaultStore defaults = DefaultStore.unless(store, "demo")) {
-            return demo(out, defaults.uri(store));
+        String chosen = DefaultStore.chosen(store, LockCtl.env(spec));
+        try (DefaultStore defaults = DefaultStore.unless(chosen, "demo")) {
+            return demo(out, defaults.uri(chosen));
         }
     }
 

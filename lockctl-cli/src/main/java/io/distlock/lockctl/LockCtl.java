@@ -2,8 +2,10 @@ package io.distlock.lockctl;
 
 import io.distlock.lockctl.bench.Errors;
 import java.io.PrintWriter;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
@@ -39,7 +41,21 @@ public final class LockCtl {
             description = "Show the stack trace of an error (default: one line).")
     boolean verbose;
 
-    LockCtl() {}
+    /** The environment the commands read {@value DefaultStore#VARIABLE} from. */
+    private final Map<String, String> env;
+
+    LockCtl() {
+        this(System.getenv());
+    }
+
+    LockCtl(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    /** The environment of the {@code lockctl} command line {@code spec} belongs to. */
+    static Map<String, String> env(CommandSpec spec) {
+        return ((LockCtl) spec.root().userObject()).env;
+    }
 
     /** Runs the command line and exits with its status. */
     public static void main(String[] args) {
@@ -55,7 +71,12 @@ public final class LockCtl {
 
     /** The command line writing to {@code out} and {@code err}, with lockctl's error handling. */
     static CommandLine commandLine(PrintWriter out, PrintWriter err) {
-        LockCtl root = new LockCtl();
+        return commandLine(out, err, System.getenv());
+    }
+
+    /** The same, its commands reading {@value DefaultStore#VARIABLE} from {@code env} (for tests). */
+    static CommandLine commandLine(PrintWriter out, PrintWriter err, Map<String, String> env) {
+        LockCtl root = new LockCtl(env);
         CommandLine cli = new CommandLine(root);
         cli.setOut(out);
         cli.setErr(err);

@@ -71,7 +71,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--store",
             paramLabel = "URI",
-            description = "Lock store URI (default: an embedded ZooKeeper, which locks within this lockctl only).")
+            description = "Lock store URI (default: $DISTLOCK_STORE if set, else an embedded ZooKeeper, which locks"
+                    + " within this lockctl only: run 'lockctl store' to share one).")
     String store;
 
     @Option(names = "--key", required = true, description = "The key to lock.")
@@ -126,8 +127,9 @@ final class RunCommand implements Callable<Integer> {
         }
         LockKind kind = kind();
         PrintWriter err = spec.commandLine().getErr();
-        try (DefaultStore defaults = DefaultStore.unless(store, "run");
-                RemoteLocker locker = RemoteLockers.open(defaults.uri(store))) {
+        String chosen = DefaultStore.chosen(store, LockCtl.env(spec));
+        try (DefaultStore defaults = DefaultStore.unless(chosen, "run");
+                RemoteLocker locker = RemoteLockers.open(defaults.uri(chosen))) {
             Optional<RemoteLock> taken = take(locker, kind);
             if (taken.isEmpty()) {
                 err.println("lockctl: " + busy(kind)

@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -29,12 +30,17 @@ final class TimeServiceCommand implements Callable<Integer> {
 
     @Option(
             names = "--store",
-            required = true,
-            description = "The Cassandra store, e.g. cassandra://10.0.0.1:9042/locks?timePeriod=500ms")
+            description = "The Cassandra store, e.g. cassandra://10.0.0.1:9042/locks?timePeriod=500ms"
+                    + " (default: $DISTLOCK_STORE; one of the two is required).")
     String store;
 
     @Override
     public Integer call() throws InterruptedException {
+        String store = DefaultStore.chosen(this.store, LockCtl.env(spec));
+        if (store == null) {
+            throw new ParameterException(
+                    spec.commandLine(), "Missing --store: give the Cassandra store's URI, or set DISTLOCK_STORE");
+        }
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stopped = new CountDownLatch(1);
         try (TimeService service = TimeService.start(store)) {

@@ -2,14 +2,21 @@ package io.distlock.lockctl;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.Map;
 
 /** Runs lockctl in this JVM and keeps what it printed. */
 record Cli(int exitCode, String out, String err) {
 
+    /** Runs lockctl with an empty environment: no DISTLOCK_STORE of the machine's reaches the test. */
     static Cli run(String... args) {
+        return run(Map.of(), args);
+    }
+
+    /** Runs lockctl with {@code env} as its environment. */
+    static Cli run(Map<String, String> env, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = LockCtl.commandLine(new PrintWriter(out, true), new PrintWriter(err, true))
+        int code = LockCtl.commandLine(new PrintWriter(out, true), new PrintWriter(err, true), env)
                 .execute(args);
         return new Cli(code, out.toString(), err.toString());
     }
