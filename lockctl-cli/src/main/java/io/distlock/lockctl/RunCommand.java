@@ -65,6 +65,11 @@ final class RunCommand implements Callable<Integer> {
     /** Environment variable: the owner id of this acquisition. */
     static final String OWNER_VARIABLE = "DISTLOCK_OWNER_ID";
 
+    /** The warning of a run on the embedded default, which no other lockctl sees. */
+    static final String PRIVATE_STORE = "lockctl: no --store or DISTLOCK_STORE: this lock is on a ZooKeeper inside this"
+            + " lockctl and excludes no other; to share one, run 'lockctl store' in another terminal and the"
+            + " 'export DISTLOCK_STORE=...' line it prints here";
+
     @Spec
     CommandSpec spec;
 
@@ -128,6 +133,9 @@ final class RunCommand implements Callable<Integer> {
         LockKind kind = kind();
         PrintWriter err = spec.commandLine().getErr();
         String chosen = DefaultStore.chosen(store, LockCtl.env(spec));
+        if (chosen == null) {
+            err.println(PRIVATE_STORE);
+        }
         try (DefaultStore defaults = DefaultStore.unless(chosen, "run");
                 RemoteLocker locker = RemoteLockers.open(defaults.uri(chosen))) {
             Optional<RemoteLock> taken = take(locker, kind);

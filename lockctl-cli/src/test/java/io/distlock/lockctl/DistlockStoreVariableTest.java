@@ -34,6 +34,7 @@ class DistlockStoreVariableTest {
 
             assertThat(cli.exitCode()).as(cli.err()).isEqualTo(ExitCodes.BUSY);
             assertThat(held.isHeld()).isTrue();
+            assertThat(cli.err()).doesNotContain(RunCommand.PRIVATE_STORE);
         }
     }
 
@@ -42,6 +43,17 @@ class DistlockStoreVariableTest {
         Cli cli = Cli.run(UNKNOWN, "run", "--store", "memory://from-option", "--key", "k", "--", "true");
 
         assertThat(cli.exitCode()).as(cli.err()).isZero();
+        assertThat(cli.err()).doesNotContain(RunCommand.PRIVATE_STORE);
+    }
+
+    @Test
+    void run_onTheEmbeddedDefault_saysOnStderrThatItLocksWithinItselfOnly() {
+        Cli cli = Cli.run("run", "--key", "k", "--", "true");
+
+        assertThat(cli.exitCode()).as(cli.err()).isZero();
+        assertThat(cli.err().strip().lines()).containsExactly(RunCommand.PRIVATE_STORE);
+        assertThat(cli.err()).contains("lockctl store").contains("export DISTLOCK_STORE=");
+        assertThat(cli.out()).isEmpty();
     }
 
     @Test
