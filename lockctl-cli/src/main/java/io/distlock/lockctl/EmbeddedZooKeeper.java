@@ -12,8 +12,9 @@ import org.apache.zookeeper.server.embedded.ExitHandler;
 import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
 
 /**
- * The default store of {@code bench}, {@code run} and {@code demo}: a ZooKeeper server inside the lockctl process, on a
- * free loopback port, its data in a temporary directory removed on close. Nothing to install but Java.
+ * The default store of {@code bench}, {@code run} and {@code demo}, and the server of {@code store}: a ZooKeeper server
+ * inside the lockctl process, on a loopback port, its data in a temporary directory removed on close. Nothing to install
+ * but Java.
  */
 final class EmbeddedZooKeeper implements AutoCloseable {
 
@@ -27,10 +28,18 @@ final class EmbeddedZooKeeper implements AutoCloseable {
         this.port = port;
     }
 
-    /** Starts a server and waits until it serves. */
+    /** Starts a server on a free port and waits until it serves. */
     static EmbeddedZooKeeper start() throws Exception {
+        return start(0);
+    }
+
+    /** Starts a server on {@code port} of 127.0.0.1, 0 for a free one, and waits until it serves. */
+    static EmbeddedZooKeeper start(int port) throws Exception {
+        return start0(port == 0 ? freePort() : port);
+    }
+
+    private static EmbeddedZooKeeper start0(int port) throws Exception {
         Path dir = Files.createTempDirectory("lockctl-zookeeper-");
-        int port = freePort();
         Properties config = new Properties();
         config.setProperty("clientPort", Integer.toString(port));
         config.setProperty("clientPortAddress", "127.0.0.1");

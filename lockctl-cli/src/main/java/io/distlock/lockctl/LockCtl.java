@@ -15,13 +15,14 @@ import picocli.CommandLine.ScopeType;
         mixinStandardHelpOptions = true,
         versionProvider = LockCtl.Version.class,
         description = "Distributed locks from the command line: benchmark a store, run a command under a lock,"
-                + " check a store with the conformance kit.",
+                + " check a store with the conformance kit, run a store to share.",
         footerHeading = "%nExamples:%n",
         footer = {
             "  lockctl bench          # seed 000's experiment on an embedded ZooKeeper",
             "  lockctl bench --store zk://127.0.0.1:2181/locks --store memory: --rounds 5",
             "  lockctl run --store zk://127.0.0.1:2181/locks --key backup -- ./backup.sh",
             "  lockctl conformance --store zk://127.0.0.1:2181/kit",
+            "  lockctl store          # a store for the commands of other terminals; prints their export line",
             "  lockctl demo",
             "  lockctl time-service --store cassandra://127.0.0.1:9042/locks",
         },
@@ -31,6 +32,7 @@ import picocli.CommandLine.ScopeType;
             ConformanceCommand.class,
             DemoCommand.class,
             TimeServiceCommand.class,
+            StoreCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class LockCtl {
