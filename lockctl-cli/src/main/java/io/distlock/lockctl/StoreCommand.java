@@ -21,8 +21,8 @@ import picocli.CommandLine.Spec;
         name = "store",
         mixinStandardHelpOptions = true,
         description = {
-            "Runs a ZooKeeper server in this lockctl until stopped (Ctrl-C, SIGTERM), for the lockctl commands of",
-            "other terminals to share: without a store each command embeds its own, and two runs exclude nothing.",
+            "Runs a ZooKeeper server for the lockctl commands of other terminals to share, until stopped.",
+            "Without a store each command embeds its own, and two runs exclude nothing. Stops on Ctrl-C or SIGTERM.",
             "Prints first, on stdout, the line that points them at it: export DISTLOCK_STORE=zk://127.0.0.1:PORT/lockctl.",
             "Its data lives in a temporary directory, removed when it stops."
         },
