@@ -81,19 +81,7 @@ final class CasAcquisition extends EtcdAcquisition {
                                     .Else(Op.get(bytes(key), GetOption.DEFAULT)),
                             requestDeadline());
                 })
-                .ifPresent(write -> write.whenComplete((response, failure) -> {
-                    if (failure != null) {
-                        Throwable cause = EtcdCalls.unwrap(failure);
-                        if (EtcdCalls.isNotFound(cause) && canStartOver()) {
-                            s.lose("etcd no longer knows its lease " + s.hexId());
-                            begin();
-                            return;
-                        }
-                        fail(cause);
-                        return;
-                    }
-                    guarded(() -> answered(response));
-                }));
+                .ifPresent(write -> whenAnswered(s, write, this::answered));
     }
 
     private void answered(TxnResponse response) {

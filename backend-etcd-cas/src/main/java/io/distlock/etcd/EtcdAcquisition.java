@@ -395,6 +395,27 @@ abstract class EtcdAcquisition {
         return read;
     }
 
+    /**
+     * Takes the answer of a compare-and-set sent with {@code s}'s lease: {@code onAnswer} with the response; a lease
+     * etcd no longer knows loses the session and starts over (once, {@link #canStartOver()}); any other failure fails
+     * the attempt.
+     */
+    final void whenAnswered(EtcdSession s, CompletableFuture<TxnResponse> write, Consumer<TxnResponse> onAnswer) {
+        write.whenComplete((response, failure) -> {
+            if (failure != null) {
+                Throwable cause = EtcdCalls.unwrap(failure);
+                if (EtcdCalls.isNotFound(cause) && canStartOver()) {
+                    s.lose("etcd no longer knows its lease " + s.hexId());
+                    begin();
+                    return;
+                }
+                fail(cause);
+                return;
+            }
+            guarded(() -> onAnswer.accept(response));
+        });
+    }
+
     /** Runs {@code step} unless the attempt has ended; a failure of the step fails the attempt. */
     final void guarded(Runnable step) {
         if (isFinished()) {

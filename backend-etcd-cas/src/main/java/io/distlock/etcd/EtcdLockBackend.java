@@ -315,6 +315,13 @@ final class EtcdLockBackend implements LockBackend {
                 });
     }
 
+    /** {@code op}, then, for a holder of a cas record, the record's read and the count of its holders. */
+    private static Op[] withRecordRead(Op op, String record) {
+        return record == null
+                ? new Op[] {op}
+                : new Op[] {op, Op.get(bytes(record), GetOption.DEFAULT), CasRecord.countHolders(record)};
+    }
+
     /**
      * Deletes the key only if its create revision is still ours. A holder of a cas record ({@link CasRecord}) reads the
      * record and counts the holders in the same transaction, and when none is left, deletes the record if its version
@@ -323,20 +330,8 @@ final class EtcdLockBackend implements LockBackend {
     private CompletableFuture<Deletion> guardedDelete(EtcdLease etcd) {
         ByteSequence key = bytes(etcd.etcdKey());
         String record = etcd.recordKey();
-        Op[] thenRead = record == null
-                ? new Op[] {Op.delete(key, DeleteOption.DEFAULT)}
-                : new Op[] {
-                    Op.delete(key, DeleteOption.DEFAULT),
-                    Op.get(bytes(record), GetOption.DEFAULT),
-                    CasRecord.countHolders(record)
-                };
-        Op[] elseRead = record == null
-                ? new Op[] {Op.get(key, GetOption.DEFAULT)}
-                : new Op[] {
-                    Op.get(key, GetOption.DEFAULT),
-                    Op.get(bytes(record), GetOption.DEFAULT),
-                    CasRecord.countHolders(record)
-                };
+        Op[] thenRead = withRecordRead(Op.delete(key, DeleteOption.DEFAULT), record);
+        Op[] elseRead = withRecordRead(Op.get(key, GetOption.DEFAULT), record);
         return calls.kv()
                 .txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(etcd.createRevision())))
