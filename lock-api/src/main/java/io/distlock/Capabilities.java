@@ -15,14 +15,29 @@ import java.util.Set;
  * @param leaseModel how a held lock is kept alive
  * @param kinds the kinds of grant the backend offers: always {@link LockKind#LOCK}; {@link LockKind#READ} and {@link
  *     LockKind#WRITE} together for read-write locks, {@link LockKind#PERMIT} for semaphores
+ * @param operations what an operator can do beyond taking and releasing grants: read who holds a key, break a held key
  */
 public record Capabilities(
-        boolean fencing, boolean fair, boolean pushWakeUp, LeaseModel leaseModel, Set<LockKind> kinds) {
+        boolean fencing,
+        boolean fair,
+        boolean pushWakeUp,
+        LeaseModel leaseModel,
+        Set<LockKind> kinds,
+        Set<Operation> operations) {
+
+    /** What an operator can do with a backend's keys beyond taking and releasing grants. */
+    public enum Operation {
+        /** {@link RemoteLocker#inspect(String)} and {@link RemoteLocker#listHeld()}: who holds a key, read from the store. */
+        INSPECT,
+        /** {@link RemoteLocker#breakLock(String)}: delete a key's holders' entries, as an administrator would. */
+        BREAK
+    }
 
     /** Checks that the lease model is given, and that the kinds hold the lock and both sides of a read-write lock. */
     public Capabilities {
         Objects.requireNonNull(leaseModel, "leaseModel");
         Objects.requireNonNull(kinds, "kinds");
+        Objects.requireNonNull(operations, "operations");
         if (!kinds.contains(LockKind.LOCK)) {
             throw new IllegalArgumentException("Every backend offers LOCK: " + kinds);
         }
@@ -30,6 +45,12 @@ public record Capabilities(
             throw new IllegalArgumentException("READ and WRITE come together (a read-write lock): " + kinds);
         }
         kinds = Collections.unmodifiableSet(EnumSet.copyOf(kinds));
+        operations = operations.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(operations));
+    }
+
+    /** The capabilities of a backend that offers {@code kinds} and no {@linkplain Operation operation}. */
+    public Capabilities(boolean fencing, boolean fair, boolean pushWakeUp, LeaseModel leaseModel, Set<LockKind> kinds) {
+        this(fencing, fair, pushWakeUp, leaseModel, kinds, Set.of());
     }
 
     /** The capabilities of a backend that offers the exclusive lock only. */
@@ -41,7 +62,20 @@ public record Capabilities(
     public Capabilities with(LockKind... more) {
         EnumSet<LockKind> all = EnumSet.copyOf(kinds);
         all.addAll(java.util.List.of(more));
-        return new Capabilities(fencing, fair, pushWakeUp, leaseModel, all);
+        return new Capabilities(fencing, fair, pushWakeUp, leaseModel, all, operations);
+    }
+
+    /** These capabilities, offering {@code more} operations as well. */
+    public Capabilities with(Operation... more) {
+        EnumSet<Operation> all = EnumSet.noneOf(Operation.class);
+        all.addAll(operations);
+        all.addAll(java.util.List.of(more));
+        return new Capabilities(fencing, fair, pushWakeUp, leaseModel, kinds, all);
+    }
+
+    /** Whether the backend offers {@code operation}. */
+    public boolean offers(Operation operation) {
+        return operations.contains(operation);
     }
 
     /** Whether the backend offers {@code kind}. */

@@ -2,6 +2,7 @@ package io.distlock;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -263,6 +264,53 @@ public interface RemoteLocker extends AutoCloseable {
      * @throws LockerClosedException if the locker is closed
      */
     RemoteSemaphore semaphore(String key, int permits);
+
+    /**
+     * The owner label this locker stores with every entry it writes ({@link RemoteLockerBuilder#ownerLabel(String)};
+     * default: this process's id and host, e.g. {@code 4711@worker-7}): what {@link #inspect(String)} shows of its
+     * holds to anyone.
+     */
+    String ownerLabel();
+
+    /**
+     * Who holds {@code key}, read from the store itself (not from this locker's own view, so it answers for every
+     * process): each holder of the key's lock, read-write lock and semaphore with its owner label, when it was granted
+     * and when its lease ends (where the store keeps them), its fencing token (where there is one), and how many wait
+     * (where the store keeps a queue). Read-only; one or a few store reads (see the backend's documentation).
+     *
+     * @throws NullPointerException if the key is null
+     * @throws IllegalArgumentException if the key is blank or longer than {@link #MAX_KEY_BYTES} bytes
+     * @throws UnsupportedOperationException if the backend offers no inspection ({@link Capabilities#operations()})
+     * @throws LockBackendException if the store could not be asked
+     * @throws LockerClosedException if the locker is closed
+     */
+    LockState inspect(String key);
+
+    /**
+     * Every key held under this locker's namespace (its URI's path or prefix), as {@link #inspect(String)} would show
+     * each, in no promised order. A scan of the namespace: its cost per store is in the backend's documentation.
+     *
+     * @throws UnsupportedOperationException if the backend offers no inspection ({@link Capabilities#operations()})
+     * @throws LockBackendException if the store could not be asked
+     * @throws LockerClosedException if the locker is closed
+     */
+    List<LockState> listHeld();
+
+    /**
+     * Breaks {@code key} as an administrator would: deletes the entries of its holders (of its lock, read-write lock
+     * and semaphore) in the store, whichever process holds them, and leaves its waiters queued; the next one is granted
+     * as after a release. Each holder is told it lost the grant ({@link RemoteLock#onLost}) within the bound its
+     * backend gives for an entry deleted by hand. Meant for a stuck holder; a holder that is alive may be mid-way
+     * through the work the lock guards, which is what fencing tokens are for.
+     *
+     * @return the holders whose entries were deleted; empty if the key was free
+     * @throws NullPointerException if the key is null
+     * @throws IllegalArgumentException if the key is blank or longer than {@link #MAX_KEY_BYTES} bytes
+     * @throws UnsupportedOperationException if the backend cannot break a lock ({@link Capabilities#operations()})
+     * @throws LockBackendException if the store could not be asked (some entries may be deleted)
+     * @throws LockerClosedException if the locker is closed
+     */
+    List<LockHolder> breakLock(String key);
 
     /**
      * What the backend behind this locker guarantees: fencing tokens, fairness, push wake-up, lease model, the kinds of

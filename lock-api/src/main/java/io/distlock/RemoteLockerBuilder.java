@@ -3,6 +3,7 @@ package io.distlock;
 import io.distlock.internal.LockerFactory;
 import io.distlock.spi.LockBackendProvider;
 import io.distlock.toolkit.ManualTicker;
+import io.distlock.toolkit.OwnerIds;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
@@ -27,6 +28,7 @@ public final class RemoteLockerBuilder {
     private Clock clock = Clock.systemUTC();
     private Optional<Executor> listenerExecutor = Optional.empty();
     private LockObserver observer = LockObserver.none();
+    private String ownerLabel = OwnerIds.defaultLabel();
 
     RemoteLockerBuilder() {}
 
@@ -113,6 +115,21 @@ public final class RemoteLockerBuilder {
     }
 
     /**
+     * Who this locker is, for people and for other processes (default: this process's id and host, e.g. {@code
+     * 4711@worker-7}): stored with every entry the locker writes, within each owner id, so that {@link
+     * RemoteLocker#inspect(String)}, {@code lockctl locks} and the store's own tools show it. Give what an operator
+     * needs to find the holder: a service and host name, a pod, a URL. Not a secret: anyone who can read the store
+     * reads it.
+     *
+     * @throws IllegalArgumentException if null, blank, longer than {@value OwnerIds#MAX_LABEL_BYTES} bytes in UTF-8, or
+     *     holding a control character
+     */
+    public RemoteLockerBuilder ownerLabel(String ownerLabel) {
+        this.ownerLabel = OwnerIds.checkLabel(ownerLabel);
+        return this;
+    }
+
+    /**
      * Opens the locker. Blocks until connected, at most for the connect timeout.
      *
      * @throws IllegalStateException if no URI was given
@@ -124,6 +141,15 @@ public final class RemoteLockerBuilder {
             throw new IllegalStateException("No URI given: call uri(...) before build(), e.g. uri(\"memory:\")");
         }
         return LockerFactory.open(
-                uri, options, leaseTime, connectTimeout, provider, ticker, clock, listenerExecutor, observer);
+                uri,
+                options,
+                leaseTime,
+                connectTimeout,
+                provider,
+                ticker,
+                clock,
+                listenerExecutor,
+                observer,
+                ownerLabel);
     }
 }

@@ -1,11 +1,14 @@
 package io.distlock.kit;
 
 import io.distlock.Capabilities;
+import io.distlock.LockHolder;
+import io.distlock.LockState;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -52,6 +55,21 @@ public abstract class ForwardingBackend implements LockBackend {
     @Override
     public boolean release(Lease lease) {
         return backend.release(lease);
+    }
+
+    @Override
+    public LockState inspect(String key) {
+        return backend.inspect(key);
+    }
+
+    @Override
+    public List<LockState> listHeld() {
+        return backend.listHeld();
+    }
+
+    @Override
+    public List<LockHolder> breakLock(String key) {
+        return backend.breakLock(key);
     }
 
     @Override

@@ -26,7 +26,17 @@ final class Acquirer {
     private final Observing observing;
     private final LockerFailures failures;
 
-    Acquirer(LockBackend backend, HeldLocks held, Waiters waiters, Observing observing, LockerFailures failures) {
+    /** Stored with every entry, in its owner id. */
+    private final String ownerLabel;
+
+    Acquirer(
+            LockBackend backend,
+            HeldLocks held,
+            Waiters waiters,
+            Observing observing,
+            LockerFailures failures,
+            String ownerLabel) {
+        this.ownerLabel = ownerLabel;
         this.backend = backend;
         this.held = held;
         this.waiters = waiters;
@@ -76,7 +86,7 @@ final class Acquirer {
                 throw interruptedBefore(key);
             }
             while (true) {
-                PendingGrant grant = ask.next();
+                PendingGrant grant = nextTry(ask);
                 Waiters.BlockedThread waiter = waiters.enterBlocked();
                 Optional<Lease> lease;
                 Optional<RemoteLock> adopted = Optional.empty();
@@ -127,7 +137,7 @@ final class Acquirer {
         String key = ask.key();
         Observing.Acquisition observed = observing.started(key, LockObserver.Kind.TRY_LOCK, ask.lockKind());
         try {
-            PendingGrant grant = ask.next();
+            PendingGrant grant = nextTry(ask);
             Waiters.BlockedThread waiter = waiters.enterBlocked();
             Optional<RemoteLock> lock;
             try {
@@ -157,5 +167,10 @@ final class Acquirer {
     /** What a caller interrupted before it asks is given (java.util.concurrent's convention). */
     static InterruptedException interruptedBefore(String key) {
         return new InterruptedException("Lock '" + key + "' not taken: the calling thread was interrupted");
+    }
+
+    /** The next try at {@code ask}: a request with a fresh owner id carrying this locker's owner label. */
+    PendingGrant nextTry(Ask ask) {
+        return ask.next(ownerLabel);
     }
 }

@@ -1,6 +1,7 @@
 package io.distlock.internal;
 
 import io.distlock.LockKind;
+import io.distlock.toolkit.OwnerIds;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -35,8 +36,8 @@ record Ask(RequestKind kind, LockKind lockKind, int limit, String key, Duration 
         return new Ask(RequestKind.STORE, lockKind, limit, key, fixedLease.orElse(lockerLease), fixedLease.isPresent());
     }
 
-    /** The next try: a request with a fresh owner id. */
-    PendingGrant next() {
-        return new PendingGrant(key, leaseTime, fixed, lockKind, limit);
+    /** The next try: a request with a fresh owner id carrying {@code ownerLabel}. */
+    PendingGrant next(String ownerLabel) {
+        return new PendingGrant(key, OwnerIds.next(ownerLabel), leaseTime, fixed, lockKind, limit);
     }
 }

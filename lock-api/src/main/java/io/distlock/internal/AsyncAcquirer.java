@@ -150,7 +150,7 @@ final class AsyncAcquirer {
         }
 
         private void start() {
-            PendingGrant grant = ask.next();
+            PendingGrant grant = acquirer.nextTry(ask);
             CompletableFuture<Optional<Lease>> attempt;
             try {
                 attempt = ask.kind().acquireAsync(backend, grant.request(), deadline, workers);

@@ -1,8 +1,11 @@
 package io.distlock.internal;
 
 import io.distlock.Capabilities;
+import io.distlock.Capabilities.Operation;
 import io.distlock.LeaseModel;
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
+import io.distlock.LockState;
 import io.distlock.LockedCall;
 import io.distlock.LockedRun;
 import io.distlock.RemoteLock;
@@ -42,6 +45,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private static final Optional<Duration> RENEWED = Optional.empty();
 
     private final String backendName;
+    private final String ownerLabel;
     private final LockBackend backend;
     private final Capabilities capabilities;
     private final Duration leaseTime;
@@ -71,8 +75,10 @@ final class DefaultRemoteLocker implements RemoteLocker {
             Ticker ticker,
             Clock clock,
             Optional<Executor> listenerExecutor,
-            Observing observing) {
+            Observing observing,
+            String ownerLabel) {
         this.backendName = backendName;
+        this.ownerLabel = ownerLabel;
         this.observing = observing;
         this.backend = backend;
         this.capabilities = backend.capabilities();
@@ -95,7 +101,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
         LockerFailures failures = new LockerFailures(backendName);
         this.waiters = new Waiters(backendName, failures);
         this.held = new HeldLocks(backend, keeper, ticker, clock, listeners, scheduler, workers, waiters, failures);
-        this.acquirer = new Acquirer(backend, held, waiters, observing, failures);
+        this.acquirer = new Acquirer(backend, held, waiters, observing, failures, ownerLabel);
         this.async = new AsyncAcquirer(backend, acquirer, held, waiters, observing, failures, ticker, workers);
         this.multiKey = new MultiKeyLocking(acquirer, held, waiters, ticker, leaseTime, listeners);
         this.paths = new DefaultLockable.Paths(acquirer, async, ticker, leaseTime);
@@ -219,6 +225,39 @@ final class DefaultRemoteLocker implements RemoteLocker {
     }
 
     @Override
+    public String ownerLabel() {
+        return ownerLabel;
+    }
+
+    @Override
+    public LockState inspect(String key) {
+        Checks.key(key);
+        offered(Operation.INSPECT, "inspection");
+        return backend.inspect(key);
+    }
+
+    @Override
+    public List<LockState> listHeld() {
+        offered(Operation.INSPECT, "inspection");
+        return backend.listHeld();
+    }
+
+    @Override
+    public List<LockHolder> breakLock(String key) {
+        Checks.key(key);
+        offered(Operation.BREAK, "breaking a lock");
+        return backend.breakLock(key);
+    }
+
+    private void offered(Operation operation, String what) {
+        waiters.ensureOpen();
+        if (!capabilities.offers(operation)) {
+            throw new UnsupportedOperationException("The " + backendName + " backend offers no " + what + " (it offers "
+                    + capabilities.operations() + ")");
+        }
+    }
+
+    @Override
     public Capabilities capabilities() {
         waiters.ensureOpen();
         return capabilities;
@@ -261,6 +300,6 @@ final class DefaultRemoteLocker implements RemoteLocker {
 
     @Override
     public String toString() {
-        return "RemoteLocker[" + backendName + (waiters.closed() ? ", closed" : "") + "]";
+        return "RemoteLocker[" + backendName + ", owner " + ownerLabel + (waiters.closed() ? ", closed" : "") + "]";
     }
 }

@@ -38,30 +38,9 @@ public final class LockerFactory {
 
     private LockerFactory() {}
 
-    /** Opens a locker; see {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown. */
-    public static RemoteLocker open(
-            String rawUri,
-            Map<String, String> builderOptions,
-            Optional<Duration> leaseTime,
-            Optional<Duration> connectTimeout,
-            Optional<LockBackendProvider> explicitProvider,
-            Ticker ticker,
-            Clock clock) {
-        return open(
-                rawUri,
-                builderOptions,
-                leaseTime,
-                connectTimeout,
-                explicitProvider,
-                ticker,
-                clock,
-                Optional.empty(),
-                LockObserver.none());
-    }
-
     /**
      * Opens a locker whose loss listeners run on {@code listenerExecutor} (empty: a thread of the locker's own) and
-     * whose locks report to {@code observer}; see {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
+     * whose locks report to {@code observer}, storing {@code ownerLabel} in every owner id; see {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
      */
     public static RemoteLocker open(
             String rawUri,
@@ -72,7 +51,8 @@ public final class LockerFactory {
             Ticker ticker,
             Clock clock,
             Optional<Executor> listenerExecutor,
-            LockObserver observer) {
+            LockObserver observer,
+            String ownerLabel) {
         refuseCredentials(rawUri);
         URI uri = parse(rawUri);
         refuseFragment(uri, rawUri);
@@ -111,7 +91,8 @@ public final class LockerFactory {
                 ticker,
                 clock,
                 listenerExecutor,
-                new Observing(observer, uri.getScheme()));
+                new Observing(observer, uri.getScheme()),
+                ownerLabel);
     }
 
     /**

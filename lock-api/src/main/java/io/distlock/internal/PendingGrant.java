@@ -3,7 +3,6 @@ package io.distlock.internal;
 import io.distlock.LockKind;
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.spi.LockRequest;
-import io.distlock.toolkit.OwnerIds;
 import java.time.Duration;
 
 /**
@@ -20,11 +19,11 @@ final class PendingGrant implements LeaseLossListener {
     private boolean lostBeforeHandOver; // guarded by this
 
     /**
-     * A request for a grant of {@code kind} with {@code limit} on {@code key} with {@code leaseTime}: a fixed lease
-     * (never renewed) if {@code fixed}.
+     * A request by {@code ownerId} for a grant of {@code kind} with {@code limit} on {@code key} with {@code
+     * leaseTime}: a fixed lease (never renewed) if {@code fixed}.
      */
-    PendingGrant(String key, Duration leaseTime, boolean fixed, LockKind kind, int limit) {
-        this.request = new LockRequest(key, OwnerIds.next(), leaseTime, this, kind, limit);
+    PendingGrant(String key, String ownerId, Duration leaseTime, boolean fixed, LockKind kind, int limit) {
+        this.request = new LockRequest(key, ownerId, leaseTime, this, kind, limit);
         this.fixed = fixed;
     }
 

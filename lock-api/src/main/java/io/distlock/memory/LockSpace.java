@@ -1,15 +1,20 @@
 package io.distlock.memory;
 
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
+import io.distlock.LockState;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -195,6 +200,92 @@ final class LockSpace {
         }
         handOver(handovers);
         return ours;
+    }
+
+    /**
+     * The holders of {@code key} in every space, in grant order, and how many wait; holders whose lease ran out are
+     * dropped first, as a store drops an entry whose TTL passed.
+     */
+    LockState inspect(String key, Clock clock) {
+        List<Handover> handovers = new ArrayList<>();
+        mutex.lock();
+        try {
+            return stateOf(key, clock, handovers).orElseGet(() -> new LockState(key, List.of(), OptionalInt.of(0)));
+        } finally {
+            mutex.unlock();
+            handOver(handovers);
+        }
+    }
+
+    /** Every held key, as {@link #inspect} shows it. */
+    List<LockState> listHeld(Clock clock) {
+        List<Handover> handovers = new ArrayList<>();
+        mutex.lock();
+        try {
+            return keys.keySet().stream()
+                    .map(Name::key)
+                    .distinct()
+                    .sorted()
+                    .flatMap(key -> stateOf(key, clock, handovers).stream())
+                    .filter(LockState::held)
+                    .toList();
+        } finally {
+            mutex.unlock();
+            handOver(handovers);
+        }
+    }
+
+    /** Removes every holder of {@code key}, behind their backs, and serves the waiters as after their release. */
+    List<LockHolder> breakLock(String key, Clock clock) {
+        List<Handover> handovers = new ArrayList<>();
+        mutex.lock();
+        try {
+            List<LockHolder> broken = new ArrayList<>();
+            for (LockKind.Space space : LockKind.Space.values()) {
+                Name name = new Name(space, key);
+                KeyState state = keys.get(name);
+                if (state != null) {
+                    state.holders.removeIf(MemoryLease::expired);
+                    state.holders.forEach(h -> broken.add(holder(h, clock)));
+                    state.holders.clear();
+                    serveNext(state, handovers);
+                    forgetIfIdle(name);
+                }
+            }
+            return broken;
+        } finally {
+            mutex.unlock();
+            handOver(handovers);
+        }
+    }
+
+    private Optional<LockState> stateOf(String key, Clock clock, List<Handover> handovers) {
+        List<LockHolder> holders = new ArrayList<>();
+        int waiting = 0;
+        boolean known = false;
+        for (LockKind.Space space : LockKind.Space.values()) {
+            Name name = new Name(space, key);
+            KeyState state = keys.get(name);
+            if (state != null) {
+                known = true;
+                expire(state, handovers);
+                state.holders.forEach(h -> holders.add(holder(h, clock)));
+                waiting += (int)
+                        state.queue.stream().filter(w -> !w.future.isDone()).count();
+            }
+        }
+        return known ? Optional.of(new LockState(key, holders, OptionalInt.of(waiting))) : Optional.empty();
+    }
+
+    private static LockHolder holder(MemoryLease lease, Clock clock) {
+        Instant now = clock.instant();
+        long nowNanos = lease.now();
+        return LockHolder.of(
+                lease.kind(),
+                lease.ownerId(),
+                Optional.of(now.minusNanos(nowNanos - lease.grantedAtNanos())),
+                Optional.of(now.plusNanos(lease.validUntilNanos() - nowNanos)),
+                lease.fencingToken());
     }
 
     private MemoryLease grant(KeyState state, LockRequest request, Ticker ticker) {

@@ -15,6 +15,7 @@ final class MemoryLease implements Lease {
     private final String ownerId;
     private final long token;
     private final Ticker ticker;
+    private final long grantedAtNanos;
     private volatile long validUntilNanos;
 
     MemoryLease(LockRequest request, long token, Ticker ticker, long grantedAtNanos) {
@@ -44,6 +45,7 @@ final class MemoryLease implements Lease {
         this.ownerId = ownerId;
         this.token = token;
         this.ticker = ticker;
+        this.grantedAtNanos = grantedAtNanos;
         this.validUntilNanos = grantedAtNanos + leaseNanos;
     }
 
@@ -75,6 +77,11 @@ final class MemoryLease implements Lease {
     @Override
     public long validUntilNanos() {
         return validUntilNanos;
+    }
+
+    /** When it was granted, on its ticker. */
+    long grantedAtNanos() {
+        return grantedAtNanos;
     }
 
     void renewFrom(long nowNanos, long leaseNanos) {

@@ -2,13 +2,17 @@ package io.distlock.memory;
 
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
+import io.distlock.LockState;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -18,14 +22,17 @@ import java.util.concurrent.Executor;
 final class MemoryLockBackend implements LockBackend {
 
     private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.RENEWED_TTL)
-            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
+            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
+            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
 
     private final LockSpace space;
     private final Ticker ticker;
+    private final Clock clock;
 
-    MemoryLockBackend(LockSpace space, Ticker ticker) {
+    MemoryLockBackend(LockSpace space, Ticker ticker, Clock clock) {
         this.space = space;
         this.ticker = ticker;
+        this.clock = clock;
     }
 
     @Override
@@ -68,6 +75,22 @@ final class MemoryLockBackend implements LockBackend {
     @Override
     public boolean release(Lease lease) {
         return space.release((MemoryLease) lease);
+    }
+
+    @Override
+    public LockState inspect(String key) {
+        return space.inspect(key, clock);
+    }
+
+    @Override
+    public List<LockState> listHeld() {
+        return space.listHeld(clock);
+    }
+
+    /** The holders learn at their next renewal, as after an entry deleted from a store by hand. */
+    @Override
+    public List<LockHolder> breakLock(String key) {
+        return space.breakLock(key, clock);
     }
 
     @Override

@@ -30,7 +30,7 @@ public final class MemoryLockBackendProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
-        return new MemoryLockBackend(LockSpaces.named(spaceName(config.uri())), config.ticker());
+        return new MemoryLockBackend(LockSpaces.named(spaceName(config.uri())), config.ticker(), config.clock());
     }
 
     static String spaceName(URI uri) {

@@ -1,7 +1,10 @@
 package io.distlock.spi;
 
 import io.distlock.Capabilities;
+import io.distlock.LockHolder;
+import io.distlock.LockState;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -93,6 +96,50 @@ public interface LockBackend extends AutoCloseable {
      * @throws io.distlock.LockBackendException if the store could not be asked; the entry then runs out with its lease
      */
     boolean release(Lease lease);
+
+    /**
+     * Reads who holds {@code key} in every space (lock, read-write lock, semaphore) from the store itself, and how many
+     * wait where the store keeps a queue: for backends that declare {@link Capabilities.Operation#INSPECT}. Read-only:
+     * writes nothing, renews nothing. The label of each holder comes from its stored owner id ({@link
+     * io.distlock.LockHolder#of}).
+     *
+     * @param key a checked key
+     * @throws io.distlock.LockBackendException if the store could not be asked
+     * @throws UnsupportedOperationException if the backend does not declare {@code INSPECT} (the default)
+     */
+    default LockState inspect(String key) {
+        throw new UnsupportedOperationException("This backend does not offer inspection (Capabilities.operations() "
+                + capabilities().operations() + " lacks INSPECT)");
+    }
+
+    /**
+     * Every key held under this backend's namespace (its URI's path or prefix), each as {@link #inspect} would
+     * answer, in no promised order: a scan of the namespace, which costs what the backend's documentation says. For
+     * backends that declare {@link Capabilities.Operation#INSPECT}.
+     *
+     * @throws io.distlock.LockBackendException if the store could not be asked
+     * @throws UnsupportedOperationException if the backend does not declare {@code INSPECT} (the default)
+     */
+    default List<LockState> listHeld() {
+        throw new UnsupportedOperationException("This backend does not offer inspection (Capabilities.operations() "
+                + capabilities().operations() + " lacks INSPECT)");
+    }
+
+    /**
+     * Deletes the entries of every holder of {@code key} (in every space), as an administrator would with the store's
+     * own tool, and leaves the waiters queued: the next one is served as after a release. The holders are told as
+     * after an entry deleted by hand (their watch, or their next renewal). For backends that declare {@link
+     * Capabilities.Operation#BREAK}.
+     *
+     * @param key a checked key
+     * @return the holders whose entries this call deleted; empty if the key was free
+     * @throws io.distlock.LockBackendException if the store could not be asked (some entries may be deleted)
+     * @throws UnsupportedOperationException if the backend does not declare {@code BREAK} (the default)
+     */
+    default List<LockHolder> breakLock(String key) {
+        throw new UnsupportedOperationException("This backend does not offer breaking a lock"
+                + " (Capabilities.operations() " + capabilities().operations() + " lacks BREAK)");
+    }
 
     /**
      * How many requests this backend has sent to its store since it was opened (round trips, counting each
