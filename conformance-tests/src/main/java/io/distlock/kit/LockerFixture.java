@@ -179,4 +179,14 @@ public interface LockerFixture {
     default Optional<String> kindsTestedElsewhere() {
         return Optional.empty();
     }
+
+    /**
+     * Where the inspection contracts ({@link InspectionContract}) run instead, when another kit class of the same store
+     * and backend layout runs them already: the reason, naming that class. Present, it skips every test that needs
+     * {@link Need#INSPECTION} or {@link Need#BREAK} here. Empty (the default): they run wherever the backend declares
+     * the operations.
+     */
+    default Optional<String> operationsTestedElsewhere() {
+        return Optional.empty();
+    }
 }

@@ -70,6 +70,22 @@ public enum Need {
         }
     },
 
+    /** Looking up who holds a key ({@link Capabilities.Operation#INSPECT}). */
+    INSPECTION {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return operation(fixture, capabilities, Capabilities.Operation.INSPECT);
+        }
+    },
+
+    /** Breaking a held key ({@link Capabilities.Operation#BREAK}). */
+    BREAK {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return operation(fixture, capabilities, Capabilities.Operation.BREAK);
+        }
+    },
+
     /** Worker processes that reach the store ({@link LockerFixture#multiProcessSupport()}). */
     OTHER_PROCESSES {
         @Override
@@ -134,4 +150,16 @@ public enum Need {
 
     /** Why the test cannot run against this fixture and backend; empty if it can. */
     abstract Optional<String> missing(LockerFixture fixture, Capabilities capabilities);
+
+    private static Optional<String> operation(
+            LockerFixture fixture, Capabilities capabilities, Capabilities.Operation operation) {
+        Optional<String> elsewhere = fixture.operationsTestedElsewhere();
+        if (elsewhere.isPresent()) {
+            return elsewhere;
+        }
+        return capabilities.offers(operation)
+                ? Optional.empty()
+                : Optional.of("backend declares no " + operation + " (Capabilities.operations() "
+                        + capabilities.operations() + ")");
+    }
 }
