@@ -14,8 +14,9 @@ import java.util.OptionalLong;
  * @param ownerLabel the holder's locker's owner label ({@link RemoteLockerBuilder#ownerLabel(String)}); the stored value
  *     itself when another tool wrote the entry (an {@code etcdctl lock} holder, say)
  * @param ownerId the owner id of the acquisition, as stored
- * @param grantedAt when the store granted it, where the store keeps that (etcd and ZooKeeper do, as the entry's
- *     creation; Redis keeps no such time)
+ * @param since when the store created the holder's entry, where it keeps that time: the grant, for a holder that
+ *     did not wait; for one that first waited in the store's queue (a ZooKeeper node), its arrival in the queue, since
+ *     no store keeps the moment a queued entry became the holder. Empty where the store keeps no such time
  * @param leaseEnds when the store will drop the entry unless it is renewed, where the entry has a time to live of its
  *     own (empty on the session stores, whose entries end with their client's session)
  * @param fencingToken the grant's fencing token, where the backend gives one ({@link Capabilities#fencing()})
@@ -24,7 +25,7 @@ public record LockHolder(
         LockKind kind,
         String ownerLabel,
         String ownerId,
-        Optional<Instant> grantedAt,
+        Optional<Instant> since,
         Optional<Instant> leaseEnds,
         OptionalLong fencingToken) {
 
@@ -33,7 +34,7 @@ public record LockHolder(
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(ownerLabel, "ownerLabel");
         Objects.requireNonNull(ownerId, "ownerId");
-        Objects.requireNonNull(grantedAt, "grantedAt");
+        Objects.requireNonNull(since, "since");
         Objects.requireNonNull(leaseEnds, "leaseEnds");
         Objects.requireNonNull(fencingToken, "fencingToken");
     }
@@ -45,10 +46,9 @@ public record LockHolder(
     public static LockHolder of(
             LockKind kind,
             String ownerId,
-            Optional<Instant> grantedAt,
+            Optional<Instant> since,
             Optional<Instant> leaseEnds,
             OptionalLong fencingToken) {
-        return new LockHolder(
-                kind, OwnerIds.label(ownerId).orElse(ownerId), ownerId, grantedAt, leaseEnds, fencingToken);
+        return new LockHolder(kind, OwnerIds.label(ownerId).orElse(ownerId), ownerId, since, leaseEnds, fencingToken);
     }
 }

@@ -56,7 +56,7 @@ public interface InspectionContract extends LockerFixture {
 
     /**
      * Another locker's look-up shows the holder: its label (which the owner id encodes), its owner id, its fencing
-     * token where the backend fences (none where it does not), when it was granted and when its lease ends where the
+     * token where the backend fences (none where it does not), since when it holds and when its lease ends where the
      * store keeps them (a lease with a time to live of its own always has an end), all within the real times; and a
      * released key as free.
      */
@@ -78,7 +78,7 @@ public interface InspectionContract extends LockerFixture {
             } else {
                 assertTrue(shown.fencingToken().isEmpty(), "a fencing token from a backend that declares none");
             }
-            shown.grantedAt().ifPresent(at -> assertWithin(at, before.minus(slack), after.plus(slack), "grantedAt"));
+            shown.since().ifPresent(at -> assertWithin(at, before.minus(slack), after.plus(slack), "since"));
             if (capabilities.leaseModel() == LeaseModel.RENEWED_TTL) {
                 assertTrue(shown.leaseEnds().isPresent(), "no lease end for an entry with a time to live of its own");
             }
