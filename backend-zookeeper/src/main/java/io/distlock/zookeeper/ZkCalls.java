@@ -288,6 +288,36 @@ final class ZkCalls {
         });
     }
 
+    /** A node's data and stat, as read together. */
+    record NodeData(byte[] data, Stat stat) {}
+
+    /**
+     * Makes the server this client reads from catch up with the leader first: ZooKeeper answers a session's requests
+     * in order, so every read sent after the sync sees every write completed before it, also on a follower.
+     */
+    void sync(String path, Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
+        idempotent(deadline, () -> {
+            requests.incrementAndGet();
+            client.getZookeeperClient().getZooKeeper().sync(path, (rc, p, ctx) -> {}, null);
+            return null;
+        });
+    }
+
+    /** The data and stat of {@code path}; empty if it does not exist. */
+    Optional<NodeData> read(String path, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        return idempotent(deadline, () -> {
+            Stat stat = new Stat();
+            try {
+                requests.incrementAndGet();
+                return Optional.of(
+                        new NodeData(client.getData().storingStatIn(stat).forPath(path), stat));
+            } catch (KeeperException.NoNodeException e) {
+                return Optional.empty();
+            }
+        });
+    }
+
     /** Deletes the node of the attempt with {@code protectionId} under {@code lockPath}, if there is one. */
     void deleteProtected(String lockPath, String protectionId, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {

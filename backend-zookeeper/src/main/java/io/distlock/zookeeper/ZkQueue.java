@@ -62,16 +62,57 @@ final class ZkQueue {
         this.kindName = kindName;
     }
 
+    /** The parent of the nodes of {@code space} on the key whose node name is {@code encodedKey}, under {@code basePath}. */
+    static String path(String basePath, LockKind.Space space, String encodedKey) {
+        return switch (space) {
+            case LOCK -> ZKPaths.makePath(basePath, encodedKey);
+            case READ_WRITE -> ZKPaths.makePath(basePath, READ_WRITE_DIRECTORY, encodedKey);
+            case SEMAPHORE -> ZKPaths.makePath(basePath, SEMAPHORE_DIRECTORY, encodedKey);
+        };
+    }
+
+    /** The order of the queues of {@code space}: by sequence number, as Curator orders the lock and read-write queues. */
+    static Comparator<String> order(LockKind.Space space) {
+        return switch (space) {
+            case LOCK -> ZkAcquisition.BY_SEQUENCE;
+            case READ_WRITE -> ZkQueue::compareReadWrite;
+            case SEMAPHORE -> ZkQueue::comparePermits;
+        };
+    }
+
+    /**
+     * How many nodes at the head of the sorted {@code queue} of {@code space} hold it, by the grant rule: the first of
+     * a lock's; the first writer alone, or the readers before the first writer, of a read-write lock's; the first N of
+     * a semaphore's (N as its first node names it).
+     */
+    static int holders(LockKind.Space space, List<String> queue) {
+        if (queue.isEmpty()) {
+            return 0;
+        }
+        return switch (space) {
+            case LOCK -> 1;
+            case READ_WRITE -> {
+                if (!queue.get(0).contains(READ_NAME)) {
+                    yield 1;
+                }
+                int readers = 0;
+                while (readers < queue.size() && queue.get(readers).contains(READ_NAME)) {
+                    readers++;
+                }
+                yield readers;
+            }
+            case SEMAPHORE -> Math.min(queue.size(), Math.max(1, permits(queue.get(0))));
+        };
+    }
+
     /** The queue that {@code request} joins, under {@code basePath}. */
     static ZkQueue of(LockRequest request, String basePath) {
-        String key = KeyCodec.encode(request.key());
+        String path = path(basePath, request.kind().space(), KeyCodec.encode(request.key()));
         return switch (request.kind()) {
-            case LOCK -> new ZkQueue(request, ZKPaths.makePath(basePath, key), ZkCalls.LOCK_NAME);
-            case READ -> new ZkQueue(request, ZKPaths.makePath(basePath, READ_WRITE_DIRECTORY, key), READ_NAME);
-            case WRITE -> new ZkQueue(request, ZKPaths.makePath(basePath, READ_WRITE_DIRECTORY, key), WRITE_NAME);
-            case PERMIT ->
-                new ZkQueue(
-                        request, ZKPaths.makePath(basePath, SEMAPHORE_DIRECTORY, key), request.limit() + PERMIT_NAME);
+            case LOCK -> new ZkQueue(request, path, ZkCalls.LOCK_NAME);
+            case READ -> new ZkQueue(request, path, READ_NAME);
+            case WRITE -> new ZkQueue(request, path, WRITE_NAME);
+            case PERMIT -> new ZkQueue(request, path, request.limit() + PERMIT_NAME);
         };
     }
 
@@ -85,13 +126,9 @@ final class ZkQueue {
         return kindName;
     }
 
-    /** The queue's order: by sequence number, as Curator orders the lock and read-write queues. */
+    /** The queue's order ({@link #order(LockKind.Space)}). */
     Comparator<String> order() {
-        return switch (request.kind().space()) {
-            case LOCK -> ZkAcquisition.BY_SEQUENCE;
-            case READ_WRITE -> ZkQueue::compareReadWrite;
-            case SEMAPHORE -> ZkQueue::comparePermits;
-        };
+        return order(request.kind().space());
     }
 
     /**

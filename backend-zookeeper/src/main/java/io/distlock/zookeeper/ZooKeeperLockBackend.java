@@ -3,7 +3,9 @@ package io.distlock.zookeeper;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
+import io.distlock.LockState;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -12,6 +14,7 @@ import io.distlock.spi.LockRequest;
 import io.distlock.toolkit.DurationText;
 import java.io.Closeable;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -39,8 +42,9 @@ import org.slf4j.LoggerFactory;
 final class ZooKeeperLockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
-    private static final Capabilities CAPABILITIES =
-            new Capabilities(true, true, true, LeaseModel.SESSION).with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
+    private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.SESSION)
+            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
+            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
 
     private final CuratorFramework client;
     private final ZkCalls calls;
@@ -235,6 +239,34 @@ final class ZooKeeperLockBackend implements LockBackend {
             throw new LockBackendException(
                     "Interrupted releasing lock '" + lease.key() + "'; its node is deleted in the background", e);
         }
+    }
+
+    /**
+     * A {@code sync}, then per space of the key one {@code getChildren} of its queue and one {@code getData} per holder
+     * (see {@link ZkInspection}).
+     */
+    @Override
+    public LockState inspect(String key) {
+        return inspection().inspect(key);
+    }
+
+    /**
+     * A {@code sync}, three {@code getChildren} (the base path and the two space directories), then a look-up per key
+     * found: a scan of every key that has a node, held or waited for.
+     */
+    @Override
+    public List<LockState> listHeld() {
+        return inspection().listHeld();
+    }
+
+    /** Deletes the holders' nodes; each holder is told by the watch on its own node. */
+    @Override
+    public List<LockHolder> breakLock(String key) {
+        return inspection().breakLock(key);
+    }
+
+    private ZkInspection inspection() {
+        return new ZkInspection(calls, location.basePath(), location.connectString(), ticker, operationTimeout);
     }
 
     /**

@@ -3,6 +3,8 @@ package io.distlock.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.distlock.LockHolder;
+import io.distlock.LockState;
 import io.distlock.LockTimeoutException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -87,6 +89,32 @@ class CuratorInteropTest {
         }
         try (RemoteLock lock = locker.lock("orders/43", WAIT)) {
             assertThat(lock.isHeld()).isTrue();
+        }
+    }
+
+    /**
+     * Inspection reads Curator's holder too: its node is the queue's head; the label is what Curator stores in it (its
+     * client's address), since that is no distlock owner id. Breaking it deletes Curator's node, as {@code zkCli.sh}
+     * would, and lets distlock in.
+     */
+    @Test
+    void curatorMutexHolder_isShownByInspect_withItsNodesData_andCanBeBroken() throws Exception {
+        InterProcessMutex mutex = mutex("orders/44");
+        assertThat(mutex.acquire(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            String data = new String(
+                    curator.getData()
+                            .forPath(mutex.getParticipantNodes().iterator().next()),
+                    java.nio.charset.StandardCharsets.UTF_8);
+            LockState state = locker.inspect("orders/44");
+            assertThat(state.holders()).extracting(LockHolder::ownerLabel).containsExactly(data);
+            assertThat(locker.listHeld()).extracting(LockState::key).contains("orders/44");
+            assertThat(locker.breakLock("orders/44")).hasSize(1);
+            try (RemoteLock lock = locker.lock("orders/44", WAIT)) {
+                assertThat(lock.isHeld()).isTrue();
+            }
+        } finally {
+            mutex.release(); // Curator ignores its node being gone already
         }
     }
 

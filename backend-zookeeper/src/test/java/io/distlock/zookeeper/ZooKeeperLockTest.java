@@ -222,10 +222,11 @@ class ZooKeeperLockTest {
     }
 
     @Test
-    void capabilities_declareFencingFairPushSession_andEveryKind() {
+    void capabilities_declareFencingFairPushSession_everyKind_andTheOperations() {
         assertThat(a.capabilities())
                 .isEqualTo(new Capabilities(true, true, true, LeaseModel.SESSION)
-                        .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT));
+                        .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
+                        .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK));
     }
 
     @Test
