@@ -139,6 +139,13 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class CarelessInspection extends BrokenKit {
+        @Override
+        public String lockerUri() {
+            return "broken-inspection:";
+        }
+    }
+
     static class GenerousFileLock extends LockerConformanceTests {
         static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-generous");
 
@@ -307,6 +314,20 @@ class BrokenBackendsAreCaughtTest {
                 "semaphore_neverMoreThanNHolders_manyThreads",
                 "more holds at once than the limit",
                 "more holders at once than the");
+    }
+
+    @Test
+    void carelessInspection_failsTheLookUp_theListing_andTheBreak() {
+        assertFails(
+                CarelessInspection.class,
+                "inspect_showsTheHoldersLabel_token_andTimes_toAnotherLocker",
+                "the owner label stored with");
+        assertFails(
+                CarelessInspection.class, "listHeld_showsTheHeldKeys_andNotTheReleasedOnes", "the held keys listed");
+        assertFails(
+                CarelessInspection.class,
+                "breakLock_tellsTheHolder_andGrantsTheNextWaiter",
+                "that its lock was broken");
     }
 
     @Test
