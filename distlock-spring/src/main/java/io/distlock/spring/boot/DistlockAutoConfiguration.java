@@ -77,6 +77,14 @@ public class DistlockAutoConfiguration {
         if (properties.getConnectTimeout() != null) {
             builder.connectTimeout(properties.getConnectTimeout());
         }
+        if (properties.getOwnerLabel() != null) {
+            try {
+                builder.ownerLabel(properties.getOwnerLabel());
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigurationPropertyValueException(
+                        DistlockProperties.PREFIX + ".owner-label", properties.getOwnerLabel(), e.getMessage());
+            }
+        }
         properties.getOptions().forEach(builder::option);
         listenerExecutor.ifAvailable(builder::listenerExecutor);
         return builder;

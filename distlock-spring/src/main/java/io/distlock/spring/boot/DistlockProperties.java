@@ -31,6 +31,12 @@ public class DistlockProperties {
     private Duration connectTimeout;
 
     /**
+     * Who this application is, stored with every lock entry it writes and shown by inspection and lockctl locks (default:
+     * the process id and host, e.g. 4711@worker-7); at most 128 bytes of UTF-8, no control characters.
+     */
+    private String ownerLabel;
+
+    /**
      * Backend options, as if given in the URI's query (see the backend's documentation), e.g. a password kept out of
      * the URI. Values are never logged nor shown in health details.
      */
@@ -66,6 +72,16 @@ public class DistlockProperties {
     /** Sets the connect timeout. */
     public void setConnectTimeout(Duration connectTimeout) {
         this.connectTimeout = connectTimeout;
+    }
+
+    /** The owner label, or null for the default (process id and host). */
+    public String getOwnerLabel() {
+        return ownerLabel;
+    }
+
+    /** Sets the owner label. */
+    public void setOwnerLabel(String ownerLabel) {
+        this.ownerLabel = ownerLabel;
     }
 
     /** The backend options by name. */

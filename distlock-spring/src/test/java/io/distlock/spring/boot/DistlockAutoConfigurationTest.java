@@ -67,9 +67,11 @@ class DistlockAutoConfigurationTest {
                         zkUri(),
                         "distlock.lease-time=12s",
                         "distlock.connect-timeout=5s",
+                        "distlock.owner-label=billing-7 on host-a",
                         "distlock.options.sessionTimeout=15s")
                 .run(context -> {
                     assertThat(context).hasSingleBean(RemoteLocker.class);
+                    assertThat(context.getBean(RemoteLocker.class).ownerLabel()).isEqualTo("billing-7 on host-a");
                     assertThat(context).hasSingleBean(RemoteLockRegistry.class);
                     assertThat(context).hasBean("distlockHealthIndicator");
                     Lock lock = context.getBean(LockRegistry.class).obtain("orders");
@@ -78,6 +80,10 @@ class DistlockAutoConfigurationTest {
                         assertThat(other.tryLock("orders"))
                                 .as("held in the store")
                                 .isEmpty();
+                        assertThat(other.inspect("orders").holders())
+                                .extracting(io.distlock.LockHolder::ownerLabel)
+                                .as("the label stored with the registry's lock")
+                                .containsExactly("billing-7 on host-a");
                     }
                     Health health = health(context.getBean("distlockHealthIndicator", HealthIndicator.class));
                     assertThat(health.getStatus()).isEqualTo(Status.UP);
@@ -110,6 +116,16 @@ class DistlockAutoConfigurationTest {
                             e -> assertThat(e.getName()).isEqualTo("distlock.uri"))
                     .hasMessageContaining("distlock.uri=zk://");
         });
+    }
+
+    @Test
+    void aBlankOwnerLabel_failsStartup_namingTheProperty() {
+        runner.withPropertyValues(zkUri(), "distlock.owner-label= ").run(context -> assertThat(context)
+                .hasFailed()
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("distlock.owner-label")
+                .hasMessageContaining("must not be blank"));
     }
 
     @Test
@@ -258,6 +274,7 @@ class DistlockAutoConfigurationTest {
                         "\"distlock.uri\"",
                         "\"distlock.lease-time\"",
                         "\"distlock.connect-timeout\"",
+                        "\"distlock.owner-label\"",
                         "\"distlock.options\"",
                         "\"distlock.health.probe-key\"",
                         "\"distlock.health.timeout\"",
