@@ -73,6 +73,23 @@ public interface RemoteLock extends AutoCloseable {
     RemoteLock onLost(Consumer<? super RemoteLock> listener, Executor executor);
 
     /**
+     * Registers a listener told when this lock is at risk of being lost — its renewals (or its session's keep-alive)
+     * failing and the validity left below the locker's threshold — and again if it recovers: see {@link
+     * LeaseRiskListener}. Runs on the locker's listener executor. A lock already lost or released never calls it.
+     *
+     * @return this lock
+     */
+    RemoteLock onAtRisk(LeaseRiskListener listener);
+
+    /**
+     * Registers a listener told when this lock is at risk, and again if it recovers, on {@code executor}; see {@link
+     * #onAtRisk(LeaseRiskListener)}.
+     *
+     * @return this lock
+     */
+    RemoteLock onAtRisk(LeaseRiskListener listener, Executor executor);
+
+    /**
      * Sets this lock's lease to end {@code leaseTime} from now, and stops renewing it: from then on it is a fixed lease
      * (see {@link RemoteLocker#tryLockFor}), lengthened or shortened. Blocks for the store's round trip on {@link
      * LeaseModel#RENEWED_TTL} backends; on {@link LeaseModel#SESSION} ones only the locker's timer moves.

@@ -29,6 +29,7 @@ public final class RemoteLockerBuilder {
     private Optional<Executor> listenerExecutor = Optional.empty();
     private LockObserver observer = LockObserver.none();
     private String ownerLabel = OwnerIds.defaultLabel();
+    private Optional<Duration> atRiskThreshold = Optional.empty();
 
     RemoteLockerBuilder() {}
 
@@ -130,6 +131,18 @@ public final class RemoteLockerBuilder {
     }
 
     /**
+     * How little validity may be left, while a lock's renewals (or its session's keep-alive) are failing, before its
+     * {@link RemoteLock#onAtRisk} listeners are told (default: a third of the lock's lease time). Renewals run every
+     * third of the lease time, so with the default a lock whose renewals succeed is never at risk.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public RemoteLockerBuilder atRiskThreshold(Duration threshold) {
+        this.atRiskThreshold = Optional.of(io.distlock.internal.Checks.positive(threshold, "atRiskThreshold"));
+        return this;
+    }
+
+    /**
      * Opens the locker. Blocks until connected, at most for the connect timeout.
      *
      * @throws IllegalStateException if no URI was given
@@ -150,6 +163,7 @@ public final class RemoteLockerBuilder {
                 clock,
                 listenerExecutor,
                 observer,
-                ownerLabel);
+                ownerLabel,
+                atRiskThreshold);
     }
 }

@@ -1,5 +1,6 @@
 package io.distlock.internal;
 
+import io.distlock.LeaseRiskListener;
 import io.distlock.LockKind;
 import io.distlock.LockObserver;
 import io.distlock.ReleaseResult;
@@ -8,10 +9,15 @@ import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +46,9 @@ final class DefaultRemoteLock implements RemoteLock {
     private final Duration leaseTime;
 
     private final LossListeners<RemoteLock> lossListeners;
+    /** The {@link #onAtRisk} listeners and where each runs (null: the locker's listener executor); guarded by this. */
+    private List<Map.Entry<LeaseRiskListener, Executor>> riskListeners;
+
     private final Lease lease;
     private State state = State.HELD;
     /** The validity renewal last reported; for session leases the lease's own moving value is read instead. */
@@ -194,6 +203,69 @@ final class DefaultRemoteLock implements RemoteLock {
         return this;
     }
 
+    @Override
+    public RemoteLock onAtRisk(LeaseRiskListener listener) {
+        return addRiskListener(Objects.requireNonNull(listener, "listener"), null);
+    }
+
+    @Override
+    public RemoteLock onAtRisk(LeaseRiskListener listener, Executor executor) {
+        return addRiskListener(
+                Objects.requireNonNull(listener, "listener"), Objects.requireNonNull(executor, "executor"));
+    }
+
+    private synchronized RemoteLock addRiskListener(LeaseRiskListener listener, Executor executor) {
+        if (state == State.HELD) {
+            if (riskListeners == null) {
+                riskListeners = new ArrayList<>(2);
+            }
+            riskListeners.add(new AbstractMap.SimpleImmutableEntry<>(listener, executor));
+        }
+        return this;
+    }
+
+    /** The backend's keep-alive of this lock's lease fails, or works again: for the lease keeper's warning. */
+    void keepAliveFailing(boolean failing) {
+        locks.keepAliveFailing(this, failing);
+    }
+
+    /** Tells the {@link #onAtRisk} listeners that the lock is at risk, {@code left} before its validity ends. */
+    void atRisk(Duration left) {
+        log.warn("Lock '{}' of owner {} is at risk: renewals failing, {} of its validity left", key, ownerId, left);
+        tellRiskListeners(l -> l.atRisk(this, left));
+    }
+
+    /** Tells the {@link #onAtRisk} listeners that the lock is safe again. */
+    void recovered() {
+        log.info("Lock '{}' of owner {} recovered: renewed again before its validity ran out", key, ownerId);
+        tellRiskListeners(l -> l.recovered(this));
+    }
+
+    private void tellRiskListeners(Consumer<LeaseRiskListener> call) {
+        List<Map.Entry<LeaseRiskListener, Executor>> listeners;
+        synchronized (this) {
+            if (state != State.HELD || riskListeners == null) {
+                return;
+            }
+            listeners = List.copyOf(riskListeners);
+        }
+        for (Map.Entry<LeaseRiskListener, Executor> l : listeners) {
+            Executor executor = l.getValue() != null ? l.getValue() : locks.listenerExecutor();
+            Runnable task = () -> {
+                try {
+                    call.accept(l.getKey());
+                } catch (RuntimeException e) {
+                    log.warn("An onAtRisk listener of lock '{}' threw", key, e);
+                }
+            };
+            try {
+                executor.execute(task);
+            } catch (RejectedExecutionException shutDown) {
+                log.debug("The executor of an onAtRisk listener of lock '{}' refused it", key);
+            }
+        }
+    }
+
     /**
      * Moves a held lock to {@code LOST} and fires the listeners once. Called by the lease keeper, by the backend's
      * loss listener (through the {@link PendingGrant}), or by {@link #isHeld()} when validity ran out. A no-op in any
@@ -206,6 +278,7 @@ final class DefaultRemoteLock implements RemoteLock {
             }
             state = State.LOST;
             lossReason = reason;
+            riskListeners = null;
         }
         log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
         hold.lost(reason);
@@ -261,6 +334,7 @@ final class DefaultRemoteLock implements RemoteLock {
                 default:
                     state = State.RELEASED;
                     lossListeners.clear();
+                    riskListeners = null;
                     return Optional.empty();
             }
         }

@@ -76,7 +76,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
             Clock clock,
             Optional<Executor> listenerExecutor,
             Observing observing,
-            String ownerLabel) {
+            String ownerLabel,
+            Optional<Duration> atRiskThreshold) {
         this.backendName = backendName;
         this.ownerLabel = ownerLabel;
         this.observing = observing;
@@ -94,7 +95,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 ? Optional.empty()
                 : Optional.of(Executors.newSingleThreadExecutor(daemon(prefix + "-listener")));
         Executor listeners = listenerExecutor.orElseGet(ownListenerExecutor::orElseThrow);
-        this.keeper = new LeaseKeeper(backend, capabilities.leaseModel(), leaseTime, ticker, scheduler, workers);
+        this.keeper = new LeaseKeeper(
+                backend, capabilities.leaseModel(), leaseTime, atRiskThreshold, ticker, scheduler, workers);
         this.storeRequests = backend.storeRequests().isPresent()
                 ? Optional.of(() -> backend.storeRequests().orElse(0))
                 : Optional.empty();

@@ -136,6 +136,14 @@ final class HeldLocks {
         return Optional.of(lock);
     }
 
+    /** The backend's keep-alive of {@code lock}'s lease fails, or works again; nothing if it is no longer kept. */
+    void keepAliveFailing(DefaultRemoteLock lock, boolean failing) {
+        Held h = held.get(lock);
+        if (h != null) {
+            h.tracking().failing(failing);
+        }
+    }
+
     /** Stops keeping a lock that left the held state: its renewal, watchdog and re-entrancy entry. */
     private void forget(DefaultRemoteLock lock) {
         Held h = held.remove(lock);

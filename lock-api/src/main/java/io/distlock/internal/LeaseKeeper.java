@@ -5,6 +5,7 @@ import io.distlock.Ticker;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -47,6 +48,9 @@ final class LeaseKeeper {
     private final LockBackend backend;
     private final LeaseModel model;
     private final Duration leaseTime;
+    /** The validity left below which a lock whose renewals fail is at risk; empty: a third of its lease. */
+    private final Optional<Duration> atRiskThreshold;
+
     private final Ticker ticker;
     private final ScheduledExecutorService scheduler;
     private final Executor workers;
@@ -59,12 +63,14 @@ final class LeaseKeeper {
             LockBackend backend,
             LeaseModel model,
             Duration leaseTime,
+            Optional<Duration> atRiskThreshold,
             Ticker ticker,
             ScheduledExecutorService scheduler,
             Executor workers) {
         this.backend = backend;
         this.model = model;
         this.leaseTime = leaseTime;
+        this.atRiskThreshold = atRiskThreshold;
         this.ticker = ticker;
         this.scheduler = scheduler;
         this.workers = workers;
@@ -120,6 +126,15 @@ final class LeaseKeeper {
         private volatile ScheduledFuture<?> watchdog;
         private volatile boolean stopped;
 
+        /** Guards the at-risk state below; never held across a store call or a listener. */
+        private final Object riskMonitor = new Object();
+        /** Whether the renewals (or the backend's keep-alive) fail now. */
+        private boolean failing;
+        /** Whether this failing episode was warned of. */
+        private boolean warned;
+
+        private ScheduledFuture<?> riskCheck;
+
         private Tracking(DefaultRemoteLock lock) {
             this.lock = lock;
             this.lease = lock.lease();
@@ -161,6 +176,11 @@ final class LeaseKeeper {
         void stop() {
             stopped = true;
             cancelRenewal();
+            synchronized (riskMonitor) {
+                if (riskCheck != null) {
+                    riskCheck.cancel(false);
+                }
+            }
             ScheduledFuture<?> w = watchdog;
             if (w != null) {
                 w.cancel(false);
@@ -250,8 +270,10 @@ final class LeaseKeeper {
                 lock.renewed(validUntil.getAsLong());
                 lock.hold().renewed(Duration.ofNanos(ticker.read() - start));
                 scheduleWatchdog();
+                failing(false);
             } catch (RuntimeException e) {
                 failed = true;
+                failing(true);
                 lock.hold().renewalFailed(Duration.ofNanos(ticker.read() - start), e);
                 log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
             } finally {
@@ -259,6 +281,68 @@ final class LeaseKeeper {
                     scheduleRenewal(failed);
                 }
             }
+        }
+
+        /**
+         * The renewals (or the backend's keep-alive) fail, or work again. While they fail, a timer checks when the
+         * validity left reaches the threshold and tells the lock it is at risk, once per episode; when they work again
+         * after that, the lock is told it recovered.
+         */
+        void failing(boolean now) {
+            boolean recovered = false;
+            synchronized (riskMonitor) {
+                if (stopped || now == failing) {
+                    return;
+                }
+                failing = now;
+                if (now) {
+                    armRiskCheck();
+                } else {
+                    if (riskCheck != null) {
+                        riskCheck.cancel(false);
+                    }
+                    recovered = warned;
+                    warned = false;
+                }
+            }
+            if (recovered) {
+                lock.recovered();
+            }
+        }
+
+        private long thresholdNanos() {
+            return atRiskThreshold.orElse(lock.leaseTime()).toNanos() / (atRiskThreshold.isPresent() ? 1 : 3);
+        }
+
+        /** Under the risk monitor: checks again when the validity left reaches the threshold. */
+        private void armRiskCheck() {
+            long left = lock.validUntilNanos() - ticker.read();
+            try {
+                riskCheck = schedule(this::checkRisk, Math.max(0, left - thresholdNanos()), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                // the locker is closing
+            }
+        }
+
+        /** Runs on the scheduler: never blocks (the warning is handed to the listeners' executors). */
+        private void checkRisk() {
+            Duration left;
+            synchronized (riskMonitor) {
+                if (stopped || !failing || warned || lock.fixed()) {
+                    return;
+                }
+                long nanos = lock.validUntilNanos() - ticker.read();
+                if (nanos <= 0) {
+                    return; // the watchdog reports the loss
+                }
+                if (nanos > thresholdNanos()) {
+                    armRiskCheck(); // the validity moved on meanwhile
+                    return;
+                }
+                warned = true;
+                left = Duration.ofNanos(nanos);
+            }
+            lock.atRisk(left);
         }
 
         private void scheduleWatchdog() {

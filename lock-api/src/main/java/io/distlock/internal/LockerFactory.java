@@ -40,7 +40,7 @@ public final class LockerFactory {
 
     /**
      * Opens a locker whose loss listeners run on {@code listenerExecutor} (empty: a thread of the locker's own) and
-     * whose locks report to {@code observer}, storing {@code ownerLabel} in every owner id; see {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
+     * whose locks report to {@code observer}, storing {@code ownerLabel} in every owner id, warning of locks at risk by {@code atRiskThreshold}; see {@link io.distlock.RemoteLockerBuilder#build()} for what is thrown.
      */
     public static RemoteLocker open(
             String rawUri,
@@ -52,7 +52,8 @@ public final class LockerFactory {
             Clock clock,
             Optional<Executor> listenerExecutor,
             LockObserver observer,
-            String ownerLabel) {
+            String ownerLabel,
+            Optional<Duration> atRiskThreshold) {
         refuseCredentials(rawUri);
         URI uri = parse(rawUri);
         refuseFragment(uri, rawUri);
@@ -92,7 +93,8 @@ public final class LockerFactory {
                 clock,
                 listenerExecutor,
                 new Observing(observer, uri.getScheme()),
-                ownerLabel);
+                ownerLabel,
+                atRiskThreshold);
     }
 
     /**

@@ -58,4 +58,16 @@ final class PendingGrant implements LeaseLossListener {
         }
         lock.markLost(reason);
     }
+
+    /** Passed on to the handle's lease keeper; before the hand-over there is nothing at risk to tell. */
+    @Override
+    public void keepAliveFailing(boolean failing) {
+        DefaultRemoteLock lock;
+        synchronized (this) {
+            lock = handle;
+        }
+        if (lock != null) {
+            lock.keepAliveFailing(failing);
+        }
+    }
 }

@@ -10,4 +10,13 @@ public interface LeaseLossListener {
      * @param reason a short text for logs, e.g. {@code "ZooKeeper session lost"}
      */
     void leaseLost(String reason);
+
+    /**
+     * The backend's own keep-alive of the lease is failing ({@code true}: a session's client lost its connection, a
+     * lease's keep-alive went unanswered) or works again ({@code false}), for {@link io.distlock.LeaseModel#SESSION}
+     * backends, whose leases the locker does not renew: while failing, the locker tells the lock's {@link
+     * io.distlock.RemoteLock#onAtRisk} listeners once the validity left falls below its threshold. Must not block; may be
+     * called from any thread, repeatedly with the same value. The default does nothing.
+     */
+    default void keepAliveFailing(boolean failing) {}
 }
