@@ -9,11 +9,12 @@ final class ExitCodes {
 
     /** Done; for {@code run}: the command exited with 0. */
     static final int OK = 0;
-    /** A benchmark worker or a conformance test failed, or another error. */
+    /** A benchmark worker or a conformance test failed, {@code locks break} was not confirmed, or another error. */
     static final int FAILED = 1;
     /**
      * Bad arguments: unknown option, malformed or unknown lock URI, negative count, missing command, a primitive the
-     * store does not offer, a semaphore's N that differs from its holders'.
+     * store does not offer, a semaphore's N that differs from its holders', an operation the store does not offer
+     * ({@code locks}), {@code locks break} without a terminal to ask at and without {@code --yes}.
      */
     static final int USAGE = 2;
     /** The store could not be reached or failed. */
@@ -32,9 +33,10 @@ final class ExitCodes {
         "",
         "Exit codes:",
         "  0    done (run: the command's own exit code, 128+N if it died of signal N)",
-        "  1    a benchmark worker or a conformance test failed",
-        "  2    bad arguments (unknown option or scheme, malformed URI, bad count or duration, a primitive the store",
-        "       does not offer, a semaphore's N other than its holders')",
+        "  1    a benchmark worker or a conformance test failed; locks break: not confirmed",
+        "  2    bad arguments (unknown option or scheme, malformed URI, bad count or duration, a primitive or an",
+        "       operation the store does not offer, a semaphore's N other than its holders', locks break without a",
+        "       terminal to ask at and without --yes)",
         "  69   the store could not be reached or failed",
         "  75   run: the lock (read lock, write lock, permit) is busy (--wait 0) or was not granted within --wait",
         "  76   run: the lock was lost while the command ran; the command was terminated",

@@ -5,6 +5,7 @@ import io.distlock.LockTimeoutException;
 import io.distlock.Lockable;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -49,6 +50,8 @@ import sun.misc.SignalHandler;
         footerHeading = "%nExamples:%n",
         footer = {
             "  lockctl run --store zk://10.0.0.1:2181/locks --key nightly-backup -- ./backup.sh --full",
+            "  lockctl run --store zk://10.0.0.1:2181/locks --key nightly-backup --owner \"backup on $(hostname)\""
+                    + " -- ./backup.sh   # shown by lockctl locks",
             "  lockctl run --store etcd://127.0.0.1:2379/locks --key deploy --wait 0 -- make deploy   # 75 if busy",
             "  lockctl run --store redis://127.0.0.1:6379 --key report --wait 5m -- sh -c 'echo $DISTLOCK_FENCING_TOKEN'",
             "  lockctl run --store zk://10.0.0.1:2181/locks --key nightly-import --permits 3 --wait 1h -- ./import.sh"
@@ -82,6 +85,13 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--key", required = true, description = "The key to lock.")
     String key;
+
+    @Option(
+            names = "--owner",
+            paramLabel = "LABEL",
+            description = "Who holds the lock, for 'lockctl locks' and the store's own tools (default: pid@host): a"
+                    + " job and host name, say. Stored in the clear with every entry.")
+    String owner;
 
     @Option(
             names = "--read",
@@ -131,13 +141,17 @@ final class RunCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--wait must not be negative");
         }
         LockKind kind = kind();
+        RemoteLockerBuilder builder = RemoteLockers.builder();
+        if (owner != null) {
+            builder.ownerLabel(owner);
+        }
         PrintWriter err = spec.commandLine().getErr();
         String chosen = DefaultStore.chosen(store, LockCtl.env(spec));
         if (chosen == null) {
             err.println(PRIVATE_STORE);
         }
         try (DefaultStore defaults = DefaultStore.unless(chosen, "run");
-                RemoteLocker locker = RemoteLockers.open(defaults.uri(chosen))) {
+                RemoteLocker locker = builder.uri(defaults.uri(chosen)).build()) {
             Optional<RemoteLock> taken = take(locker, kind);
             if (taken.isEmpty()) {
                 err.println("lockctl: " + busy(kind)
