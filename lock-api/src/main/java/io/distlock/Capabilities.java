@@ -15,7 +15,8 @@ import java.util.Set;
  * @param leaseModel how a held lock is kept alive
  * @param kinds the kinds of grant the backend offers: always {@link LockKind#LOCK}; {@link LockKind#READ} and {@link
  *     LockKind#WRITE} together for read-write locks, {@link LockKind#PERMIT} for semaphores
- * @param operations what an operator can do beyond taking and releasing grants: read who holds a key, break a held key
+ * @param operations what an operator can do beyond taking and releasing grants: read who holds a key, break a held key;
+ *     and whether a session backend reports its keep-alive failing, for the early warning
  */
 public record Capabilities(
         boolean fencing,
@@ -30,7 +31,13 @@ public record Capabilities(
         /** {@link RemoteLocker#inspect(String)} and {@link RemoteLocker#listHeld()}: who holds a key, read from the store. */
         INSPECT,
         /** {@link RemoteLocker#breakLock(String)}: delete a key's holders' entries, as an administrator would. */
-        BREAK
+        BREAK,
+        /**
+         * {@link RemoteLock#onAtRisk}, for a {@link LeaseModel#SESSION} backend: it tells the locker when its session's
+         * keep-alive fails ({@link io.distlock.spi.LeaseLossListener#keepAliveFailing}). A {@link
+         * LeaseModel#RENEWED_TTL} backend needs not declare it: the locker sees its own renewals fail.
+         */
+        WARN
     }
 
     /** Checks that the lease model is given, and that the kinds hold the lock and both sides of a read-write lock. */

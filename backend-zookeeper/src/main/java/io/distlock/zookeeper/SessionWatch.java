@@ -68,6 +68,14 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
 
     private volatile boolean lostState;
     private final ScheduledExecutorService heartbeat;
+    /** The send reading of the latest heartbeat, and of the latest answered one ({@link ZkSession#NONE}: none). */
+    private volatile long lastBeatSentNanos = ZkSession.NONE;
+
+    private volatile long lastBeatAnsweredNanos = ZkSession.NONE;
+    /** Whether the heartbeats go unanswered now; see {@link #keepAliveFailing}. */
+    private final java.util.concurrent.atomic.AtomicBoolean beatsFailing =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
     private volatile boolean closed;
     /** Requests sent for the locks (shared with {@link ZkCalls}); the heartbeat's are not counted. */
     private final AtomicLong requests;
@@ -386,6 +394,9 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                         "Connection to ZooKeeper at {} suspended; {} held lock(s) are uncertain until it returns",
                         connectString,
                         held);
+                if (s != null) {
+                    keepAliveFailing(s, true);
+                }
             }
             case LOST -> {
                 lostState = true;
@@ -500,7 +511,11 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
      */
     private void beatOnce() {
         ZooKeeper zk = handleOrNull();
+        ZkSession current = this.current.get();
         if (zk == null || !zk.getState().isConnected()) {
+            if (current != null) {
+                keepAliveFailing(current, true);
+            }
             return;
         }
         ZkSession s = observe();
@@ -508,6 +523,11 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
             return;
         }
         long sent = ticker.read();
+        long previous = lastBeatSentNanos;
+        if (previous != ZkSession.NONE && lastBeatAnsweredNanos != previous) {
+            keepAliveFailing(s, true); // the previous beat, a period ago, is still unanswered
+        }
+        lastBeatSentNanos = sent;
         // The raw handle, not Curator's: an answer on this handle is an answer in this session, never a later one.
         zk.sync(
                 "/",
@@ -515,9 +535,28 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                     // ZooKeeper's event thread: connections counts every disconnection answered before this
                     if (rc == KeeperException.Code.OK.intValue()) {
                         s.answered(sent, ticker.read(), connections.get());
+                        lastBeatAnsweredNanos = sent;
+                        keepAliveFailing(s, false);
                     }
                 },
                 null);
+    }
+
+    /**
+     * Tells the session's locks, once per change, that its heartbeats go unanswered ({@code true}: a beat unanswered
+     * when the next is due, or no connection) or are answered again: the locker warns a lock's holder when its
+     * validity left falls below the threshold while they fail ({@link io.distlock.RemoteLock#onAtRisk}).
+     */
+    private void keepAliveFailing(ZkSession s, boolean failing) {
+        if (beatsFailing.compareAndSet(!failing, failing)) {
+            if (failing) {
+                log.debug(
+                        "ZooKeeper heartbeats of {} unanswered; its {} lock(s) at risk",
+                        s,
+                        s.leases().size());
+            }
+            s.leases().forEach(lease -> lease.keepAliveFailing(failing));
+        }
     }
 
     private void wakeAll() {

@@ -58,6 +58,11 @@ final class ZkLease implements Lease {
         return loss.validUntilNanos(session.guaranteedUntil());
     }
 
+    /** The session's connection is suspended ({@code true}) or back in the same session ({@code false}). */
+    void keepAliveFailing(boolean failing) {
+        loss.keepAliveFailing(failing);
+    }
+
     /** Watches the lock's node for a deletion by anyone else (see {@link SessionWatch#watchOwned}). */
     @Override
     public void onStillHeld() {

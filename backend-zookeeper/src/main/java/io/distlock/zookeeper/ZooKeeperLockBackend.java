@@ -44,7 +44,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
     private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.SESSION)
             .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
+            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK, Capabilities.Operation.WARN);
 
     private final CuratorFramework client;
     private final ZkCalls calls;

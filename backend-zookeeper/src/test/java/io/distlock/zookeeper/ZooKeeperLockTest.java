@@ -226,7 +226,10 @@ class ZooKeeperLockTest {
         assertThat(a.capabilities())
                 .isEqualTo(new Capabilities(true, true, true, LeaseModel.SESSION)
                         .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-                        .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK));
+                        .with(
+                                Capabilities.Operation.INSPECT,
+                                Capabilities.Operation.BREAK,
+                                Capabilities.Operation.WARN));
     }
 
     @Test

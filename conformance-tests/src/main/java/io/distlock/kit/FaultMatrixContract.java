@@ -244,12 +244,17 @@ public interface FaultMatrixContract extends LockerFixture {
         try (RemoteLocker cutOff = recordingLocker(
                         partition.lockerBuilder().connectTimeout(connectTimeout), history, shortLeaseTime());
                 RemoteLocker other = recordingLocker(lockerBuilder(), history, leaseTime())) {
-            record CutOff(RemoteLock lock, AtomicInteger lost, AtomicLong lostAt) {}
+            record CutOff(RemoteLock lock, AtomicInteger lost, AtomicLong lostAt, AtomicLong warnedAt) {}
+            boolean warns = Need.AT_RISK_WARNING.missing(this, capabilities).isEmpty();
             List<CutOff> held = new ArrayList<>();
             for (LockKind kind : cutOffKinds) {
                 CutOff hold = new CutOff(
-                        Lockers.grant(cutOff, kind, key, 1, maxWait()), new AtomicInteger(), new AtomicLong());
+                        Lockers.grant(cutOff, kind, key, 1, maxWait()),
+                        new AtomicInteger(),
+                        new AtomicLong(),
+                        new AtomicLong());
                 history.acquired(hold.lock(), 1);
+                hold.lock().onAtRisk((l, left) -> hold.warnedAt().compareAndSet(0, System.nanoTime()));
                 hold.lock().onLost(l -> {
                     hold.lostAt().compareAndSet(0, System.nanoTime());
                     history.lost(l);
@@ -287,6 +292,16 @@ public interface FaultMatrixContract extends LockerFixture {
                                             + " was not told: isHeld=" + lock.isHeld() + ", onLost fired " + lost.get()
                                             + " times");
                             long lostAt = held.get(i).lostAt().get();
+                            long warnedAt = held.get(i).warnedAt().get();
+                            if (warns) {
+                                assertTrue(
+                                        warnedAt != 0 && warnedAt - lostAt <= 0,
+                                        "the cut-off holder of " + what(lock) + " was not warned (onAtRisk) before it"
+                                                + " was told of the loss: warned "
+                                                + (warnedAt == 0
+                                                        ? "never"
+                                                        : (lostAt - warnedAt) / 1_000_000 + " ms before"));
+                            }
                             log().info(
                                             "The cut-off holder of {} was told {} ms {} the next grant",
                                             what(lock),

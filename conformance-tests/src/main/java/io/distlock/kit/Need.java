@@ -86,6 +86,22 @@ public enum Need {
         }
     },
 
+    /**
+     * The early warning ({@link io.distlock.RemoteLock#onAtRisk}): a {@link LeaseModel#RENEWED_TTL} backend, whose
+     * renewals the locker sees fail, or a session backend that reports its keep-alive ({@link
+     * Capabilities.Operation#WARN}).
+     */
+    AT_RISK_WARNING {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return capabilities.leaseModel() == LeaseModel.RENEWED_TTL
+                            || capabilities.offers(Capabilities.Operation.WARN)
+                    ? Optional.empty()
+                    : Optional.of("a session backend that does not report its keep-alive failing (Capabilities"
+                            + ".operations() " + capabilities.operations() + " lacks WARN)");
+        }
+    },
+
     /** Worker processes that reach the store ({@link LockerFixture#multiProcessSupport()}). */
     OTHER_PROCESSES {
         @Override

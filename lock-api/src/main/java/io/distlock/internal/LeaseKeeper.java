@@ -262,6 +262,8 @@ final class LeaseKeeper {
                 if (stopped || lock.fixed() || !lock.isHeld()) {
                     return; // isHeld() marked it lost if its validity ran out
                 }
+                // A renewal still unanswered after a third of the lease counts as failed (a store cut off)
+                failing(true, periodNanos());
                 OptionalLong validUntil = backend.renew(lock.lease(), lock.leaseTime());
                 if (validUntil.isEmpty()) {
                     lock.markLost("the store no longer holds it for this owner (renewal refused)");
@@ -273,7 +275,6 @@ final class LeaseKeeper {
                 failing(false);
             } catch (RuntimeException e) {
                 failed = true;
-                failing(true);
                 lock.hold().renewalFailed(Duration.ofNanos(ticker.read() - start), e);
                 log.warn("Renewing lock '{}' failed; retrying until its lease runs out: {}", lock.key(), e.toString());
             } finally {
@@ -286,9 +287,16 @@ final class LeaseKeeper {
         /**
          * The renewals (or the backend's keep-alive) fail, or work again. While they fail, a timer checks when the
          * validity left reaches the threshold and tells the lock it is at risk, once per episode; when they work again
-         * after that, the lock is told it recovered.
+         * after that, the lock is told it recovered. A renewal still unanswered a third of the lease after it
+         * started counts as failing, so that one that hangs (a store cut off, the request waiting for its timeout)
+         * warns as well.
          */
         void failing(boolean now) {
+            failing(now, 0);
+        }
+
+        /** {@link #failing(boolean)}, the first check no sooner than {@code minDelayNanos} from now. */
+        private void failing(boolean now, long minDelayNanos) {
             boolean recovered = false;
             synchronized (riskMonitor) {
                 if (stopped || now == failing) {
@@ -296,7 +304,7 @@ final class LeaseKeeper {
                 }
                 failing = now;
                 if (now) {
-                    armRiskCheck();
+                    armRiskCheck(minDelayNanos);
                 } else {
                     if (riskCheck != null) {
                         riskCheck.cancel(false);
@@ -315,10 +323,11 @@ final class LeaseKeeper {
         }
 
         /** Under the risk monitor: checks again when the validity left reaches the threshold. */
-        private void armRiskCheck() {
+        private void armRiskCheck(long minDelayNanos) {
             long left = lock.validUntilNanos() - ticker.read();
             try {
-                riskCheck = schedule(this::checkRisk, Math.max(0, left - thresholdNanos()), TimeUnit.NANOSECONDS);
+                riskCheck = schedule(
+                        this::checkRisk, Math.max(minDelayNanos, left - thresholdNanos()), TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException closing) {
                 // the locker is closing
             }
@@ -336,7 +345,7 @@ final class LeaseKeeper {
                     return; // the watchdog reports the loss
                 }
                 if (nanos > thresholdNanos()) {
-                    armRiskCheck(); // the validity moved on meanwhile
+                    armRiskCheck(0); // the validity moved on meanwhile
                     return;
                 }
                 warned = true;

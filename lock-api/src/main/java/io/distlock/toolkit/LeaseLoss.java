@@ -55,4 +55,14 @@ public final class LeaseLoss {
             listener.leaseLost(reason);
         }
     }
+
+    /**
+     * Tells the listener that the session's keep-alive fails, or works again ({@link
+     * LeaseLossListener#keepAliveFailing}); nothing once the lease is lost.
+     */
+    public void keepAliveFailing(boolean failing) {
+        if (!lost.get()) {
+            listener.keepAliveFailing(failing);
+        }
+    }
 }
