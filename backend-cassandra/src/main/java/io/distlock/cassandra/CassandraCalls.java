@@ -220,6 +220,23 @@ final class CassandraCalls {
     }
 
     /**
+     * Every row of a result, page after page: each page is one request, sent as {@link #send} sends it (for the
+     * look-ups and the listing of {@link Inspection}, whose results may be large).
+     */
+    List<Row> allRows(BoundStatement statement, String what) {
+        List<Row> rows = new ArrayList<>();
+        BoundStatement page = statement;
+        while (true) {
+            AsyncResultSet result = execute(page, what);
+            result.currentPage().forEach(rows::add);
+            if (!result.hasMorePages()) {
+                return rows;
+            }
+            page = page.setPagingState(result.getExecutionInfo().getPagingState());
+        }
+    }
+
+    /**
      * Waits for a stage of this runner, uninterruptibly as the driver's own blocking calls do (a request once sent is
      * answered or timed out within the operation timeout), and answers its value or rethrows its failure.
      */

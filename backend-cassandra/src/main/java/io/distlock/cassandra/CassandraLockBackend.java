@@ -4,12 +4,16 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
+import io.distlock.LockState;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -23,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * Locks in Cassandra by one of seed 000's algorithms ({@link QueueAlgorithm} or {@link LegacyAlgorithm}), leases as
  * TTLs on the lock's cells rewritten by the locker's renewal, optional fencing tokens ({@link Fencing}), and for the
  * queue a GlobalTime replica ({@link GlobalTime}) for its tickets. One driver session per backend: its own, closed
- * with it, or the application's, left open.
+ * with it, or the application's, left open. Breaking a key for both algorithms, looking holders up for the queue
+ * ({@link Inspection}).
  */
 final class CassandraLockBackend implements LockBackend {
 
@@ -39,6 +44,7 @@ final class CassandraLockBackend implements LockBackend {
     private final LockAlgorithm algorithm;
     private final Fencing fencing;
     private final Capabilities capabilities;
+    private final Inspection inspection;
 
     CassandraLockBackend(
             CqlSession session,
@@ -47,7 +53,8 @@ final class CassandraLockBackend implements LockBackend {
             CassandraCalls calls,
             CassandraStatements statements,
             GlobalTime time,
-            LockAlgorithm algorithm) {
+            LockAlgorithm algorithm,
+            Clock clock) {
         this.session = session;
         this.ownsSession = ownsSession;
         this.settings = settings;
@@ -57,10 +64,14 @@ final class CassandraLockBackend implements LockBackend {
         this.algorithm = algorithm;
         this.fencing = settings.fencing() ? new Fencing(calls, statements) : null;
         Capabilities locks = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL);
-        // The queue serves read-write locks and semaphores too (SharedEntries); the legacy algorithm only locks.
-        this.capabilities = algorithm instanceof QueueAlgorithm
+        // The queue serves read-write locks and semaphores too (SharedEntries); the legacy algorithm only locks. Its
+        // main row has key columns only, whose TTL Cassandra does not show: no look-up, which must give a lease end.
+        boolean queue = algorithm instanceof QueueAlgorithm;
+        this.capabilities = queue
                 ? locks.with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-                : locks;
+                        .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK)
+                : locks.with(Capabilities.Operation.BREAK);
+        this.inspection = new Inspection(calls, statements, fencing, queue, clock);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "distlock-cassandra-time");
             t.setDaemon(true);
@@ -166,6 +177,33 @@ final class CassandraLockBackend implements LockBackend {
     @Override
     public boolean release(Lease lease) {
         return algorithm.release((CassandraLease) lease);
+    }
+
+    /** Reads the key's three spaces at the backend's consistency: see {@link Inspection#inspect}. */
+    @Override
+    public LockState inspect(String key) {
+        if (!capabilities.offers(Capabilities.Operation.INSPECT)) {
+            return LockBackend.super.inspect(key);
+        }
+        return inspection.inspect(key);
+    }
+
+    /** A scan of the owner table, then a look-up per held key: see {@link Inspection#listHeld}. */
+    @Override
+    public List<LockState> listHeld() {
+        if (!capabilities.offers(Capabilities.Operation.INSPECT)) {
+            return LockBackend.super.listHeld();
+        }
+        return inspection.listHeld();
+    }
+
+    /**
+     * Deletes the holders' cells, not the waiters': the holders learn it at their next renewal (a third of the lease
+     * plus a request), the next waiter at its next poll. See {@link Inspection#breakLock}.
+     */
+    @Override
+    public List<LockHolder> breakLock(String key) {
+        return inspection.breakLock(key);
     }
 
     @Override

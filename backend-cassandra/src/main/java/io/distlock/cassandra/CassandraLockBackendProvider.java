@@ -135,7 +135,8 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                 algorithm = new LegacyAlgorithm(
                         calls, statements, config.ticker(), settings.validity(), wakeUps, config.connectTimeout());
             }
-            return new CassandraLockBackend(session, ownsSession, settings, calls, statements, time, algorithm);
+            return new CassandraLockBackend(
+                    session, ownsSession, settings, calls, statements, time, algorithm, config.clock());
         } catch (RuntimeException e) {
             if (ownsSession) {
                 session.close();

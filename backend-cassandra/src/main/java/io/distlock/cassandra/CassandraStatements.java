@@ -91,6 +91,8 @@ final class CassandraStatements {
     final Cql readOwnersUpTo;
     final Cql readOwner;
     final Cql deleteOwner;
+    final Cql inspectOwners;
+    final Cql scanOwners;
 
     final Cql legacyReadMain;
     final Cql legacyReadMainOwner;
@@ -99,6 +101,7 @@ final class CassandraStatements {
     final Cql legacyWriteShadow;
     final Cql legacyReadShadow;
     final Cql legacyDeleteShadow;
+    final Cql legacyInspectMain;
 
     final Cql readGlobalTime;
     final Cql readServerTime;
@@ -164,6 +167,15 @@ final class CassandraStatements {
         deleteOwner = prepare(
                 session, "DELETE FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? AND slot = ?", consistency, serial);
 
+        // Inspection (read-only): every owner cell of a partition with the seconds its TTL has left; every owner cell
+        // of the table (a scan, paged), for the listing of held keys.
+        inspectOwners = prepare(
+                session,
+                "SELECT slot, owner, TTL(owner) FROM " + in(OWNER_TABLE) + " WHERE lock_id = ?",
+                consistency,
+                serial);
+        scanOwners = prepare(session, "SELECT lock_id, owner FROM " + in(OWNER_TABLE), consistency, serial);
+
         legacyReadMain = prepare(
                 session,
                 "SELECT owner FROM " + in(LEGACY_MAIN_TABLE) + " WHERE lock_id = ? LIMIT 2",
@@ -199,6 +211,9 @@ final class CassandraStatements {
                 "DELETE FROM " + in(LEGACY_SHADOW_TABLE) + " WHERE lock_id = ? AND owner = ?",
                 consistency,
                 serial);
+        // The whole main row (a read of the holders; the lock path reads two cells at most).
+        legacyInspectMain = prepare(
+                session, "SELECT owner FROM " + in(LEGACY_MAIN_TABLE) + " WHERE lock_id = ?", consistency, serial);
 
         readGlobalTime =
                 prepare(session, "SELECT micros FROM " + in(TIME_TABLE) + " WHERE name = ?", consistency, serial);

@@ -3,6 +3,7 @@ package io.distlock.cassandra;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.distlock.LockBackendException;
+import java.util.OptionalLong;
 
 /**
  * Fencing tokens from a table of its own, one partition per lock, written only with lightweight transactions (never
@@ -19,6 +20,16 @@ final class Fencing {
     Fencing(CassandraCalls calls, CassandraStatements statements) {
         this.calls = calls;
         this.statements = statements;
+    }
+
+    /**
+     * The last token the counter in partition {@code row} gave, read at the serial consistency (a look-up, no write);
+     * empty if it never gave one.
+     */
+    OptionalLong last(String row) {
+        Row current = calls.execute(statements.readFence.bind(row), "reading the fencing counter")
+                .one();
+        return current == null ? OptionalLong.empty() : OptionalLong.of(current.getLong(0));
     }
 
     /** The next token of {@code key}: one more than the last one given, 1 for the first. */

@@ -5,6 +5,7 @@ import io.distlock.LockKind;
 import io.distlock.RemoteLocker;
 import io.distlock.spi.LockRequest;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -40,6 +41,42 @@ final class SharedEntries {
                 + key.getBytes(StandardCharsets.UTF_8).length + "#" + key;
         int bytes = head.getBytes(StandardCharsets.UTF_8).length;
         return bytes > RemoteLocker.MAX_KEY_BYTES ? head : head + "~".repeat(RemoteLocker.MAX_KEY_BYTES + 1 - bytes);
+    }
+
+    /**
+     * The key whose partition (in any space) is {@code partition}: the inverse of {@link #partition}. A partition
+     * longer than any key is a read-write lock's or a semaphore's; its length field says where the key ends.
+     */
+    static String keyOf(String partition) {
+        byte[] bytes = partition.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length <= RemoteLocker.MAX_KEY_BYTES) {
+            return partition;
+        }
+        String prefix = partition.startsWith("rw#") ? "rw#" : "semaphore#";
+        int lengthEnd = partition.indexOf('#', prefix.length());
+        int length = Integer.parseInt(partition.substring(prefix.length(), lengthEnd));
+        int from = partition.substring(0, lengthEnd + 1).getBytes(StandardCharsets.UTF_8).length;
+        return new String(Arrays.copyOfRange(bytes, from, from + length), StandardCharsets.UTF_8);
+    }
+
+    /** The kind of the grant whose entry (an owner cell's value) is {@code entry} in {@code space}. */
+    static LockKind kindOf(LockKind.Space space, String entry) {
+        if (space == LockKind.Space.LOCK) {
+            return LockKind.LOCK;
+        }
+        return switch (tag(entry).charAt(0)) {
+            case 'W' -> LockKind.WRITE;
+            case 'R' -> LockKind.READ;
+            default -> LockKind.PERMIT;
+        };
+    }
+
+    /**
+     * The owner id in {@code entry} of {@code space}: the entry itself for a lock, else the entry without its tag (an
+     * owner id never holds a {@code |}: its label is %-encoded).
+     */
+    static String ownerIdOf(LockKind.Space space, String entry) {
+        return space == LockKind.Space.LOCK ? entry : entry.substring(0, entry.lastIndexOf('|'));
     }
 
     /** The entry a request writes: its owner id, tagged with its kind outside the lock's space. */

@@ -1,6 +1,7 @@
 package io.distlock.cassandra;
 
 import io.distlock.kit.AbandonedAttemptContract;
+import io.distlock.kit.InspectionContract;
 import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.testing.CassandraCluster;
@@ -14,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The conformance kit against one Cassandra node (shared with the backend's own tests, {@link OneNodeFixture}, a
  * keyspace per class): the whole kit for the queue algorithm with {@code fencing=true} (which runs every step of the
  * queue without fencing too, plus the token), the exclusion and abandoned-attempt contracts without fencing (where a
- * grant is handed over with no step after it), and the exclusion contract for the legacy algorithm.
+ * grant is handed over with no step after it), and the exclusion and inspection contracts for the legacy algorithm (which
+ * offers breaking a key, not looking it up). The inspection contract runs here only, once per algorithm.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class CassandraSingleNodeTest {
@@ -56,7 +58,7 @@ class CassandraSingleNodeTest {
     }
 
     @Nested
-    class LegacyKit implements MutualExclusionContract, CassandraKitHooks {
+    class LegacyKit implements MutualExclusionContract, InspectionContract, CassandraKitHooks {
         @Override
         public CassandraCluster cluster() {
             return CASSANDRA;
