@@ -10,6 +10,7 @@ import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import io.distlock.LockBackendException;
+import io.distlock.LockHolder;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Seed section 5's queue algorithm on one node: Listing 6's retry when two believe they are first, waiters whose
  * tickets fall below the low-water mark or the holder's, a claim whose owner-row read fails, a waiter's queue cell kept
- * alive, the tombstones its reads step over, and the requests of an uncontended tryLock (Listing 7).
+ * alive, the tombstones its reads step over, the requests of an uncontended tryLock (Listing 7), and the waiter behind
+ * a broken holder.
  */
 class QueueAlgorithmTest extends OneNodeFixture {
 
@@ -359,6 +361,36 @@ class QueueAlgorithmTest extends OneNodeFixture {
                             TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)
                     .orElseThrow();
             assertThat(queue.release(next)).isTrue();
+            assertThat(cellsOf(key)).isEmpty();
+        }
+    }
+
+    /**
+     * Breaking a key whose holder no longer renews (its process gone) deletes the holder's queue cell with its owner
+     * cell, so the waiter behind it is granted at its next poll: not once the holder's ticket runs out with its TTL
+     * (31 s here), which is when a waiter behind a dead holder whose owner cell alone was deleted is served.
+     */
+    @Test
+    void breakLock_ofAHolderThatNoLongerRenews_grantsTheWaiter_atItsNextPoll() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        String key = key("broken");
+        try (CassandraLockBackend gone = open("", lease);
+                CassandraLockBackend waiting = open("", lease);
+                CassandraLockBackend operator = open("", lease)) {
+            Lease held = gone.tryAcquire(request(key, lease)).orElseThrow(); // never renewed, never released
+            CompletableFuture<Optional<Lease>> next = waiting.acquireAsync(
+                    request(key, lease),
+                    Deadline.after(TestTimeouts.scaled(Duration.ofSeconds(60)), Ticker.system()),
+                    Runnable::run);
+            Deadlines.await(
+                    () -> operator.inspect(key).waiting().orElseThrow() == 1,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the waiter never queued: " + operator.inspect(key));
+
+            assertThat(operator.breakLock(key)).extracting(LockHolder::ownerId).containsExactly(held.ownerId());
+            Lease granted = next.get(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(waiting.release(granted)).isTrue();
             assertThat(cellsOf(key)).isEmpty();
         }
     }
