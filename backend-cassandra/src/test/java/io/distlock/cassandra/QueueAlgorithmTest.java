@@ -387,9 +387,15 @@ class QueueAlgorithmTest extends OneNodeFixture {
                     TestTimeouts.scaled(Duration.ofSeconds(10)),
                     () -> "the waiter never queued: " + operator.inspect(key));
 
+            long broken = System.nanoTime();
             assertThat(operator.breakLock(key)).extracting(LockHolder::ownerId).containsExactly(held.ownerId());
-            Lease granted = next.get(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS)
+            Lease granted = next.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS)
                     .orElseThrow();
+            Duration waited = Duration.ofNanos(System.nanoTime() - broken);
+            LOG.info("The waiter behind a broken holder that no longer renews was granted {} after the break", waited);
+            assertThat(waited)
+                    .as("the wait after the break (the holder's ticket would live 31 s)")
+                    .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(5)));
             assertThat(waiting.release(granted)).isTrue();
             assertThat(cellsOf(key)).isEmpty();
         }
