@@ -14,6 +14,7 @@ final class LuaScript {
     static final LuaScript RELEASE = load("release.lua");
     static final LuaScript RENEW = load("renew.lua");
     static final LuaScript SHARED = load("shared.lua");
+    static final LuaScript HOLDERS = load("holders.lua");
 
     private final String name;
     private final String body;

@@ -9,11 +9,16 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.KeyScanOutput;
+import io.lettuce.core.output.NestedMultiOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -34,6 +39,9 @@ import org.slf4j.LoggerFactory;
 final class Master implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Master.class);
+
+    private static final int SCAN_COUNT = 1000;
+    private static final StringCodec BYTES_AS_CHARS = new StringCodec(StandardCharsets.ISO_8859_1);
 
     private final String name;
     private final Connector connector;
@@ -167,6 +175,92 @@ final class Master implements AutoCloseable {
                         .thenCompose(f -> f),
                 reply -> reply == null ? Vote.NO : verdict.apply(reply),
                 timeout);
+    }
+
+    /**
+     * Runs a script on keys given as bytes and returns its reply as Lettuce reads a nested array ({@code Long},
+     * {@code String} in UTF-8, {@code List} of them); by {@code EVALSHA}, or on {@code NOSCRIPT} once by {@code EVAL}.
+     * Unlike {@link #run}, it fails (exceptionally) when the master does not answer within {@code timeout}: for an
+     * operator's look-up, which reports a master it could not read rather than counting it as a vote.
+     */
+    CompletableFuture<List<Object>> query(Duration timeout, LuaScript script, List<byte[]> keys, String... args) {
+        return connected(timeout).thenCompose(c -> command(
+                        c.dispatch(
+                                CommandType.EVALSHA,
+                                new NestedMultiOutput<>(StringCodec.UTF8),
+                                scriptArgs(script.sha(), keys, args)),
+                        timeout)
+                .exceptionallyCompose(error -> unwrap(error) instanceof RedisNoScriptException
+                        ? command(
+                                c.dispatch(
+                                        CommandType.EVAL,
+                                        new NestedMultiOutput<>(StringCodec.UTF8),
+                                        scriptArgs(script.body(), keys, args)),
+                                timeout)
+                        : CompletableFuture.failedFuture(error)));
+    }
+
+    /**
+     * Every key whose name starts with {@code prefix}, by {@code SCAN MATCH <prefix>* COUNT 1000} until the cursor
+     * comes back to 0 (never {@code KEYS}, which blocks the server): one round trip per thousand keys of the whole
+     * keyspace, each bounded by {@code timeout}. The names as bytes, as a read-write lock's or a semaphore's hold a
+     * byte {@code 0xFF} ({@link RedlockSettings#spaceKey}). A key may show up twice (SCAN's promise).
+     */
+    CompletableFuture<List<byte[]>> scan(Duration timeout, String prefix) {
+        String pattern = globEscaped(prefix) + "*";
+        return connected(timeout).thenCompose(c -> scanFrom(c, timeout, pattern, "0", new ArrayList<>()));
+    }
+
+    private CompletableFuture<List<byte[]>> scanFrom(
+            RedisAsyncCommands<String, String> c, Duration timeout, String pattern, String cursor, List<byte[]> found) {
+        CommandArgs<String, String> args = new CommandArgs<>(StringCodec.UTF8)
+                .add(cursor)
+                .add("MATCH")
+                .add(pattern)
+                .add("COUNT")
+                .add(SCAN_COUNT);
+        // ISO-8859-1 maps every byte to one char: the names come back byte for byte
+        return command(c.dispatch(CommandType.SCAN, new KeyScanOutput<>(BYTES_AS_CHARS), args), timeout)
+                .thenCompose(page -> {
+                    page.getKeys().forEach(k -> found.add(k.getBytes(StandardCharsets.ISO_8859_1)));
+                    return page.isFinished() || "0".equals(page.getCursor())
+                            ? CompletableFuture.completedFuture(found)
+                            : scanFrom(c, timeout, pattern, page.getCursor(), found);
+                });
+    }
+
+    /** {@code text} with the glob characters of a {@code MATCH} pattern escaped, so that it matches only itself. */
+    static String globEscaped(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 4);
+        for (char ch : text.toCharArray()) {
+            if (ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '\\') {
+                out.append('\\');
+            }
+            out.append(ch);
+        }
+        return out.toString();
+    }
+
+    /** The command connection, connecting first (within {@code timeout}) if need be; fails when closed. */
+    private CompletableFuture<RedisAsyncCommands<String, String>> connected(Duration timeout) {
+        StatefulRedisConnection<String, String> c = connection;
+        if (c != null) {
+            return CompletableFuture.completedFuture(c.async());
+        }
+        if (closed) {
+            return CompletableFuture.failedFuture(new IllegalStateException("backend closed"));
+        }
+        return timeouts.bound(connect().copy(), timeout).thenApply(StatefulRedisConnection::async);
+    }
+
+    private static CommandArgs<String, String> scriptArgs(String script, List<byte[]> keys, String... args) {
+        CommandArgs<String, String> all =
+                new CommandArgs<>(StringCodec.UTF8).add(script).add(keys.size());
+        keys.forEach(all::add);
+        for (String a : args) {
+            all.add(a);
+        }
+        return all;
     }
 
     private static CommandArgs<String, String> scriptArgs(String script, byte[] key, String... args) {

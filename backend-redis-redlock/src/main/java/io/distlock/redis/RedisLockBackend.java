@@ -4,7 +4,9 @@ import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
+import io.distlock.LockState;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
@@ -12,6 +14,7 @@ import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
 import io.distlock.toolkit.PollingAcquisition;
 import io.distlock.toolkit.WakeUps;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -34,10 +37,12 @@ final class RedisLockBackend implements LockBackend {
      * No fencing: a Redis key's value is random, not ordered, and Redlock has no counter a resource could check (see
      * the provider's documentation for why a lease alone is not enough). Not FIFO: whoever's SET arrives first wins.
      * Waiters are woken by release messages. The lock carries a TTL that the locker renews. Read-write locks and
-     * semaphores: their holders in one set per key and space ({@code shared.lua}), each with its own expiry.
+     * semaphores: their holders in one set per key and space ({@code shared.lua}), each with its own expiry. Who holds
+     * a key is read from the masters, and a key can be broken there ({@link RedisInspection}).
      */
     private static final Capabilities CAPABILITIES = new Capabilities(false, false, true, LeaseModel.RENEWED_TTL)
-            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
+            .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
+            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
 
     private static final int MAX_DOUBLINGS = 20;
 
@@ -52,12 +57,14 @@ final class RedisLockBackend implements LockBackend {
     private final HandOffCourtesy courtesy;
     private final ScheduledThreadPoolExecutor timers;
     private final LongAdder requests;
+    private final RedisInspection inspection;
 
     RedisLockBackend(
             String target,
             int majority,
             RedlockSettings settings,
             Ticker ticker,
+            Clock clock,
             List<Master> masters,
             LongAdder requests,
             Runnable closeResources) {
@@ -68,6 +75,7 @@ final class RedisLockBackend implements LockBackend {
         this.masters = masters;
         this.requests = requests;
         this.redlock = new Redlock(masters, majority, settings, ticker);
+        this.inspection = new RedisInspection(redlock, settings, clock);
         this.timers = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "distlock-redlock-timer");
             t.setDaemon(true);
@@ -228,6 +236,36 @@ final class RedisLockBackend implements LockBackend {
         throw new LockBackendException(
                 "Could not confirm the release of " + l.kind().label() + " '" + lease.key() + "': " + tally
                         + "; unanswered: " + redlock.unanswered(tally) + "; what is left there runs out with its ttl");
+    }
+
+    /**
+     * Reads {@code holders.lua} on every master (one round trip each, in parallel): the holders on as many masters as
+     * their grant needs (a majority; a permit of N > 1 its quorum), each lease ending when the last of those would drop
+     * it. No grant time (Redis keeps none), no fencing token, no count of waiters (they poll; Redis knows none).
+     *
+     * @throws LockBackendException if fewer than a majority of the masters answered
+     */
+    @Override
+    public LockState inspect(String key) {
+        return inspection.inspect(key);
+    }
+
+    /**
+     * {@code SCAN MATCH <prefix>*} on every master (one round trip per thousand keys of the keyspace), then {@link
+     * #inspect} of each key found, the scripts sent together.
+     */
+    @Override
+    public List<LockState> listHeld() {
+        return inspection.listHeld();
+    }
+
+    /**
+     * Deletes the key's lock key and the holders of its read-write lock and semaphore on every master, and announces
+     * the release so that waiters try at once; the holders learn at their next renewal (a third of the lease).
+     */
+    @Override
+    public List<LockHolder> breakLock(String key) {
+        return inspection.breakLock(key);
     }
 
     /** Counts every command sent to every master, the pub/sub subscriptions included. */

@@ -190,7 +190,8 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
             Runnable closeResources) {
         try {
             connectMajority(target, majority, settings, masters);
-            return new RedisLockBackend(target, majority, settings, config.ticker(), masters, requests, closeResources);
+            return new RedisLockBackend(
+                    target, majority, settings, config.ticker(), config.clock(), masters, requests, closeResources);
         } catch (RuntimeException e) {
             masters.forEach(Master::close);
             closeResources.run();

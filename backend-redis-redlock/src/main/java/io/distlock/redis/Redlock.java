@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -49,6 +50,7 @@ final class Redlock {
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int VALUE_BYTES = 20;
+    private static final Pattern OWN_VALUE = Pattern.compile("[0-9a-f]{" + VALUE_BYTES * 2 + "}:.*", Pattern.DOTALL);
     private static final int LOCKER_ID_BYTES = HandOffCourtesy.LOCKER_ID_LENGTH / 2;
 
     private final List<Master> masters;
@@ -117,12 +119,16 @@ final class Redlock {
      * 3; all 5 for N >= 4), at the cost of the masters that may be down.
      */
     int quorum(LockRequest request) {
-        if (request.kind() != LockKind.PERMIT || request.limit() == 1) {
+        return quorum(request.kind(), request.limit());
+    }
+
+    /** {@link #quorum(LockRequest)} of a grant of {@code kind}, with {@code limit} permits for a permit. */
+    int quorum(LockKind kind, long limit) {
+        if (kind != LockKind.PERMIT || limit == 1) {
             return majority;
         }
-        long n = request.limit();
         long m = masters.size();
-        return (int) Math.min(m, n * m / (n + 1) + 1);
+        return (int) Math.min(m, limit * m / (limit + 1) + 1);
     }
 
     /**
@@ -346,6 +352,14 @@ final class Redlock {
      * same, and a release message (which names the first 40 characters) tells which locker released, for the
      * courtesy's turns ({@link HandOffCourtesy}).
      */
+    /**
+     * The owner id a value of {@link #newValue} carries: what follows the 40 hex digits and the colon; the value itself
+     * when it is not of that form (another tool set the key).
+     */
+    static String ownerIdOf(String value) {
+        return OWN_VALUE.matcher(value).matches() ? value.substring(VALUE_BYTES * 2 + 1) : value;
+    }
+
     String newValue(String ownerId) {
         byte[] bytes = new byte[VALUE_BYTES - LOCKER_ID_BYTES];
         RANDOM.nextBytes(bytes);

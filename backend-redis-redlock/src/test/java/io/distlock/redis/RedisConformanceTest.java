@@ -53,6 +53,16 @@ class RedisConformanceTest extends LockerConformanceTests {
                 + " (the same scripts over five masters)");
     }
 
+    /**
+     * Inspection and breaking read and delete by the same script ({@code holders.lua}) and count holders by the same
+     * quorum on one master as on five: their contracts run once for Redis, in {@link RedlockConformanceTest}.
+     */
+    @Override
+    public Optional<String> operationsTestedElsewhere() {
+        return Optional.of("inspection and breaking run once per store: on Redis in RedlockConformanceTest"
+                + " (the same script and quorum over five masters)");
+    }
+
     /** Port 1 on loopback: nothing listens there. */
     @Override
     public Optional<String> unreachableUri() {

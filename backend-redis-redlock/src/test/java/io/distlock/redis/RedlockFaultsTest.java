@@ -2,6 +2,8 @@ package io.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.distlock.LockHolder;
+import io.distlock.LockState;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -20,7 +22,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Redlock on five masters while one freezes or some hold foreign keys: liveness and nothing left behind. Masters
+ * Redlock on five masters while one freezes or some hold foreign keys: liveness, nothing left behind, and what an
+ * operator's look-up shows of them. Masters
  * killed (a minority, a majority) and a lock's key deleted out of band are the kit's store-fault matrix, run by {@link
  * RedlockConformanceTest}.
  */
@@ -90,6 +93,42 @@ class RedlockFaultsTest {
                         REDIS.endpoints().get(0),
                         REDIS.endpoints().get(1),
                         REDIS.endpoints().get(2));
+    }
+
+    /**
+     * An operator's look-up counts a holder on a majority only: another tool's value (a {@code SET} under the prefix) on
+     * three masters is shown as it is stored, as owner id and label, with its ttl; one on two masters is not held, and
+     * the listing shows the first key and not the second.
+     */
+    @Test
+    void inspect_foreignValueOnAMajority_isShownRaw_onAMinority_isNotHeld() {
+        String key = RedisProbe.uniqueKey("foreign-shown");
+        String minority = key + "-minority";
+        for (int master : List.of(0, 1, 2)) {
+            probe.set(master, "distlock:" + key, "set by redis-cli", Duration.ofSeconds(30));
+        }
+        for (int master : List.of(3, 4)) {
+            probe.set(master, "distlock:" + minority, "set by redis-cli", Duration.ofSeconds(30));
+        }
+        try (RemoteLocker locker = locker()) {
+            LockState state = locker.inspect(key);
+            assertThat(state.holders()).hasSize(1);
+            LockHolder holder = state.holders().get(0);
+            assertThat(holder.ownerLabel()).isEqualTo("set by redis-cli");
+            assertThat(holder.ownerId()).isEqualTo("set by redis-cli");
+            assertThat(holder.leaseEnds()).isPresent();
+            assertThat(holder.fencingToken()).isEmpty();
+            assertThat(locker.inspect(minority).held())
+                    .as("a value on two of five masters")
+                    .isFalse();
+            assertThat(locker.listHeld().stream().map(LockState::key).filter(k -> k.startsWith(key)))
+                    .containsExactly(key);
+        } finally {
+            for (int m = 0; m < 5; m++) {
+                probe.delete(m, "distlock:" + key);
+                probe.delete(m, "distlock:" + minority);
+            }
+        }
     }
 
     /**
