@@ -5,7 +5,9 @@ import static io.distlock.etcd.EtcdCalls.bytes;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
+import io.distlock.LockState;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
@@ -56,6 +58,8 @@ final class EtcdLockBackend implements LockBackend {
     /** What each acquisition is given: the calls, the sessions, the timeouts, the outage watch. */
     private final EtcdAcquisition.Shared acquisitions;
 
+    private final EtcdInspection inspection;
+
     EtcdLockBackend(
             Client client,
             boolean ownsClient,
@@ -76,7 +80,9 @@ final class EtcdLockBackend implements LockBackend {
         this.timer = timer;
         // Read-write locks and semaphores: queues in the fair layout (FairQueue), holders' records in cas (CasRecord)
         this.capabilities = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION)
-                .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT);
+                .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
+                .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
+        this.inspection = new EtcdInspection(calls, location.prefix(), mode, operationTimeout);
         this.acquisitions = new EtcdAcquisition.Shared(
                 calls,
                 sessions,
@@ -384,6 +390,32 @@ final class EtcdLockBackend implements LockBackend {
         return new LockBackendException(
                 "etcd at " + calls.endpoints() + " failed " + operation + " lock '" + lease.key() + "': " + cause,
                 cause);
+    }
+
+    /**
+     * One read-only transaction of the key's three ranges (lock, read-write lock, semaphore): each holder with its
+     * key's value as owner id and its create revision as fencing token; in fair mode the keys queued behind the holders
+     * counted as waiting. No grant time nor lease end: etcd keeps no time with a key, which ends with its session.
+     */
+    @Override
+    public LockState inspect(String key) {
+        return inspection.inspect(key);
+    }
+
+    /** One range read of the whole prefix ({@code etcdctl get --prefix}), grouped back into the keys. */
+    @Override
+    public List<LockState> listHeld() {
+        return inspection.listHeld();
+    }
+
+    /**
+     * Deletes the holders' keys (not the waiters'), each if still the one read, as {@code etcdctl del} would: one
+     * transaction per holder after the look-up. The holders are told by the watch on their key; the next waiter is
+     * served as after a release.
+     */
+    @Override
+    public List<LockHolder> breakLock(String key) {
+        return inspection.breakLock(key);
     }
 
     /** Every request sent to etcd since the backend opened (transactions, keep-alives, grants, watch creations). */

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.LockHolder;
+import io.distlock.LockState;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
@@ -20,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Fair mode shares etcd's {@code concurrency.Mutex} layout, so the real {@code etcdctl lock} (installed with the
- * {@code etcd-client} package; {@code scripts/test} installs it) and distlock exclude each other both ways.
+ * {@code etcd-client} package; {@code scripts/test} installs it) and distlock exclude each other both ways, and
+ * distlock's look-up shows etcdctl's holder.
  */
 class EtcdctlInteropTest {
 
@@ -153,6 +157,13 @@ class EtcdctlInteropTest {
                     maxWait(),
                     () -> "distlock's waiter did not queue behind etcdctl's key");
             assertTrue(queueKeys(name).stream().allMatch(k -> k.matches(PREFIX + "/" + name + "/[0-9a-f]+")));
+            // etcdctl's key holds no value: distlock's look-up shows the key itself, which names its lease
+            LockState state = locker.inspect(name);
+            assertEquals(1, state.holders().size(), "the holders shown: " + state);
+            LockHolder holder = state.holders().get(0);
+            assertTrue(holder.ownerId().matches(PREFIX + "/" + name + "/[0-9a-f]+"), "etcdctl's owner id: " + holder);
+            assertEquals(holder.ownerId(), holder.ownerLabel(), "etcdctl's label");
+            assertEquals(OptionalInt.of(1), state.waiting(), "distlock's waiter behind etcdctl");
             assertTrue(
                     Deadlines.holdsFor(TestTimeouts.scaled(Duration.ofMillis(500)), () -> !waiting.isDone()),
                     "distlock got the lock while etcdctl held it");
