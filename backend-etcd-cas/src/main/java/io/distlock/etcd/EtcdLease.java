@@ -81,6 +81,11 @@ final class EtcdLease implements Lease {
         return OptionalLong.of(createRevision);
     }
 
+    /** The session's keep-alives go unanswered ({@code true}) or are answered again ({@code false}). */
+    void keepAliveFailing(boolean failing) {
+        loss.keepAliveFailing(failing);
+    }
+
     /** The session's validity (see {@link EtcdSession}); frozen at the moment of loss once lost. */
     @Override
     public long validUntilNanos() {

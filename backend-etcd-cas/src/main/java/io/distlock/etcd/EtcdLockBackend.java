@@ -81,7 +81,7 @@ final class EtcdLockBackend implements LockBackend {
         // Read-write locks and semaphores: queues in the fair layout (FairQueue), holders' records in cas (CasRecord)
         this.capabilities = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION)
                 .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-                .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
+                .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK, Capabilities.Operation.WARN);
         this.inspection = new EtcdInspection(calls, location.prefix(), mode, operationTimeout);
         this.acquisitions = new EtcdAcquisition.Shared(
                 calls,

@@ -64,6 +64,12 @@ final class EtcdSession {
     private volatile long validUntilNanos;
     private volatile String lostReason;
     private volatile ScheduledFuture<?> keepAlive;
+    /** When the latest keep-alive tick was sent, and the latest one answered was sent (0: none yet). */
+    private volatile long lastTickSentNanos;
+
+    private volatile long lastAnsweredSentNanos;
+    /** Whether the keep-alives go unanswered now; see {@link #keepAliveFailing}. */
+    private final AtomicBoolean keepAlivesFailing = new AtomicBoolean();
 
     EtcdSession(
             EtcdCalls calls,
@@ -222,6 +228,8 @@ final class EtcdSession {
                         validUntilNanos = until;
                     }
                 }
+                lastAnsweredSentNanos = sent;
+                keepAliveFailing(false);
                 return until;
             }
             if (failure == null || EtcdCalls.isNotFound(EtcdCalls.unwrap(failure))) {
@@ -249,6 +257,11 @@ final class EtcdSession {
         // to a frozen or cut-off member gets no answer while the next may reach a member that answers. A slow answer
         // still counts (validity runs from its send), so each waits until the validity ends: at most three in flight.
         long left = validUntilNanos - calls.ticker().read();
+        long previous = lastTickSentNanos;
+        if (previous != 0 && lastAnsweredSentNanos - previous < 0) {
+            keepAliveFailing(true); // the previous tick's keep-alive, a period ago, is still unanswered
+        }
+        lastTickSentNanos = calls.ticker().read();
         keepAliveNow(Deadline.after(Duration.ofNanos(Math.max(left, 1)), calls.ticker()))
                 .whenComplete((until, failure) -> {
                     if (failure != null && !lost.get()) {
@@ -270,6 +283,17 @@ final class EtcdSession {
                                 .whenComplete((r, e) -> unclaim(pending.claimedName(), pending.ownerId()));
                     }
                 }));
+    }
+
+    /**
+     * Tells the session's locks, once per change, that its keep-alives go unanswered ({@code true}: the previous one
+     * still unanswered when the next is due) or are answered again: the locker warns a lock's holder when its validity
+     * left falls below the threshold while they fail ({@link io.distlock.RemoteLock#onAtRisk}).
+     */
+    private void keepAliveFailing(boolean failing) {
+        if (keepAlivesFailing.compareAndSet(!failing, failing)) {
+            leases.forEach(lease -> lease.keepAliveFailing(failing));
+        }
     }
 
     /** Marks the session lost, tells its locks, and revokes the lease in case etcd still has it. */
