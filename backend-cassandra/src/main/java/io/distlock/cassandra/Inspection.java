@@ -26,7 +26,7 @@ import java.util.TreeSet;
  * <ul>
  *   <li>{@code leaseEnds}: now plus {@code TTL(owner)}, the whole seconds the cell has left in the store (its TTL is
  *       the lease rounded up plus 1 s, so it ends up to 2 s after the lease the holder relies on);
- *   <li>{@code grantedAt}: empty. {@code WRITETIME(owner)} is the last renewal (each rewrites the cell), and the
+ *   <li>{@code since}: empty. {@code WRITETIME(owner)} is the last renewal (each rewrites the cell), and the
  *       ticket's time is when the holder queued, not when it was granted;
  *   <li>{@code fencingToken} ({@code fencing=true}): for a lock or a writer, the last value of its partition's
  *       counter, read at the serial consistency: the holder's token, which it draws right after its grant (a look-up
