@@ -266,6 +266,19 @@ public interface RemoteLocker extends AutoCloseable {
     RemoteSemaphore semaphore(String key, int permits);
 
     /**
+     * The election named {@code name} (see {@link LeaderElection}): candidates join it, anyone may ask who leads.
+     * Cheap: asks the store nothing. An election is the lock on the key {@link LeaderElection#KEY_PREFIX} {@code
+     * "%election/"} followed by its name, so elections and locks share one namespace: lock keys starting with {@code
+     * %election/} are the elections', and {@code lock(name)} and the election {@code name} never exclude each other.
+     *
+     * @param name any string a key may be, at most {@link #MAX_KEY_BYTES} bytes in UTF-8 once prefixed
+     * @throws NullPointerException if the name is null
+     * @throws IllegalArgumentException if the name is blank, not valid Unicode, or too long
+     * @throws LockerClosedException if the locker is closed
+     */
+    LeaderElection election(String name);
+
+    /**
      * The owner label this locker stores with every entry it writes ({@link RemoteLockerBuilder#ownerLabel(String)};
      * default: this process's id and host, e.g. {@code 4711@worker-7}): what {@link #inspect(String)} shows of its
      * holds to anyone.

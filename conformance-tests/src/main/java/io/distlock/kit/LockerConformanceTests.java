@@ -25,8 +25,9 @@ import org.junit.jupiter.api.Timeout;
  * BadInputContract}, {@link StoreFaultContract}, {@link FaultMatrixContract}, {@link ClockSkewContract}, {@link RandomizedFaultRunContract}, {@link MultiProcessContract}, and for the backends
  * that declare them ({@link io.distlock.Capabilities#kinds()}) {@link ReadWriteLockContract}, {@link
  * SemaphoreContract} and, across processes, {@link MultiProcessKindsContract}, and for those that declare the
- * operations ({@link io.distlock.Capabilities#operations()}) {@link InspectionContract}; the early warning: {@link
- * LeaseWarningContract}. A backend that can pass only some may implement those interfaces
+ * operations ({@link io.distlock.Capabilities#operations()}) {@link InspectionContract} and, where the leader can be
+ * read back, {@link ElectionContract}; the early warning: {@link LeaseWarningContract}. A backend that can pass only
+ * some may implement those interfaces
  * instead. Tests that need what the backend does not declare ({@link io.distlock.Capabilities}, or a hook left at its
  * default) are marked {@link Requires} and skipped with the reason, in the console and in the report. The hooks with
  * defaults are in {@link LockerFixture}; give {@link LockerFixture#unreachableUri()} and {@link
@@ -59,7 +60,8 @@ public abstract class LockerConformanceTests
                 SemaphoreContract,
                 MultiProcessKindsContract,
                 InspectionContract,
-                LeaseWarningContract {
+                LeaseWarningContract,
+                ElectionContract {
 
     /** For subclasses. */
     protected LockerConformanceTests() {}

@@ -78,6 +78,19 @@ public enum Need {
         }
     },
 
+    /**
+     * Elections ({@link io.distlock.LeaderElection}): offered on every backend, since they stand on the lock, but
+     * their leader is read back through inspection, so they are tested where {@link Capabilities.Operation#INSPECT} is
+     * declared, and once per store like inspection ({@link LockerFixture#operationsTestedElsewhere()}).
+     */
+    ELECTION {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return operation(fixture, capabilities, Capabilities.Operation.INSPECT)
+                    .map(why -> "elections are tested where the leader can be read back: " + why);
+        }
+    },
+
     /** Breaking a held key ({@link Capabilities.Operation#BREAK}). */
     BREAK {
         @Override
@@ -99,6 +112,21 @@ public enum Need {
                     ? Optional.empty()
                     : Optional.of("a session backend that does not report its keep-alive failing (Capabilities"
                             + ".operations() " + capabilities.operations() + " lacks WARN)");
+        }
+    },
+
+    /**
+     * A way to delete a holder's entry behind its back: the store's own ({@link StoreFaults#deleteLockEntry}), else
+     * breaking the key ({@link Capabilities.Operation#BREAK}).
+     */
+    ENTRY_DELETION {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return fixture.storeFaults().isPresent() || capabilities.offers(Capabilities.Operation.BREAK)
+                    ? Optional.empty()
+                    : Optional.of("nothing can delete a holder's entry behind its back: no store faults given"
+                            + " (LockerFixture.storeFaults()) and no BREAK declared (Capabilities.operations() "
+                            + capabilities.operations() + ")");
         }
     },
 

@@ -169,7 +169,10 @@ final class Acquirer {
         return new InterruptedException("Lock '" + key + "' not taken: the calling thread was interrupted");
     }
 
-    /** The next try at {@code ask}: a request with a fresh owner id carrying this locker's owner label. */
+    /**
+     * The next try at {@code ask}: a request with a fresh owner id carrying the ask's own owner label, else this
+     * locker's.
+     */
     PendingGrant nextTry(Ask ask) {
         return ask.next(ownerLabel);
     }

@@ -17,8 +17,17 @@ import java.util.Optional;
  * @param key the key, already checked
  * @param leaseTime the lease to ask for and to renew by
  * @param fixed whether the lock is held for {@code leaseTime} only, never renewed
+ * @param ownerLabel the owner label stored with the grant's entry, if not the locker's (an election's candidate stores
+ *     its identity)
  */
-record Ask(RequestKind kind, LockKind lockKind, int limit, String key, Duration leaseTime, boolean fixed) {
+record Ask(
+        RequestKind kind,
+        LockKind lockKind,
+        int limit,
+        String key,
+        Duration leaseTime,
+        boolean fixed,
+        Optional<String> ownerLabel) {
 
     /**
      * An exclusive lock on {@code key}: held for {@code fixedLease} if given, else renewed by {@code lockerLease} for
@@ -33,11 +42,25 @@ record Ask(RequestKind kind, LockKind lockKind, int limit, String key, Duration 
      * by {@code lockerLease} for as long as it is held.
      */
     static Ask of(LockKind lockKind, int limit, String key, Optional<Duration> fixedLease, Duration lockerLease) {
-        return new Ask(RequestKind.STORE, lockKind, limit, key, fixedLease.orElse(lockerLease), fixedLease.isPresent());
+        return new Ask(
+                RequestKind.STORE,
+                lockKind,
+                limit,
+                key,
+                fixedLease.orElse(lockerLease),
+                fixedLease.isPresent(),
+                Optional.empty());
     }
 
-    /** The next try: a request with a fresh owner id carrying {@code ownerLabel}. */
-    PendingGrant next(String ownerLabel) {
-        return new PendingGrant(key, OwnerIds.next(ownerLabel), leaseTime, fixed, lockKind, limit);
+    /** This ask with {@code label}, already checked, stored as its owner label instead of the locker's. */
+    Ask labelled(String label) {
+        return new Ask(kind, lockKind, limit, key, leaseTime, fixed, Optional.of(label));
+    }
+
+    /**
+     * The next try: a request with a fresh owner id carrying this ask's own owner label, else {@code lockerLabel}.
+     */
+    PendingGrant next(String lockerLabel) {
+        return new PendingGrant(key, OwnerIds.next(ownerLabel.orElse(lockerLabel)), leaseTime, fixed, lockKind, limit);
     }
 }

@@ -2,6 +2,7 @@ package io.distlock.internal;
 
 import io.distlock.Capabilities;
 import io.distlock.Capabilities.Operation;
+import io.distlock.LeaderElection;
 import io.distlock.LeaseModel;
 import io.distlock.LockHolder;
 import io.distlock.LockKind;
@@ -67,6 +68,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
     private final AsyncAcquirer async;
     private final MultiKeyLocking multiKey;
     private final DefaultLockable.Paths paths;
+    private final Elections elections;
 
     DefaultRemoteLocker(
             String backendName,
@@ -107,6 +109,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
         this.async = new AsyncAcquirer(backend, acquirer, held, waiters, observing, failures, ticker, workers);
         this.multiKey = new MultiKeyLocking(acquirer, held, waiters, ticker, leaseTime, listeners);
         this.paths = new DefaultLockable.Paths(acquirer, async, ticker, leaseTime);
+        this.elections = Elections.of(
+                backendName, capabilities, async, this::inspect, waiters, listeners, workers, scheduler, leaseTime);
         observing.lockerOpened(storeRequests);
     }
 
@@ -227,6 +231,11 @@ final class DefaultRemoteLocker implements RemoteLocker {
     }
 
     @Override
+    public LeaderElection election(String name) {
+        return elections.election(name);
+    }
+
+    @Override
     public String ownerLabel() {
         return ownerLabel;
     }
@@ -275,6 +284,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
         if (!waiters.close()) {
             return;
         }
+        elections.lockerClosed(); // before the locks are released, so that each leader is told why
         held.releaseAll(backendName);
         waiters.awaitGone();
         if (capabilities.leaseModel() == LeaseModel.SESSION) {

@@ -1,0 +1,99 @@
+package io.distlock.kit;
+
+import io.distlock.Candidacy;
+import io.distlock.LeaderElection;
+import io.distlock.LeadershipListener;
+import io.distlock.Term;
+import io.distlock.kit.history.HistoryEvent;
+import io.distlock.kit.history.HistoryRecorder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One candidate of the election contract: a candidacy and what its listener was told. Its belief that it leads runs
+ * from the call of {@code elected} until it leaves (recorded before it leaves) or is told {@code revoked}, and is
+ * recorded as a hold of the election's key ({@link HistoryEvent}s: acquired, releasing, lost) with the term's epoch as
+ * its token, so that the kit's {@link io.distlock.kit.history.HistoryChecker} can check that no two beliefs overlap and
+ * that epochs grow.
+ */
+final class Candidate implements LeadershipListener {
+
+    private static final long PID = ProcessHandle.current().pid();
+
+    private final String identity;
+    private final String key;
+    private final HistoryRecorder history;
+    private final Candidacy candidacy;
+    private final List<String> told = new ArrayList<>(); // guarded by this
+    private Term believed; // guarded by this
+    private String holder; // guarded by this: the believed term's name in the history
+    private int terms; // guarded by this
+
+    private Candidate(LeaderElection election, String identity, HistoryRecorder history) {
+        this.identity = identity;
+        this.key = election.key();
+        this.history = history;
+        this.candidacy = election.join(identity, this);
+    }
+
+    /** Joins {@code election} as {@code identity}, recording its beliefs in {@code history}. */
+    static Candidate join(LeaderElection election, String identity, HistoryRecorder history) {
+        return new Candidate(election, identity, history);
+    }
+
+    String identity() {
+        return identity;
+    }
+
+    Candidacy candidacy() {
+        return candidacy;
+    }
+
+    /** The term its listener was told it leads, until it left or was told the term ended. */
+    synchronized Optional<Term> believed() {
+        return Optional.ofNullable(believed);
+    }
+
+    /** What its listener was told, in order: {@code elected} or {@code revoked <reason>}. */
+    synchronized List<String> told() {
+        return List.copyOf(told);
+    }
+
+    @Override
+    public synchronized void elected(Term term) {
+        told.add("elected");
+        believed = term;
+        holder = identity + "#" + ++terms;
+        record(HistoryEvent.Type.ACQUIRED, term);
+    }
+
+    @Override
+    public synchronized void revoked(Term term, Reason reason) {
+        told.add("revoked " + reason);
+        if (believed == term) {
+            record(HistoryEvent.Type.LOST, term);
+            believed = null;
+        }
+    }
+
+    /** Leaves the election; a leader's belief ends just before. */
+    void leave() {
+        synchronized (this) {
+            if (believed != null) {
+                record(HistoryEvent.Type.RELEASING, believed);
+                believed = null;
+            }
+        }
+        candidacy.close();
+    }
+
+    private void record(HistoryEvent.Type type, Term term) {
+        history.record(new HistoryEvent(System.nanoTime(), type, key, term.epoch(), holder, PID));
+    }
+
+    @Override
+    public String toString() {
+        return identity + " (leads: " + candidacy.isLeader() + ", told " + told() + ")";
+    }
+}

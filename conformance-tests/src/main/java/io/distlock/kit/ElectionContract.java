@@ -1,0 +1,329 @@
+package io.distlock.kit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.Candidacy;
+import io.distlock.Leader;
+import io.distlock.LeaderElection;
+import io.distlock.LeadershipListener;
+import io.distlock.LockerClosedException;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.Term;
+import io.distlock.kit.history.HistoryChecker;
+import io.distlock.kit.history.HistoryEvent;
+import io.distlock.kit.history.HistoryRecorder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Elections ({@link LeaderElection}), which stand on the lock and so run on every backend; tested where the leader
+ * can be read back ({@link Need#ELECTION}): one leader at a time as leadership passes around, each term's epoch
+ * greater than the last where the backend fences; a leader that leaves hands over at once; anyone can see who leads
+ * without joining; a leader whose lock is lost is told and the next candidate leads; the blocking wait; bad input.
+ */
+public interface ElectionContract extends LockerFixture {
+
+    /** How many times leadership is handed over by closing the leader. */
+    int HANDOVERS = 5;
+
+    /** A listener that is told nothing the test needs. */
+    LeadershipListener IGNORING = LeadershipListener.of(term -> {}, (term, reason) -> {});
+
+    /**
+     * Waits until exactly one of {@code candidates} believes it leads (its listener was told {@code elected}) and its
+     * candidacy says so too; fails if two ever believe it at once while waiting.
+     */
+    private Candidate oneLeader(List<Candidate> candidates, Duration within) {
+        AtomicReference<Candidate> leader = new AtomicReference<>();
+        Deadlines.await(
+                () -> {
+                    List<Candidate> believing = candidates.stream()
+                            .filter(c -> c.believed().isPresent())
+                            .toList();
+                    assertTrue(believing.size() <= 1, () -> "two candidates believe they lead: " + believing);
+                    if (believing.size() == 1 && believing.get(0).candidacy().isLeader()) {
+                        leader.set(believing.get(0));
+                        return true;
+                    }
+                    return false;
+                },
+                within,
+                () -> "no single leader among " + candidates);
+        return leader.get();
+    }
+
+    /**
+     * One leader at a time: three candidates on three lockers; five times the leader leaves and a new candidate joins
+     * in its place. Each candidate's belief that it leads (from {@code elected} until it leaves or is told {@code
+     * revoked}) overlaps no other's, and each term's epoch is greater than the last where the backend fences (present
+     * exactly then).
+     */
+    @Test
+    @Requires(Need.ELECTION)
+    default void election_hasOneLeaderAtATime_asLeadershipPassesAround() throws Exception {
+        String name = TestKeys.unique("election-one-leader");
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        boolean fencing;
+        try (Lockers lockers = Lockers.open(this, 3, leaseTime())) {
+            fencing = lockers.get(0).capabilities().fencing();
+            List<Candidate> candidates = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                candidates.add(Candidate.join(lockers.get(i).election(name), "kit-" + i + "-0", history));
+            }
+            try {
+                for (int round = 1; round <= HANDOVERS; round++) {
+                    Candidate leader = oneLeader(candidates, maxWait());
+                    int seat = candidates.indexOf(leader);
+                    leader.leave();
+                    candidates.set(
+                            seat,
+                            Candidate.join(lockers.get(seat).election(name), "kit-" + seat + "-" + round, history));
+                }
+                oneLeader(candidates, maxWait());
+            } finally {
+                candidates.forEach(Candidate::leave);
+            }
+        }
+        List<HistoryEvent> events = history.events();
+        HistoryChecker.assertConsistent(events);
+        List<OptionalLong> epochs = events.stream()
+                .filter(e -> e.type() == HistoryEvent.Type.ACQUIRED)
+                .map(HistoryEvent::token)
+                .toList();
+        assertEquals(HANDOVERS + 1, epochs.size(), "terms begun: " + events);
+        for (int i = 0; i < epochs.size(); i++) {
+            assertEquals(fencing, epochs.get(i).isPresent(), "an epoch where the backend fences, none elsewhere");
+            if (fencing && i > 0) {
+                assertTrue(
+                        epochs.get(i).getAsLong() > epochs.get(i - 1).getAsLong(),
+                        "epochs in the order of the terms: " + epochs);
+            }
+        }
+    }
+
+    /**
+     * A leader that leaves hands over at once: the candidate waiting behind it leads well before the leaver's lease
+     * could have run out (half the fixture's lease time), and the store then shows it as the leader with a greater
+     * epoch where the backend fences.
+     */
+    @Test
+    @Requires(Need.ELECTION)
+    default void close_handsLeadershipToTheNextCandidate_atOnce() throws Exception {
+        String name = TestKeys.unique("election-handover");
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (Lockers lockers = Lockers.open(this, 2, leaseTime())) {
+            Candidate first = Candidate.join(lockers.get(0).election(name), "kit-first", history);
+            Candidate next = Candidate.join(lockers.get(1).election(name), "kit-next", history);
+            try {
+                assertTrue(first.candidacy().awaitLeadership(maxWait()), "the first candidate never led");
+                Term firstTerm = first.candidacy().currentTerm().orElseThrow();
+                assertFalse(next.candidacy().isLeader(), "two leaders");
+                Duration bound = leaseTime().dividedBy(2);
+                long start = System.nanoTime();
+                first.leave();
+                assertTrue(next.candidacy().awaitLeadership(maxWait()), "the next candidate never led");
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                assertTrue(
+                        took.compareTo(bound) < 0,
+                        "the next candidate led " + took.toMillis() + " ms after the leader left; expected within "
+                                + bound.toMillis() + " ms (half the lease time: a leaver hands over at once)");
+                Leader shown = lockers.get(0).election(name).leader().orElseThrow();
+                assertEquals("kit-next", shown.identity(), "the leader the store shows");
+                Term nextTerm = next.candidacy().currentTerm().orElseThrow();
+                assertEquals(nextTerm.epoch(), shown.epoch(), "the epoch the store shows");
+                if (firstTerm.epoch().isPresent()) {
+                    assertTrue(
+                            nextTerm.epoch().getAsLong() > firstTerm.epoch().getAsLong(),
+                            "epochs " + firstTerm.epoch() + " then " + nextTerm.epoch());
+                }
+            } finally {
+                next.leave();
+            }
+        }
+    }
+
+    /**
+     * Anyone can see who leads without joining: a locker that is no candidate observes the election (told first that
+     * nobody leads, then each new leader) and reads the leader; both agree with the candidates on identity and epoch,
+     * before and after the leader leaves.
+     */
+    @Test
+    @Requires(Need.ELECTION)
+    default void observeAndLeader_agreeWithTheCandidates_withoutJoining() throws Exception {
+        String name = TestKeys.unique("election-observed");
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (Lockers lockers = Lockers.open(this, 3, leaseTime())) {
+            LeaderElection observed = lockers.get(2).election(name);
+            List<Optional<Leader>> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+            try (LeaderElection.Subscription subscription =
+                    observed.observe(seen::add, Runnable::run, TestTimeouts.scaled(Duration.ofMillis(50)))) {
+                Deadlines.await(() -> !seen.isEmpty(), maxWait(), () -> "the observer was never told");
+                assertEquals(Optional.empty(), seen.get(0), "the first answer, before any candidate joined");
+                List<Candidate> candidates = new ArrayList<>();
+                candidates.add(Candidate.join(lockers.get(0).election(name), "kit-a", history));
+                candidates.add(Candidate.join(lockers.get(1).election(name), "kit-b", history));
+                try {
+                    for (int round = 0; round < 2; round++) {
+                        Candidate leader = oneLeader(candidates, maxWait());
+                        Term term = leader.candidacy().currentTerm().orElseThrow();
+                        Deadlines.await(
+                                () -> shows(seen.get(seen.size() - 1), leader.identity(), term.epoch()),
+                                maxWait(),
+                                () -> "the observer does not see " + leader + " with epoch " + term.epoch()
+                                        + ": it saw " + seen);
+                        assertTrue(
+                                shows(observed.leader(), leader.identity(), term.epoch()),
+                                "leader() of a locker that is no candidate: " + observed.leader() + ", expected "
+                                        + leader.identity() + " with epoch " + term.epoch());
+                        leader.leave();
+                        candidates.remove(leader);
+                    }
+                    Deadlines.await(
+                            () -> seen.get(seen.size() - 1).isEmpty(),
+                            maxWait(),
+                            () -> "the observer does not see that nobody leads: it saw " + seen);
+                } finally {
+                    candidates.forEach(Candidate::leave);
+                }
+            }
+        }
+    }
+
+    private static boolean shows(Optional<Leader> leader, String identity, OptionalLong epoch) {
+        return leader.isPresent()
+                && leader.get().identity().equals(identity)
+                && leader.get().epoch().equals(epoch);
+    }
+
+    /**
+     * A leader whose lock is lost (its entry deleted behind its back: {@link StoreFaults#deleteLockEntry}, else broken
+     * with {@link RemoteLocker#breakLock} where the backend can) is told {@code revoked} with {@code LOST} within the
+     * bound for a deleted entry, and the candidate waiting behind it leads; the old one queues again.
+     */
+    @Test
+    @Requires({Need.ELECTION, Need.ENTRY_DELETION})
+    default void aLeaderWhoseLockIsLost_isToldSo_andTheNextCandidateLeads() throws Exception {
+        String name = TestKeys.unique("election-lost");
+        Optional<StoreFaults> faults = storeFaults();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (Lockers lockers = Lockers.open(this, 3, shortLeaseTime())) {
+            Duration bound = TestTimeouts.scaled(
+                            faults.map(StoreFaults::deletionNoticedWithin).orElse(shortLeaseTime()))
+                    .plus(expirySlack());
+            Candidate first = Candidate.join(lockers.get(0).election(name), "kit-first", history);
+            Candidate next = Candidate.join(lockers.get(1).election(name), "kit-next", history);
+            try {
+                Candidate leader = oneLeader(List.of(first, next), maxWait());
+                Candidate other = leader == first ? next : first;
+                String key = lockers.get(2).election(name).key();
+                if (faults.isPresent()) {
+                    faults.get().deleteLockEntry(key);
+                } else {
+                    assertEquals(1, lockers.get(2).breakLock(key).size(), "the leader's entry broken");
+                }
+                long start = System.nanoTime();
+                Deadlines.await(
+                        () -> leader.told().contains("revoked LOST"),
+                        bound,
+                        () -> "the leader whose entry was deleted was not told: " + leader);
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                Candidate successor = oneLeader(List.of(first, next), maxWait());
+                assertEquals(
+                        other,
+                        successor,
+                        "the candidate that waited leads (the deposed leader was told after " + took.toMillis()
+                                + " ms)");
+                assertFalse(leader.candidacy().isLeader(), "the deposed leader leads");
+            } finally {
+                first.leave();
+                next.leave();
+            }
+        }
+    }
+
+    /**
+     * The blocking wait: while another leads, {@code awaitLeadership} returns false after its wait and not before;
+     * once the leader left, it returns true.
+     */
+    @Test
+    @Requires(Need.ELECTION)
+    default void awaitLeadership_isFalseWhileAnotherLeads_andTrueOnceItLeads() throws Exception {
+        String name = TestKeys.unique("election-await");
+        Duration shortWait = TestTimeouts.scaled(Duration.ofMillis(300));
+        try (Lockers lockers = Lockers.open(this, 2, leaseTime());
+                Candidacy first = lockers.get(0).election(name).join("kit-first", IGNORING);
+                Candidacy next = lockers.get(1).election(name).join("kit-next", IGNORING)) {
+            assertTrue(first.awaitLeadership(maxWait()), "the first candidate never led");
+            long start = System.nanoTime();
+            assertFalse(next.awaitLeadership(shortWait), "led while another leads");
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            assertTrue(waited.compareTo(shortWait) >= 0, Lockers.gaveUpEarly(waited, shortWait));
+            first.close();
+            assertTrue(next.awaitLeadership(maxWait()), "never led after the leader left");
+            assertTrue(next.currentTerm().orElseThrow().isCurrent(), "the term of the leader is not current");
+        }
+    }
+
+    /**
+     * An election and the lock of the same name never exclude each other: the election's lock is on its own key
+     * ({@link LeaderElection#KEY_PREFIX} and the name).
+     */
+    @Test
+    @Requires(Need.ELECTION)
+    default void anElection_andTheLockOfItsName_doNotExcludeEachOther() throws Exception {
+        String name = TestKeys.unique("election-or-lock");
+        try (Lockers lockers = Lockers.open(this, 2, leaseTime());
+                RemoteLock lock = lockers.get(0).lock(name, maxWait());
+                Candidacy candidate = lockers.get(1).election(name).join("kit-candidate", IGNORING)) {
+            assertTrue(candidate.awaitLeadership(maxWait()), "no leader while the lock of the same name is held");
+            assertTrue(lock.isHeld(), "the lock of the election's name");
+            assertEquals(
+                    LeaderElection.KEY_PREFIX + name,
+                    lockers.get(1).election(name).key());
+        }
+    }
+
+    /**
+     * Bad input is refused as for locks: a null or blank name, a null, blank or control-character identity, a null
+     * listener, a poll interval that is not positive; and a closed locker, also through an election obtained before.
+     */
+    @Test
+    @Requires(Need.ELECTION)
+    default void election_refusesBadInput_andAClosedLocker() throws Exception {
+        String name = TestKeys.unique("election-bad");
+        RemoteLocker locker = openLocker(leaseTime());
+        LeaderElection election;
+        Candidacy joined;
+        try {
+            assertThrows(NullPointerException.class, () -> locker.election(null));
+            assertThrows(IllegalArgumentException.class, () -> locker.election(" "));
+            election = locker.election(name);
+            assertThrows(NullPointerException.class, () -> election.join(null, IGNORING));
+            assertThrows(IllegalArgumentException.class, () -> election.join(" ", IGNORING));
+            IllegalArgumentException control =
+                    assertThrows(IllegalArgumentException.class, () -> election.join("kit\nleader", IGNORING));
+            assertTrue(control.getMessage().contains("control"), control.getMessage());
+            assertThrows(NullPointerException.class, () -> election.join("kit", null));
+            assertThrows(
+                    IllegalArgumentException.class, () -> election.observe(leader -> {}, Runnable::run, Duration.ZERO));
+            joined = election.join("kit-joined", IGNORING);
+        } finally {
+            locker.close();
+        }
+        assertThrows(LockerClosedException.class, () -> locker.election(name));
+        assertThrows(LockerClosedException.class, () -> election.join("kit", IGNORING));
+        assertThrows(LockerClosedException.class, election::leader);
+        assertThrows(LockerClosedException.class, () -> election.observe(leader -> {}));
+        assertFalse(joined.isLeader(), "a candidacy leads through a closed locker");
+        assertThrows(IllegalStateException.class, () -> joined.awaitLeadership(maxWait()));
+    }
+}

@@ -1,0 +1,309 @@
+package io.distlock.internal;
+
+import io.distlock.Candidacy;
+import io.distlock.LeaderElection;
+import io.distlock.LeadershipListener;
+import io.distlock.LeadershipListener.Reason;
+import io.distlock.LockTimeoutException;
+import io.distlock.LockerClosedException;
+import io.distlock.RemoteLock;
+import io.distlock.Term;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One candidate of an election: waits for the election's lock through the locker's {@code lockAsync} (no thread held
+ * while waiting), asked for with the candidate's identity as its owner label; a grant begins a {@link Term}, the
+ * lock's loss or release ends it, and after a loss or a step-down the candidate queues again, until it leaves. At any
+ * moment it waits or leads or has left, never two at once. Its listener is told in order through a {@link
+ * SerialExecutor}.
+ */
+final class DefaultCandidacy implements Candidacy {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultCandidacy.class);
+
+    /** How long one wait for the lock lasts; a candidate whose wait times out asks again. */
+    static final Duration ONE_WAIT = Duration.ofHours(1);
+    /** How long a candidate whose wait failed in the store waits before it asks again. */
+    static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(1);
+
+    private final Elections parts;
+    private final LeaderElection election;
+    private final String identity;
+    private final Ask ask;
+    private final LeadershipListener listener;
+    private final SerialExecutor told;
+
+    private boolean closed; // guarded by this
+    private CompletableFuture<RemoteLock> waiting; // guarded by this
+    private CandidateTerm term; // guarded by this
+
+    DefaultCandidacy(
+            Elections parts, LeaderElection election, String identity, LeadershipListener listener, Executor executor) {
+        this.parts = parts;
+        this.election = election;
+        this.identity = identity;
+        this.ask = Ask.exclusive(election.key(), Optional.empty(), parts.leaseTime())
+                .labelled(identity);
+        this.listener = listener;
+        this.told = new SerialExecutor(
+                executor, "The leadership listener of '" + identity + "' in election '" + election.name() + "'");
+    }
+
+    @Override
+    public String election() {
+        return election.name();
+    }
+
+    @Override
+    public String identity() {
+        return identity;
+    }
+
+    /** Waits for the election's lock, unless it waits, leads or has left already. */
+    void queue() {
+        CompletableFuture<RemoteLock> wait;
+        synchronized (this) {
+            if (closed || term != null || waiting != null) {
+                return;
+            }
+            try {
+                wait = parts.async().lockAsync(ask, ONE_WAIT);
+            } catch (LockerClosedException e) {
+                left();
+                return;
+            }
+            waiting = wait;
+        }
+        wait.whenComplete((lock, failure) -> granted(wait, lock, failure));
+    }
+
+    private void granted(CompletableFuture<RemoteLock> wait, RemoteLock lock, Throwable failure) {
+        if (failure != null) {
+            waitEnded(
+                    wait,
+                    failure instanceof CompletionException && failure.getCause() != null
+                            ? failure.getCause()
+                            : failure);
+            return;
+        }
+        CandidateTerm elected;
+        synchronized (this) {
+            if (waiting != wait || closed) {
+                elected = null;
+            } else {
+                waiting = null;
+                term = elected = new CandidateTerm(lock);
+                // Told under the lock, so that the term's end, told under it too, is told after.
+                told.execute(() -> listener.elected(elected));
+                notifyAll();
+            }
+        }
+        if (elected == null) {
+            lock.release(); // the candidate left while the grant was on its way
+            return;
+        }
+        lock.onLost(l -> ended(elected, Reason.LOST), parts.workers()); // not on the timer's thread
+    }
+
+    private void waitEnded(CompletableFuture<RemoteLock> wait, Throwable cause) {
+        synchronized (this) {
+            if (waiting != wait) {
+                return; // withdrawn by a close
+            }
+            waiting = null;
+        }
+        if (cause instanceof CancellationException) {
+            return;
+        }
+        if (cause instanceof LockerClosedException) {
+            left();
+        } else if (cause instanceof LockTimeoutException) {
+            queue();
+        } else {
+            log.warn(
+                    "Candidate '{}' of election '{}' could not wait for its lock; asking again in {}",
+                    identity,
+                    election.name(),
+                    RETRY_AFTER_FAILURE,
+                    cause);
+            try {
+                CompletableFuture.delayedExecutor(RETRY_AFTER_FAILURE.toNanos(), TimeUnit.NANOSECONDS, parts.workers())
+                        .execute(this::queue);
+            } catch (RejectedExecutionException lockerClosed) {
+                left();
+            }
+        }
+    }
+
+    /** The term ended by itself: its lock was lost. The candidate queues again. */
+    private void ended(CandidateTerm ended, Reason reason) {
+        synchronized (this) {
+            if (term != ended) {
+                return; // stepped down or left first
+            }
+            term = null;
+            told.execute(() -> listener.revoked(ended, reason));
+            notifyAll();
+        }
+        queue();
+    }
+
+    /** Marks the candidacy as left without a term to end: its locker closed under its wait. */
+    private void left() {
+        synchronized (this) {
+            closed = true;
+            notifyAll();
+        }
+        parts.candidacies().remove(this);
+    }
+
+    @Override
+    public synchronized boolean isLeader() {
+        return term != null && term.lock.isHeld();
+    }
+
+    @Override
+    public synchronized Optional<Term> currentTerm() {
+        return isLeader() ? Optional.of(term) : Optional.empty();
+    }
+
+    @Override
+    public boolean awaitLeadership(Duration maxWait) throws InterruptedException {
+        Checks.positive(maxWait, "maxWait");
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        synchronized (this) {
+            ensureOpen();
+            while (true) {
+                if (isLeader()) {
+                    return true;
+                }
+                long left = deadline - System.nanoTime();
+                if (closed || left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        }
+    }
+
+    @Override
+    public boolean stepDown() {
+        CandidateTerm ending;
+        synchronized (this) {
+            ensureOpen();
+            ending = term;
+            if (ending == null) {
+                return false;
+            }
+            term = null;
+            // Told before the release, so that on one executor it comes before the next leader is told.
+            told.execute(() -> listener.revoked(ending, Reason.STEPPED_DOWN));
+            notifyAll();
+        }
+        try {
+            ending.lock.release();
+        } finally {
+            queue();
+        }
+        return true;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(
+                    "Candidacy of '" + identity + "' in election '" + election.name() + "' is closed; join again");
+        }
+    }
+
+    @Override
+    public void close() {
+        leave(Reason.LEFT);
+    }
+
+    /** The locker closes: leaves, a leader told {@link Reason#LOCKER_CLOSED}. */
+    void lockerClosed() {
+        leave(Reason.LOCKER_CLOSED);
+    }
+
+    private void leave(Reason reason) {
+        CandidateTerm ending;
+        CompletableFuture<RemoteLock> wait;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            ending = term;
+            term = null;
+            wait = waiting;
+            waiting = null;
+            if (ending != null) {
+                told.execute(() -> listener.revoked(ending, reason));
+            }
+            notifyAll();
+        }
+        parts.candidacies().remove(this);
+        if (wait != null) {
+            wait.cancel(false); // withdraws the waiter; a grant that won the race is released by granted()
+        }
+        if (ending != null) {
+            ending.lock.release();
+        }
+    }
+
+    @Override
+    public synchronized String toString() {
+        return "Candidacy[" + identity + " in " + election.name() + ", "
+                + (closed ? "closed" : term != null ? "leads" : "waits") + "]";
+    }
+
+    /** A term: the held lock on the election's key. */
+    private final class CandidateTerm implements Term {
+        final RemoteLock lock;
+
+        CandidateTerm(RemoteLock lock) {
+            this.lock = lock;
+        }
+
+        @Override
+        public String election() {
+            return election.name();
+        }
+
+        @Override
+        public String identity() {
+            return identity;
+        }
+
+        @Override
+        public OptionalLong epoch() {
+            return lock.fencingToken();
+        }
+
+        @Override
+        public boolean isCurrent() {
+            synchronized (DefaultCandidacy.this) {
+                return term == this && lock.isHeld();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "Term[" + identity + " in " + election.name()
+                    + lock.fencingToken().stream()
+                            .mapToObj(e -> ", epoch " + e)
+                            .findFirst()
+                            .orElse("") + "]";
+        }
+    }
+}

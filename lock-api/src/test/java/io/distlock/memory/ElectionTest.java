@@ -1,0 +1,295 @@
+package io.distlock.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.Candidacy;
+import io.distlock.Capabilities;
+import io.distlock.Leader;
+import io.distlock.LeaderElection;
+import io.distlock.LeadershipListener;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.Term;
+import io.distlock.spi.BackendConfig;
+import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockBackendProvider;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The mechanics of elections on {@code memory:}, where they need no store: terms begun and ended for each reason, the
+ * order and thread of the listener's calls, the identity and epoch read back, the observer's polling, the name's
+ * mapping to a key. Every backend's elections are checked against its store by the conformance kit.
+ */
+@Timeout(value = 1, unit = TimeUnit.MINUTES)
+class ElectionTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    private final String space = "memory:/election-" + UUID.randomUUID();
+
+    /** What a listener was told, in order: "elected <identity>" or "revoked <identity> <reason>", and where. */
+    private record Told(String what, Term term, String thread) {}
+
+    private static LeadershipListener recording(BlockingQueue<Told> told) {
+        return LeadershipListener.of(
+                term -> told.add(new Told(
+                        "elected " + term.identity(),
+                        term,
+                        Thread.currentThread().getName())),
+                (term, reason) -> told.add(new Told(
+                        "revoked " + term.identity() + " " + reason,
+                        term,
+                        Thread.currentThread().getName())));
+    }
+
+    private static Told next(BlockingQueue<Told> told) throws InterruptedException {
+        Told t = told.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(t).as("the listener was not told within " + WAIT).isNotNull();
+        return t;
+    }
+
+    @Test
+    void leader_isTheLeadersIdentity_withItsLocksTokenAsEpoch() throws Exception {
+        try (RemoteLocker candidates = RemoteLockers.open(space);
+                RemoteLocker other = RemoteLockers.open(space)) {
+            LeaderElection election = candidates.election("billing");
+            assertThat(election.key()).isEqualTo("%election/billing");
+            assertThat(other.election("billing").leader()).isEmpty();
+            BlockingQueue<Told> told = new LinkedBlockingQueue<>();
+            try (Candidacy a = election.join("10.0.0.7:8080", recording(told))) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                Term term = a.currentTerm().orElseThrow();
+                assertThat(term.epoch()).isPresent();
+                Leader leader = other.election("billing").leader().orElseThrow();
+                assertThat(leader.identity()).isEqualTo("10.0.0.7:8080");
+                assertThat(leader.epoch()).isEqualTo(term.epoch());
+                assertThat(leader.since()).isPresent();
+                assertThat(other.inspect("%election/billing").holders())
+                        .singleElement()
+                        .satisfies(h -> assertThat(h.ownerLabel()).isEqualTo("10.0.0.7:8080"));
+                assertThat(next(told).what()).isEqualTo("elected 10.0.0.7:8080");
+            }
+            assertThat(other.election("billing").leader()).isEmpty();
+            assertThat(next(told).what()).isEqualTo("revoked 10.0.0.7:8080 LEFT");
+        }
+    }
+
+    @Test
+    void listener_isToldInOrder_onTheGivenExecutor() throws Exception {
+        ExecutorService mine = Executors.newFixedThreadPool(4, r -> new Thread(r, "mine"));
+        try (RemoteLocker locker = RemoteLockers.open(space)) {
+            BlockingQueue<Told> told = new LinkedBlockingQueue<>();
+            try (Candidacy a = locker.election("e").join("a", recording(told), mine)) {
+                for (int i = 0; i < 20; i++) {
+                    assertThat(a.awaitLeadership(WAIT)).isTrue();
+                    assertThat(a.stepDown()).isTrue();
+                }
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+            }
+            for (int i = 0; i < 20; i++) {
+                Told elected = next(told);
+                assertThat(elected.what()).isEqualTo("elected a");
+                assertThat(elected.thread()).isEqualTo("mine");
+                Told revoked = next(told);
+                assertThat(revoked.what()).isEqualTo("revoked a STEPPED_DOWN");
+                assertThat(revoked.term()).isSameAs(elected.term());
+                assertThat(revoked.term().isCurrent()).isFalse();
+            }
+            assertThat(next(told).what()).isEqualTo("elected a");
+            assertThat(next(told).what()).isEqualTo("revoked a LEFT");
+        } finally {
+            mine.shutdown();
+        }
+    }
+
+    @Test
+    void stepDown_handsLeadershipToTheWaiter_andQueuesAgain() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open(space)) {
+            LeaderElection election = locker.election("e");
+            BlockingQueue<Told> told = new LinkedBlockingQueue<>();
+            try (Candidacy a = election.join("a", recording(told));
+                    Candidacy b = election.join("b", recording(told))) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                long epochA = a.currentTerm().orElseThrow().epoch().orElseThrow();
+                assertThat(b.isLeader()).isFalse();
+                assertThat(a.stepDown()).isTrue();
+                assertThat(b.awaitLeadership(WAIT)).isTrue();
+                assertThat(b.currentTerm().orElseThrow().epoch().orElseThrow()).isGreaterThan(epochA);
+                assertThat(a.isLeader()).isFalse();
+                b.close();
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                assertThatThrownBy(b::stepDown)
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("closed");
+            }
+            assertThat(List.of(next(told), next(told), next(told), next(told), next(told)).stream()
+                            .map(Told::what))
+                    .containsExactly("elected a", "revoked a STEPPED_DOWN", "elected b", "revoked b LEFT", "elected a");
+        }
+    }
+
+    @Test
+    void aLostLock_endsTheTerm_andTheCandidateQueuesAgain() throws Exception {
+        // memory: tells a holder its entry is gone when it renews, every third of the lease
+        try (RemoteLocker locker = RemoteLockers.builder()
+                        .uri(space)
+                        .leaseTime(Duration.ofMillis(300))
+                        .build();
+                RemoteLocker admin = RemoteLockers.open(space)) {
+            BlockingQueue<Told> told = new LinkedBlockingQueue<>();
+            try (Candidacy a = locker.election("e").join("a", recording(told))) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                Term first = a.currentTerm().orElseThrow();
+                assertThat(next(told).what()).isEqualTo("elected a");
+                assertThat(admin.breakLock("%election/e")).hasSize(1);
+                Told revoked = next(told);
+                assertThat(revoked.what()).isEqualTo("revoked a LOST");
+                assertThat(first.isCurrent()).isFalse();
+                Told again = next(told);
+                assertThat(again.what()).isEqualTo("elected a");
+                assertThat(again.term().epoch().orElseThrow())
+                        .isGreaterThan(first.epoch().orElseThrow());
+                assertThat(a.isLeader()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void closingTheLocker_endsItsCandidacies_tellingTheLeaderWhy() throws Exception {
+        RemoteLocker locker = RemoteLockers.open(space);
+        BlockingQueue<Told> told = new LinkedBlockingQueue<>();
+        Candidacy a = locker.election("e").join("a", recording(told));
+        Candidacy b = locker.election("e").join("b", recording(told));
+        assertThat(a.awaitLeadership(WAIT)).isTrue();
+        locker.close();
+        assertThat(a.isLeader()).isFalse();
+        assertThat(List.of(next(told).what(), next(told).what()))
+                .containsExactly("elected a", "revoked a LOCKER_CLOSED");
+        assertThatThrownBy(() -> b.awaitLeadership(WAIT)).isInstanceOf(IllegalStateException.class);
+        try (RemoteLocker other = RemoteLockers.open(space)) {
+            assertThat(other.election("e").leader()).isEmpty();
+        }
+    }
+
+    @Test
+    void observe_tellsTheLeaderNow_andEveryChange_untilClosed() throws Exception {
+        ExecutorService mine = Executors.newSingleThreadExecutor(r -> new Thread(r, "observer"));
+        try (RemoteLocker candidates = RemoteLockers.open(space);
+                RemoteLocker observer = RemoteLockers.open(space)) {
+            BlockingQueue<Optional<Leader>> seen = new LinkedBlockingQueue<>();
+            LeaderElection.Subscription subscription =
+                    observer.election("e").observe(seen::add, mine, Duration.ofMillis(20));
+            assertThat(seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isEmpty();
+            try (Candidacy a = candidates.election("e").join("a", recording(new LinkedBlockingQueue<>()))) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                Optional<Leader> leader = seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(leader).isPresent();
+                assertThat(leader.orElseThrow().identity()).isEqualTo("a");
+                assertThat(leader.orElseThrow().epoch())
+                        .isEqualTo(a.currentTerm().orElseThrow().epoch());
+                Thread.sleep(100); // five more polls, no change
+                assertThat(seen).isEmpty();
+            }
+            assertThat(seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isEmpty();
+            subscription.close();
+            try (Candidacy b = candidates.election("e").join("b", recording(new LinkedBlockingQueue<>()))) {
+                assertThat(b.awaitLeadership(WAIT)).isTrue();
+                assertThat(seen.poll(200, TimeUnit.MILLISECONDS))
+                        .as("told after close")
+                        .isNull();
+            }
+        } finally {
+            mine.shutdown();
+        }
+    }
+
+    @Test
+    void anElection_andTheLockOfTheSameName_doNotExcludeEachOther() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open(space);
+                RemoteLocker other = RemoteLockers.open(space)) {
+            try (RemoteLock lock = other.lock("jobs", WAIT);
+                    Candidacy a = locker.election("jobs").join("a", recording(new LinkedBlockingQueue<>()))) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                assertThat(lock.isHeld()).isTrue();
+                assertThat(locker.tryLock("jobs")).isEmpty(); // the lock is still taken, by the lock
+            }
+        }
+    }
+
+    @Test
+    void anElectionName_isCheckedAsTheKeyItMapsTo() {
+        try (RemoteLocker locker = RemoteLockers.open(space)) {
+            String longest = "n".repeat(RemoteLocker.MAX_KEY_BYTES - LeaderElection.KEY_PREFIX.length());
+            assertThat(locker.election(longest).key()).hasSize(RemoteLocker.MAX_KEY_BYTES);
+            assertThatThrownBy(() -> locker.election(longest + "n"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("Election name is not valid")
+                    .hasMessageContaining("%election/");
+        }
+    }
+
+    @Test
+    void aBackendWithoutInspection_elects_butCannotSayWhoLeads() throws Exception {
+        try (RemoteLocker locker =
+                RemoteLockers.builder().uri(space).provider(withoutOperations()).build()) {
+            LeaderElection election = locker.election("e");
+            try (Candidacy a = election.join("a", recording(new LinkedBlockingQueue<>()))) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+            }
+            assertThatThrownBy(election::leader)
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("Election 'e' cannot say who leads")
+                    .hasMessageContaining("offers no inspection");
+            assertThatThrownBy(() -> election.observe(l -> {}))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("offers no inspection");
+        }
+    }
+
+    /** {@code memory:} declaring no operation. */
+    private static LockBackendProvider withoutOperations() {
+        return new LockBackendProvider() {
+            @Override
+            public String name() {
+                return "lock-only";
+            }
+
+            @Override
+            public Set<String> uriSchemes() {
+                return Set.of("lock-only");
+            }
+
+            @Override
+            public LockBackend open(BackendConfig config) {
+                LockBackend memory = new MemoryLockBackendProvider().open(config);
+                Capabilities without =
+                        new Capabilities(true, true, true, memory.capabilities().leaseModel());
+                return (LockBackend) Proxy.newProxyInstance(
+                        LockBackend.class.getClassLoader(), new Class<?>[] {LockBackend.class}, (p, m, args) -> {
+                            if (m.getName().equals("capabilities")) {
+                                return without;
+                            }
+                            if (m.isDefault()) {
+                                return InvocationHandler.invokeDefault(p, m, args);
+                            }
+                            return m.invoke(memory, args);
+                        });
+            }
+        };
+    }
+}
