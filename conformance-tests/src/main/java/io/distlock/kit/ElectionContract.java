@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.distlock.Candidacy;
+import io.distlock.Capabilities;
 import io.distlock.Leader;
 import io.distlock.LeaderElection;
 import io.distlock.LeadershipListener;
@@ -99,7 +100,8 @@ public interface ElectionContract extends LockerFixture {
                 .filter(e -> e.type() == HistoryEvent.Type.ACQUIRED)
                 .map(HistoryEvent::token)
                 .toList();
-        assertEquals(HANDOVERS + 1, epochs.size(), "terms begun: " + events);
+        // and perhaps more: as the last candidates leave, the ones still there may be elected first
+        assertTrue(epochs.size() >= HANDOVERS + 1, "terms begun: " + events);
         for (int i = 0; i < epochs.size(); i++) {
             assertEquals(fencing, epochs.get(i).isPresent(), "an epoch where the backend fences, none elsewhere");
             if (fencing && i > 0) {
@@ -122,9 +124,9 @@ public interface ElectionContract extends LockerFixture {
         HistoryRecorder history = HistoryRecorder.inMemory();
         try (Lockers lockers = Lockers.open(this, 2, leaseTime())) {
             Candidate first = Candidate.join(lockers.get(0).election(name), "kit-first", history);
+            assertTrue(first.candidacy().awaitLeadership(maxWait()), "the first candidate never led");
             Candidate next = Candidate.join(lockers.get(1).election(name), "kit-next", history);
             try {
-                assertTrue(first.candidacy().awaitLeadership(maxWait()), "the first candidate never led");
                 Term firstTerm = first.candidacy().currentTerm().orElseThrow();
                 assertFalse(next.candidacy().isLeader(), "two leaders");
                 Duration bound = leaseTime().dividedBy(2);
@@ -205,9 +207,10 @@ public interface ElectionContract extends LockerFixture {
     }
 
     /**
-     * A leader whose lock is lost (its entry deleted behind its back: {@link StoreFaults#deleteLockEntry}, else broken
-     * with {@link RemoteLocker#breakLock} where the backend can) is told {@code revoked} with {@code LOST} within the
-     * bound for a deleted entry, and the candidate waiting behind it leads; the old one queues again.
+     * A leader whose lock is lost (its entry deleted behind its back: broken with {@link RemoteLocker#breakLock} where
+     * the backend can, which leaves the waiters queued, else {@link StoreFaults#deleteLockEntry}) is told {@code
+     * revoked} with {@code LOST} within the bound for a deleted entry, and a candidate leads again in a new term, with a
+     * greater epoch where the backend fences: on a fair backend whose lock was broken, the one that waited behind it.
      */
     @Test
     @Requires({Need.ELECTION, Need.ENTRY_DELETION})
@@ -216,19 +219,27 @@ public interface ElectionContract extends LockerFixture {
         Optional<StoreFaults> faults = storeFaults();
         HistoryRecorder history = HistoryRecorder.inMemory();
         try (Lockers lockers = Lockers.open(this, 3, shortLeaseTime())) {
+            RemoteLocker admin = lockers.get(2);
+            Capabilities capabilities = admin.capabilities();
+            boolean breaks = capabilities.offers(Capabilities.Operation.BREAK);
             Duration bound = TestTimeouts.scaled(
                             faults.map(StoreFaults::deletionNoticedWithin).orElse(shortLeaseTime()))
                     .plus(expirySlack());
+            String key = admin.election(name).key();
             Candidate first = Candidate.join(lockers.get(0).election(name), "kit-first", history);
             Candidate next = Candidate.join(lockers.get(1).election(name), "kit-next", history);
             try {
                 Candidate leader = oneLeader(List.of(first, next), maxWait());
                 Candidate other = leader == first ? next : first;
-                String key = lockers.get(2).election(name).key();
-                if (faults.isPresent()) {
-                    faults.get().deleteLockEntry(key);
+                OptionalLong deposed = leader.believed().orElseThrow().epoch();
+                Deadlines.await(
+                        () -> admin.inspect(key).waiting().orElse(1) >= 1,
+                        maxWait(),
+                        () -> "the candidate that does not lead is not queued: " + admin.inspect(key));
+                if (breaks) {
+                    assertEquals(1, admin.breakLock(key).size(), "the leader's entry broken");
                 } else {
-                    assertEquals(1, lockers.get(2).breakLock(key).size(), "the leader's entry broken");
+                    faults.orElseThrow().deleteLockEntry(key);
                 }
                 long start = System.nanoTime();
                 Deadlines.await(
@@ -237,12 +248,19 @@ public interface ElectionContract extends LockerFixture {
                         () -> "the leader whose entry was deleted was not told: " + leader);
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
                 Candidate successor = oneLeader(List.of(first, next), maxWait());
-                assertEquals(
-                        other,
-                        successor,
-                        "the candidate that waited leads (the deposed leader was told after " + took.toMillis()
-                                + " ms)");
-                assertFalse(leader.candidacy().isLeader(), "the deposed leader leads");
+                OptionalLong epoch = successor.believed().orElseThrow().epoch();
+                if (deposed.isPresent()) {
+                    assertTrue(
+                            epoch.getAsLong() > deposed.getAsLong(),
+                            "the epoch after the loss " + epoch + ", before " + deposed);
+                }
+                if (breaks && capabilities.fair()) {
+                    assertEquals(
+                            other,
+                            successor,
+                            "the candidate that waited leads (the deposed leader was told after " + took.toMillis()
+                                    + " ms)");
+                }
             } finally {
                 first.leave();
                 next.leave();
@@ -260,9 +278,9 @@ public interface ElectionContract extends LockerFixture {
         String name = TestKeys.unique("election-await");
         Duration shortWait = TestTimeouts.scaled(Duration.ofMillis(300));
         try (Lockers lockers = Lockers.open(this, 2, leaseTime());
-                Candidacy first = lockers.get(0).election(name).join("kit-first", IGNORING);
-                Candidacy next = lockers.get(1).election(name).join("kit-next", IGNORING)) {
+                Candidacy first = lockers.get(0).election(name).join("kit-first", IGNORING)) {
             assertTrue(first.awaitLeadership(maxWait()), "the first candidate never led");
+            Candidacy next = lockers.get(1).election(name).join("kit-next", IGNORING);
             long start = System.nanoTime();
             assertFalse(next.awaitLeadership(shortWait), "led while another leads");
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
@@ -270,6 +288,7 @@ public interface ElectionContract extends LockerFixture {
             first.close();
             assertTrue(next.awaitLeadership(maxWait()), "never led after the leader left");
             assertTrue(next.currentTerm().orElseThrow().isCurrent(), "the term of the leader is not current");
+            next.close();
         }
     }
 
