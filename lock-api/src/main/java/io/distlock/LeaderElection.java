@@ -66,9 +66,10 @@ public interface LeaderElection {
     Optional<Leader> leader();
 
     /**
-     * Tells {@code onChange} who leads, first as of now and then on every change of leader, on the locker's listener
-     * executor, without joining. Polls {@link #leader()} every second: a change is seen within that interval (and may
-     * be missed altogether if two leaders came and went within it).
+     * Tells {@code onChange} who leads, first as of now and then on every change of leader (another identity or
+     * epoch), on the locker's listener executor, without joining. Polls {@link #leader()} every second: a change is
+     * seen within that interval, and may be missed altogether if two terms came and went within it (or, where there is
+     * no epoch, if the same identity leads again). A read that fails is logged and tried again.
      *
      * @return the subscription; close it to stop polling (closing the locker stops it too)
      * @throws UnsupportedOperationException if the backend offers no inspection

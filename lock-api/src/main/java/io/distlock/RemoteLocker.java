@@ -52,7 +52,8 @@ import java.util.concurrent.CompletableFuture;
  *
  * <h2>Closing</h2>
  * {@link #close()} ends every call waiting for a lock with {@link LockerClosedException} (nothing is left in the
- * store), releases every lock still held through this locker (and, at once, any grant that races with the close), and
+ * store), ends every candidacy joined through it (a leader told {@link LeadershipListener.Reason#LOCKER_CLOSED}),
+ * releases every lock still held through this locker (and, at once, any grant that races with the close), and
  * disconnects. Any later call throws {@link LockerClosedException}.
  */
 public interface RemoteLocker extends AutoCloseable {
