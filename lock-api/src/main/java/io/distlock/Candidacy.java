@@ -4,8 +4,9 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * One candidate's place in an election ({@link LeaderElection#join}): it waits for the election's lock without holding a
- * thread, leads while it holds it, and after a lost term queues again, until it is closed. Thread-safe.
+ * One candidate's place in an election ({@link LeaderElection#join}): it waits for the election's lock as {@link
+ * RemoteLocker#lockAsync} does, leads while it holds it, and after a lost term queues again, until it is closed.
+ * Thread-safe.
  */
 public interface Candidacy extends AutoCloseable {
 

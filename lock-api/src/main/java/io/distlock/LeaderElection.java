@@ -36,8 +36,9 @@ public interface LeaderElection {
     /**
      * Joins the election as a candidate known as {@code identity}: what {@link #leader()} shows to everyone while it
      * leads, so choose what followers need to reach it ({@code host:port}, a URL). Returns at once; the candidate waits
-     * for the election's lock without holding a thread, and {@code listener} is told on the locker's listener executor
-     * ({@link RemoteLockerBuilder#listenerExecutor}).
+     * for the election's lock as {@link RemoteLocker#lockAsync} does (without holding a thread where the backend waits
+     * natively), and {@code listener} is told on the locker's listener executor ({@link
+     * RemoteLockerBuilder#listenerExecutor}).
      *
      * @param identity stored with the election's lock entry as its owner label: not blank, at most {@value
      *     io.distlock.toolkit.OwnerIds#MAX_LABEL_BYTES} bytes in UTF-8, no control characters

@@ -22,10 +22,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One candidate of an election: waits for the election's lock through the locker's {@code lockAsync} (no thread held
- * while waiting), asked for with the candidate's identity as its owner label; a grant begins a {@link Term}, the
- * lock's loss or release ends it, and after a loss or a step-down the candidate queues again, until it leaves. At any
- * moment it waits or leads or has left, never two at once. Its listener is told in order through a {@link
- * SerialExecutor}.
+ * while waiting where the backend waits natively), asked for with the candidate's identity as its owner label; a grant
+ * begins a {@link Term}, the lock's loss or release ends it, and after a loss or a step-down the candidate queues
+ * again, until it leaves. At any moment it waits or leads or has left, never two at once. Its listener is told in order
+ * through a {@link SerialExecutor}, never under the candidacy's lock (a direct executor runs it on the telling thread).
  */
 final class DefaultCandidacy implements Candidacy {
 
@@ -36,6 +36,8 @@ final class DefaultCandidacy implements Candidacy {
     /** How long a candidate whose wait failed in the store waits before it asks again. */
     static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(1);
 
+    private static final Runnable NOTHING = () -> {};
+
     private final Elections parts;
     private final LeaderElection election;
     private final String identity;
@@ -45,6 +47,7 @@ final class DefaultCandidacy implements Candidacy {
 
     private boolean closed; // guarded by this
     private CompletableFuture<RemoteLock> waiting; // guarded by this
+    private boolean starting; // guarded by this: a wait is being asked for
     private CandidateTerm term; // guarded by this
 
     DefaultCandidacy(
@@ -71,18 +74,34 @@ final class DefaultCandidacy implements Candidacy {
 
     /** Waits for the election's lock, unless it waits, leads or has left already. */
     void queue() {
-        CompletableFuture<RemoteLock> wait;
         synchronized (this) {
-            if (closed || term != null || waiting != null) {
+            if (closed || term != null || waiting != null || starting) {
                 return;
             }
-            try {
-                wait = parts.async().lockAsync(ask, ONE_WAIT);
-            } catch (LockerClosedException e) {
-                left();
-                return;
+            starting = true; // asked outside the lock, which isLeader() and the listener's calls take
+        }
+        CompletableFuture<RemoteLock> wait;
+        try {
+            wait = parts.async().lockAsync(ask, ONE_WAIT);
+        } catch (LockerClosedException e) {
+            synchronized (this) {
+                starting = false;
             }
-            waiting = wait;
+            left();
+            return;
+        }
+        boolean withdrawn;
+        synchronized (this) {
+            starting = false;
+            withdrawn = closed;
+            if (!withdrawn) {
+                waiting = wait;
+            }
+        }
+        if (withdrawn) {
+            wait.cancel(false);
+            wait.thenAccept(RemoteLock::release); // a grant that won the race with the cancel
+            return;
         }
         wait.whenComplete((lock, failure) -> granted(wait, lock, failure));
     }
@@ -97,17 +116,19 @@ final class DefaultCandidacy implements Candidacy {
             return;
         }
         CandidateTerm elected;
+        Runnable tell = NOTHING;
         synchronized (this) {
             if (waiting != wait || closed) {
                 elected = null;
             } else {
                 waiting = null;
                 term = elected = new CandidateTerm(lock);
-                // Told under the lock, so that the term's end, told under it too, is told after.
-                told.execute(() -> listener.elected(elected));
+                // Queued under the lock, so that the term's end, queued under it too, is told after.
+                tell = told.enqueue(() -> listener.elected(elected));
                 notifyAll();
             }
         }
+        tell.run();
         if (elected == null) {
             lock.release(); // the candidate left while the grant was on its way
             return;
@@ -147,14 +168,16 @@ final class DefaultCandidacy implements Candidacy {
 
     /** The term ended by itself: its lock was lost. The candidate queues again. */
     private void ended(CandidateTerm ended, Reason reason) {
+        Runnable tell;
         synchronized (this) {
             if (term != ended) {
                 return; // stepped down or left first
             }
             term = null;
-            told.execute(() -> listener.revoked(ended, reason));
+            tell = told.enqueue(() -> listener.revoked(ended, reason));
             notifyAll();
         }
+        tell.run();
         queue();
     }
 
@@ -199,6 +222,7 @@ final class DefaultCandidacy implements Candidacy {
     @Override
     public boolean stepDown() {
         CandidateTerm ending;
+        Runnable tell;
         synchronized (this) {
             ensureOpen();
             ending = term;
@@ -206,10 +230,11 @@ final class DefaultCandidacy implements Candidacy {
                 return false;
             }
             term = null;
-            // Told before the release, so that on one executor it comes before the next leader is told.
-            told.execute(() -> listener.revoked(ending, Reason.STEPPED_DOWN));
+            // Queued before the release, so that on one executor it comes before the next leader is told.
+            tell = told.enqueue(() -> listener.revoked(ending, Reason.STEPPED_DOWN));
             notifyAll();
         }
+        tell.run();
         try {
             ending.lock.release();
         } finally {
@@ -238,6 +263,7 @@ final class DefaultCandidacy implements Candidacy {
     private void leave(Reason reason) {
         CandidateTerm ending;
         CompletableFuture<RemoteLock> wait;
+        Runnable tell = NOTHING;
         synchronized (this) {
             if (closed) {
                 return;
@@ -248,10 +274,11 @@ final class DefaultCandidacy implements Candidacy {
             wait = waiting;
             waiting = null;
             if (ending != null) {
-                told.execute(() -> listener.revoked(ending, reason));
+                tell = told.enqueue(() -> listener.revoked(ending, reason));
             }
             notifyAll();
         }
+        tell.run();
         parts.candidacies().remove(this);
         if (wait != null) {
             wait.cancel(false); // withdraws the waiter; a grant that won the race is released by granted()

@@ -32,18 +32,29 @@ final class SerialExecutor implements Executor {
 
     @Override
     public void execute(Runnable task) {
+        enqueue(task).run();
+    }
+
+    /**
+     * Queues {@code task} and returns what starts the queue's run: to be run by the caller once it holds no lock of
+     * its own, so that the order of tasks can be fixed under a caller's lock without running them under it (a direct
+     * executor would). A no-op when the queue runs already.
+     */
+    Runnable enqueue(Runnable task) {
         synchronized (this) {
             tasks.add(task);
             if (draining) {
-                return;
+                return () -> {};
             }
             draining = true;
         }
-        try {
-            executor.execute(this::drain);
-        } catch (RejectedExecutionException shutDown) {
-            drain();
-        }
+        return () -> {
+            try {
+                executor.execute(this::drain);
+            } catch (RejectedExecutionException shutDown) {
+                drain();
+            }
+        };
     }
 
     private void drain() {

@@ -23,10 +23,13 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -114,6 +117,33 @@ class ElectionTest {
             assertThat(next(told).what()).isEqualTo("revoked a LEFT");
         } finally {
             mine.shutdown();
+        }
+    }
+
+    @Test
+    void aListenerOnADirectExecutor_holdsNoLockOfTheCandidacy() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open(space)) {
+            AtomicReference<Candidacy> joined = new AtomicReference<>();
+            CountDownLatch set = new CountDownLatch(1);
+            CompletableFuture<Boolean> leadsSeenFromAnotherThread = new CompletableFuture<>();
+            LeadershipListener asking = LeadershipListener.of(
+                    term -> {
+                        try {
+                            set.await();
+                            leadsSeenFromAnotherThread.complete(CompletableFuture.supplyAsync(
+                                            () -> joined.get().isLeader())
+                                    .get(2, TimeUnit.SECONDS));
+                        } catch (Exception e) {
+                            leadsSeenFromAnotherThread.completeExceptionally(e);
+                        }
+                    },
+                    (term, reason) -> {});
+            try (Candidacy a = locker.election("e").join("a", asking, Runnable::run)) {
+                joined.set(a);
+                set.countDown();
+                assertThat(leadsSeenFromAnotherThread.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                        .isTrue();
+            }
         }
     }
 
