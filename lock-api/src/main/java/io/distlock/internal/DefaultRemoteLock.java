@@ -9,15 +9,13 @@ import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +45,23 @@ final class DefaultRemoteLock implements RemoteLock {
 
     private final LossListeners<RemoteLock> lossListeners;
     /** The {@link #onAtRisk} listeners and where each runs (null: the locker's listener executor); guarded by this. */
-    private List<Map.Entry<LeaseRiskListener, Executor>> riskListeners;
+    private List<RiskListener> riskListeners;
+
+    /**
+     * One {@link #onAtRisk} listener, where it runs (null: the locker's listener executor), and its latest call: each
+     * call runs after the one before it, so a listener hears {@code atRisk} and {@code recovered} in the order the
+     * lease keeper raised them, on any executor. {@link #last} is moved only by the lease keeper, under its monitor.
+     */
+    private static final class RiskListener {
+        final LeaseRiskListener listener;
+        final Executor executor;
+        CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
+
+        RiskListener(LeaseRiskListener listener, Executor executor) {
+            this.listener = listener;
+            this.executor = executor;
+        }
+    }
 
     private final Lease lease;
     private State state = State.HELD;
@@ -219,7 +233,7 @@ final class DefaultRemoteLock implements RemoteLock {
             if (riskListeners == null) {
                 riskListeners = new ArrayList<>(2);
             }
-            riskListeners.add(new AbstractMap.SimpleImmutableEntry<>(listener, executor));
+            riskListeners.add(new RiskListener(listener, executor));
         }
         return this;
     }
@@ -241,28 +255,28 @@ final class DefaultRemoteLock implements RemoteLock {
         tellRiskListeners(l -> l.recovered(this));
     }
 
+    /**
+     * Hands the call to each listener's executor, after that listener's previous call. Called by the lease keeper under
+     * its monitor, which orders the calls; a refusing executor skips the call, not the later ones.
+     */
     private void tellRiskListeners(Consumer<LeaseRiskListener> call) {
-        List<Map.Entry<LeaseRiskListener, Executor>> listeners;
+        List<RiskListener> listeners;
         synchronized (this) {
             if (state != State.HELD || riskListeners == null) {
                 return;
             }
             listeners = List.copyOf(riskListeners);
         }
-        for (Map.Entry<LeaseRiskListener, Executor> l : listeners) {
-            Executor executor = l.getValue() != null ? l.getValue() : locks.listenerExecutor();
+        for (RiskListener l : listeners) {
+            Executor executor = l.executor != null ? l.executor : locks.listenerExecutor();
             Runnable task = () -> {
                 try {
-                    call.accept(l.getKey());
+                    call.accept(l.listener);
                 } catch (RuntimeException e) {
                     log.warn("An onAtRisk listener of lock '{}' threw", key, e);
                 }
             };
-            try {
-                executor.execute(task);
-            } catch (RejectedExecutionException shutDown) {
-                log.debug("The executor of an onAtRisk listener of lock '{}' refused it", key);
-            }
+            l.last = l.last.handle((done, failed) -> null).thenRunAsync(task, executor);
         }
     }
 

@@ -297,7 +297,6 @@ final class LeaseKeeper {
 
         /** {@link #failing(boolean)}, the first check no sooner than {@code minDelayNanos} from now. */
         private void failing(boolean now, long minDelayNanos) {
-            boolean recovered = false;
             synchronized (riskMonitor) {
                 if (stopped || now == failing) {
                     return;
@@ -309,12 +308,11 @@ final class LeaseKeeper {
                     if (riskCheck != null) {
                         riskCheck.cancel(false);
                     }
-                    recovered = warned;
-                    warned = false;
+                    if (warned) {
+                        warned = false;
+                        lock.recovered(); // under the monitor, so that it is handed over after the warning
+                    }
                 }
-            }
-            if (recovered) {
-                lock.recovered();
             }
         }
 
@@ -335,7 +333,6 @@ final class LeaseKeeper {
 
         /** Runs on the scheduler: never blocks (the warning is handed to the listeners' executors). */
         private void checkRisk() {
-            Duration left;
             synchronized (riskMonitor) {
                 if (stopped || !failing || warned || lock.fixed()) {
                     return;
@@ -349,9 +346,10 @@ final class LeaseKeeper {
                     return;
                 }
                 warned = true;
-                left = Duration.ofNanos(nanos);
+                // Under the monitor, so that a recovery raised right after is handed over after it; the listeners'
+                // executors run it, not this thread (unless a listener was given a direct executor)
+                lock.atRisk(Duration.ofNanos(nanos));
             }
-            lock.atRisk(left);
         }
 
         private void scheduleWatchdog() {

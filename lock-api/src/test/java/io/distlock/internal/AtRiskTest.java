@@ -126,6 +126,65 @@ class AtRiskTest {
         }
     }
 
+    /**
+     * Episodes in quick succession, told on a pool of four threads with listeners of uneven speed: each listener still
+     * hears at risk, recovered, at risk... in the order they were raised.
+     */
+    @Test
+    void episodesInQuickSuccession_areHeardInOrder_onAPoolOfThreads(TestInfo test) throws Exception {
+        HookedProvider hooked = new HookedProvider();
+        java.util.concurrent.atomic.AtomicInteger renewals = new java.util.concurrent.atomic.AtomicInteger();
+        hooked.beforeRenew = lease -> {
+            if (renewals.incrementAndGet() % 2 == 1) {
+                throw new LockBackendException("the store does not answer (staged)");
+            }
+            return Optional.empty();
+        };
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri("memory://at-risk-" + test.getTestMethod().orElseThrow().getName())
+                .provider(hooked)
+                .leaseTime(Duration.ofMillis(600))
+                .atRiskThreshold(Duration.ofMillis(590))
+                .build()) {
+            RemoteLock lock = locker.lock("k");
+            lock.onAtRisk(
+                    new LeaseRiskListener() {
+                        @Override
+                        public void atRisk(RemoteLock l, Duration left) {
+                            pause();
+                            heard.add("at risk");
+                        }
+
+                        @Override
+                        public void recovered(RemoteLock l) {
+                            pause();
+                            heard.add("recovered");
+                        }
+
+                        private void pause() {
+                            try {
+                                Thread.sleep(java.util.concurrent.ThreadLocalRandom.current()
+                                        .nextInt(30));
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                    },
+                    pool);
+            awaitHeard(8);
+            lock.release();
+        } finally {
+            pool.shutdown();
+            assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        }
+        for (int i = 0; i < heard.size(); i++) {
+            assertThat(heard.get(i))
+                    .as("call " + (i + 1) + " of " + heard)
+                    .isEqualTo(i % 2 == 0 ? "at risk" : "recovered");
+        }
+    }
+
     @Test
     void badInput_isRefused() {
         assertThatThrownBy(() -> RemoteLockers.builder().atRiskThreshold(Duration.ZERO))
