@@ -103,7 +103,9 @@ final class DefaultCandidacy implements Candidacy {
             wait.thenAccept(RemoteLock::release); // a grant that won the race with the cancel
             return;
         }
-        wait.whenComplete((lock, failure) -> granted(wait, lock, failure));
+        // On the locker's workers, never on this thread: a grant at once would otherwise run the listener (on a direct
+        // executor) inside join(), which promises to return at once
+        wait.whenCompleteAsync((lock, failure) -> granted(wait, lock, failure), parts.workers());
     }
 
     private void granted(CompletableFuture<RemoteLock> wait, RemoteLock lock, Throwable failure) {

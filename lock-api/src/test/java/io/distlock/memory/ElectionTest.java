@@ -124,10 +124,12 @@ class ElectionTest {
     void aListenerOnADirectExecutor_holdsNoLockOfTheCandidacy() throws Exception {
         try (RemoteLocker locker = RemoteLockers.open(space)) {
             AtomicReference<Candidacy> joined = new AtomicReference<>();
+            AtomicReference<Thread> toldOn = new AtomicReference<>();
             CountDownLatch set = new CountDownLatch(1);
             CompletableFuture<Boolean> leadsSeenFromAnotherThread = new CompletableFuture<>();
             LeadershipListener asking = LeadershipListener.of(
                     term -> {
+                        toldOn.set(Thread.currentThread());
                         try {
                             set.await();
                             leadsSeenFromAnotherThread.complete(CompletableFuture.supplyAsync(
@@ -143,6 +145,9 @@ class ElectionTest {
                 set.countDown();
                 assertThat(leadsSeenFromAnotherThread.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
                         .isTrue();
+                assertThat(toldOn.get())
+                        .as("join() returns at once: the listener never runs on the joining thread")
+                        .isNotSameAs(Thread.currentThread());
             }
         }
     }
