@@ -7,15 +7,15 @@ import java.nio.file.Path;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
 
-/** docs/api.md's election example, built as a user builds it, run on memory: and on ZooKeeper. */
+/** The README's election example, built as a user builds it, run on memory: and on ZooKeeper. */
 class ElectionExampleTest {
 
-    /** The first Java block of docs/api.md's section {@code heading}. */
-    private static String apiDocExample(String heading) throws Exception {
-        String doc = Files.readString(Path.of(System.getProperty("apiDoc")));
+    /** The first Java block of the README's section {@code heading}. */
+    private static String readmeExample(String heading) throws Exception {
+        String doc = Files.readString(Path.of(System.getProperty("readme")));
         int section = doc.indexOf("\n" + heading + "\n");
         if (section < 0) {
-            throw new AssertionError("no section '" + heading + "' in docs/api.md");
+            throw new AssertionError("no section '" + heading + "' in the README");
         }
         int start = doc.indexOf("```java\n", section) + "```java\n".length();
         return doc.substring(start, doc.indexOf("```", start)).strip();
@@ -24,9 +24,9 @@ class ElectionExampleTest {
     @Test
     void electionExample_isThisFile_asPasted() throws Exception {
         assertEquals(
-                apiDocExample("## Elections"),
+                readmeExample("## Leader election"),
                 Files.readString(Path.of("src/main/java/example/Leaders.java")).strip(),
-                "docs/api.md's example and Leaders.java");
+                "the README's example and Leaders.java");
     }
 
     @Test
