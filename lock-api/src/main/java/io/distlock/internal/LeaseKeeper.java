@@ -317,7 +317,9 @@ final class LeaseKeeper {
         }
 
         private long thresholdNanos() {
-            return atRiskThreshold.orElse(lock.leaseTime()).toNanos() / (atRiskThreshold.isPresent() ? 1 : 3);
+            return atRiskThreshold
+                    .map(Duration::toNanos)
+                    .orElse(lock.leaseTime().toNanos() / 3);
         }
 
         /** Under the risk monitor: checks again when the validity left reaches the threshold. */

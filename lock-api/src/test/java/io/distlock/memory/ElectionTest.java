@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.Candidacy;
-import io.distlock.Capabilities;
 import io.distlock.Leader;
 import io.distlock.LeaderElection;
 import io.distlock.LeadershipListener;
@@ -12,15 +11,9 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.Term;
-import io.distlock.spi.BackendConfig;
-import io.distlock.spi.LockBackend;
-import io.distlock.spi.LockBackendProvider;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -280,8 +273,10 @@ class ElectionTest {
 
     @Test
     void aBackendWithoutInspection_elects_butCannotSayWhoLeads() throws Exception {
-        try (RemoteLocker locker =
-                RemoteLockers.builder().uri(space).provider(withoutOperations()).build()) {
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri(space)
+                .provider(new LockOnlyProvider())
+                .build()) {
             LeaderElection election = locker.election("e");
             try (Candidacy a = election.join("a", recording(new LinkedBlockingQueue<>()))) {
                 assertThat(a.awaitLeadership(WAIT)).isTrue();
@@ -294,37 +289,5 @@ class ElectionTest {
                     .isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("offers no inspection");
         }
-    }
-
-    /** {@code memory:} declaring no operation. */
-    private static LockBackendProvider withoutOperations() {
-        return new LockBackendProvider() {
-            @Override
-            public String name() {
-                return "lock-only";
-            }
-
-            @Override
-            public Set<String> uriSchemes() {
-                return Set.of("lock-only");
-            }
-
-            @Override
-            public LockBackend open(BackendConfig config) {
-                LockBackend memory = new MemoryLockBackendProvider().open(config);
-                Capabilities without =
-                        new Capabilities(true, true, true, memory.capabilities().leaseModel());
-                return (LockBackend) Proxy.newProxyInstance(
-                        LockBackend.class.getClassLoader(), new Class<?>[] {LockBackend.class}, (p, m, args) -> {
-                            if (m.getName().equals("capabilities")) {
-                                return without;
-                            }
-                            if (m.isDefault()) {
-                                return InvocationHandler.invokeDefault(p, m, args);
-                            }
-                            return m.invoke(memory, args);
-                        });
-            }
-        };
     }
 }

@@ -3,7 +3,6 @@ package io.distlock.memory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.distlock.Capabilities;
 import io.distlock.LockHolder;
 import io.distlock.LockKind;
 import io.distlock.LockState;
@@ -11,13 +10,8 @@ import io.distlock.LockerClosedException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
-import io.distlock.spi.BackendConfig;
-import io.distlock.spi.LockBackend;
-import io.distlock.spi.LockBackendProvider;
 import io.distlock.toolkit.OwnerIds;
-import java.lang.reflect.Proxy;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -101,36 +95,10 @@ class InspectionTest {
 
     @Test
     void aBackendWithoutTheOperations_refusesThem_namingWhatItOffers() {
-        LockBackendProvider lockOnly = new LockBackendProvider() {
-            @Override
-            public String name() {
-                return "lock-only";
-            }
-
-            @Override
-            public Set<String> uriSchemes() {
-                return Set.of("lock-only");
-            }
-
-            @Override
-            public LockBackend open(BackendConfig config) {
-                LockBackend memory = new MemoryLockBackendProvider().open(config);
-                Capabilities without =
-                        new Capabilities(true, true, true, memory.capabilities().leaseModel());
-                return (LockBackend) Proxy.newProxyInstance(
-                        LockBackend.class.getClassLoader(), new Class<?>[] {LockBackend.class}, (p, m, args) -> {
-                            if (m.getName().equals("capabilities")) {
-                                return without;
-                            }
-                            if (m.isDefault()) {
-                                return java.lang.reflect.InvocationHandler.invokeDefault(p, m, args);
-                            }
-                            return m.invoke(memory, args);
-                        });
-            }
-        };
-        try (RemoteLocker locker =
-                RemoteLockers.builder().uri(space).provider(lockOnly).build()) {
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri(space)
+                .provider(new LockOnlyProvider())
+                .build()) {
             assertThatThrownBy(() -> locker.inspect("k"))
                     .isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("offers no inspection");
