@@ -70,12 +70,24 @@ final class AsyncAcquirer {
      * already interrupted gets a future failed with {@link InterruptedException} (its flag stays set).
      */
     CompletableFuture<RemoteLock> lockAsync(Ask ask, Duration maxWait) {
+        return lockAsync(ask, Deadline.after(maxWait, ticker));
+    }
+
+    /**
+     * Waits for {@code ask} without a deadline, until it is granted, the future is cancelled or the locker closes: for
+     * an election's candidate, which would lose its place in a fair queue if its wait ended and were asked for again.
+     */
+    CompletableFuture<RemoteLock> lockAsyncWithoutDeadline(Ask ask) {
+        return lockAsync(ask, Deadline.unbounded(ticker));
+    }
+
+    private CompletableFuture<RemoteLock> lockAsync(Ask ask, Deadline deadline) {
         waiters.ensureOpen();
         if (Thread.currentThread().isInterrupted()) {
             // the flag stays the caller's to handle
             return CompletableFuture.failedFuture(Acquirer.interruptedBefore(ask.key()));
         }
-        Call call = new Call(ask, Deadline.after(maxWait, ticker), maxWait);
+        Call call = new Call(ask, deadline);
         waiters.enter(call);
         Observing.Acquisition observed = observing.started(ask.key(), LockObserver.Kind.LOCK, ask.lockKind());
         call.result.whenComplete((lock, failure) -> {
@@ -126,15 +138,13 @@ final class AsyncAcquirer {
     private final class Call implements Waiters.Waiter {
         private final Ask ask;
         private final Deadline deadline;
-        private final Duration maxWait;
         private final CompletableFuture<RemoteLock> result = new CompletableFuture<>();
         private volatile CompletableFuture<Optional<Lease>> inBackend;
         private Observing.Acquisition observed;
 
-        Call(Ask ask, Deadline deadline, Duration maxWait) {
+        Call(Ask ask, Deadline deadline) {
             this.ask = ask;
             this.deadline = deadline;
-            this.maxWait = maxWait;
             result.whenComplete((v, e) -> {
                 waiters.leave(this);
                 CompletableFuture<Optional<Lease>> attempt = inBackend;
@@ -178,7 +188,7 @@ final class AsyncAcquirer {
                 return;
             }
             if (lease.isEmpty()) {
-                result.completeExceptionally(new LockTimeoutException(key, maxWait));
+                result.completeExceptionally(timedOut(key));
                 return;
             }
             Optional<RemoteLock> adopted;
@@ -193,10 +203,18 @@ final class AsyncAcquirer {
                     adopted.get().release(); // cancelled meanwhile: nobody can receive it
                 }
             } else if (deadline.hasPassed()) {
-                result.completeExceptionally(new LockTimeoutException(key, maxWait));
+                result.completeExceptionally(timedOut(key));
             } else if (!result.isDone()) {
                 start(); // the grant was stale: wait again
             }
+        }
+
+        /** The wait ended without a grant: its deadline passed, or a backend gave up a wait that had none. */
+        private RuntimeException timedOut(String key) {
+            return deadline.maxWait()
+                    .<RuntimeException>map(maxWait -> new LockTimeoutException(key, maxWait))
+                    .orElseGet(() -> new LockBackendException("lockAsync('" + key
+                            + "') without a deadline ended without a grant: the backend gave up the wait"));
         }
 
         @Override

@@ -4,10 +4,10 @@ import io.distlock.Candidacy;
 import io.distlock.LeaderElection;
 import io.distlock.LeadershipListener;
 import io.distlock.LeadershipListener.Reason;
-import io.distlock.LockTimeoutException;
 import io.distlock.LockerClosedException;
 import io.distlock.RemoteLock;
 import io.distlock.Term;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -31,10 +31,13 @@ final class DefaultCandidacy implements Candidacy {
 
     private static final Logger log = LoggerFactory.getLogger(DefaultCandidacy.class);
 
-    /** How long one wait for the lock lasts; a candidate whose wait times out asks again. */
-    static final Duration ONE_WAIT = Duration.ofHours(1);
-    /** How long a candidate whose wait failed in the store waits before it asks again. */
-    static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(1);
+    /** How long a candidate whose wait failed in the store waits before it asks again the first time. */
+    static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+    /**
+     * The longest pause between two asks while waits keep failing: each failure doubles the pause up to this. A wait
+     * that failed after lasting longer than this begins a new series at {@link #FIRST_RETRY}.
+     */
+    static final Duration LONGEST_RETRY = Duration.ofSeconds(30);
 
     private static final Runnable NOTHING = () -> {};
 
@@ -49,6 +52,8 @@ final class DefaultCandidacy implements Candidacy {
     private CompletableFuture<RemoteLock> waiting; // guarded by this
     private boolean starting; // guarded by this: a wait is being asked for
     private CandidateTerm term; // guarded by this
+    private long waitAskedNanos; // guarded by this: when the current wait was asked for
+    private Duration nextRetry = FIRST_RETRY; // guarded by this
 
     DefaultCandidacy(
             Elections parts, LeaderElection election, String identity, LeadershipListener listener, Executor executor) {
@@ -82,7 +87,8 @@ final class DefaultCandidacy implements Candidacy {
         }
         CompletableFuture<RemoteLock> wait;
         try {
-            wait = parts.async().lockAsync(ask, ONE_WAIT);
+            // Without a deadline: a wait that ended and were asked for again would lose its place in a fair queue
+            wait = parts.async().lockAsyncWithoutDeadline(ask);
         } catch (LockerClosedException e) {
             synchronized (this) {
                 starting = false;
@@ -96,6 +102,7 @@ final class DefaultCandidacy implements Candidacy {
             withdrawn = closed;
             if (!withdrawn) {
                 waiting = wait;
+                waitAskedNanos = System.nanoTime();
             }
         }
         if (withdrawn) {
@@ -124,6 +131,7 @@ final class DefaultCandidacy implements Candidacy {
                 elected = null;
             } else {
                 waiting = null;
+                nextRetry = FIRST_RETRY;
                 term = elected = new CandidateTerm(lock);
                 // Queued under the lock, so that the term's end, queued under it too, is told after.
                 tell = told.enqueue(() -> listener.elected(elected));
@@ -139,32 +147,50 @@ final class DefaultCandidacy implements Candidacy {
     }
 
     private void waitEnded(CompletableFuture<RemoteLock> wait, Throwable cause) {
+        Duration pause;
+        boolean firstOrLongest;
         synchronized (this) {
             if (waiting != wait) {
                 return; // withdrawn by a close
             }
             waiting = null;
+            if (System.nanoTime() - waitAskedNanos > LONGEST_RETRY.toNanos()) {
+                nextRetry = FIRST_RETRY; // the wait stood for a while: a new failure, not the last one's series
+            }
+            pause = nextRetry;
+            nextRetry = pause.multipliedBy(2).compareTo(LONGEST_RETRY) < 0 ? pause.multipliedBy(2) : LONGEST_RETRY;
+            firstOrLongest = pause.equals(FIRST_RETRY) || pause.equals(LONGEST_RETRY);
         }
         if (cause instanceof CancellationException) {
             return;
         }
         if (cause instanceof LockerClosedException) {
             left();
-        } else if (cause instanceof LockTimeoutException) {
-            queue();
-        } else {
+            return;
+        }
+        // A store that stays down is said at its first failure and then every LONGEST_RETRY, not at every ask
+        if (firstOrLongest) {
             log.warn(
+                    "Candidate '{}' of election '{}' could not wait for its lock; asking again in {} (pauses double"
+                            + " while it fails, up to {})",
+                    identity,
+                    election.name(),
+                    DurationText.of(pause),
+                    DurationText.of(LONGEST_RETRY),
+                    cause);
+        } else {
+            log.debug(
                     "Candidate '{}' of election '{}' could not wait for its lock; asking again in {}",
                     identity,
                     election.name(),
-                    RETRY_AFTER_FAILURE,
+                    DurationText.of(pause),
                     cause);
-            try {
-                CompletableFuture.delayedExecutor(RETRY_AFTER_FAILURE.toNanos(), TimeUnit.NANOSECONDS, parts.workers())
-                        .execute(this::queue);
-            } catch (RejectedExecutionException lockerClosed) {
-                left();
-            }
+        }
+        try {
+            CompletableFuture.delayedExecutor(pause.toNanos(), TimeUnit.NANOSECONDS, parts.workers())
+                    .execute(this::queue);
+        } catch (RejectedExecutionException lockerClosed) {
+            left();
         }
     }
 

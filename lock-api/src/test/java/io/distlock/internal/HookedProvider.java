@@ -15,16 +15,18 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
  * The real in-memory backend with hooks around its calls: to make a reply arrive late, a renewal hang or a loss arrive
- * at a chosen moment. Counts renewals, releases and {@link Lease#onStillHeld} calls per key; remembers each key's
+ * at a chosen moment, a wait fail. Counts renewals, releases and {@link Lease#onStillHeld} calls per key; remembers each key's
  * latest loss listener.
  */
 final class HookedProvider implements LockBackendProvider {
 
+    volatile BiConsumer<io.distlock.spi.LockRequest, Deadline> beforeAcquire = (request, deadline) -> {};
     volatile Consumer<Lease> afterGrant = lease -> {};
     volatile Function<Lease, Optional<OptionalLong>> beforeRenew = lease -> Optional.empty();
     final Map<String, AtomicInteger> renewals = new ConcurrentHashMap<>();
@@ -110,6 +112,7 @@ final class HookedProvider implements LockBackendProvider {
             @Override
             public Optional<Lease> acquire(io.distlock.spi.LockRequest request, Deadline deadline)
                     throws InterruptedException {
+                beforeAcquire.accept(request, deadline);
                 lossListeners.put(request.key(), request.lossListener());
                 Optional<Lease> lease = counted(memory.acquire(request, deadline));
                 lease.ifPresent(afterGrant);
