@@ -6,7 +6,6 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
 import io.distlock.toolkit.DurationText;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -246,12 +245,8 @@ final class ZkAcquisition {
     /** Joins the queue: creates our node and returns the queue, sorted, read right behind the create. */
     private List<String> enqueue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         protectionId = ZkCalls.protectionId();
-        ZkCalls.Enqueued enqueued = calls.createAndList(
-                lockPath,
-                protectionId,
-                keyQueue.kindName(),
-                request.ownerId().getBytes(StandardCharsets.UTF_8),
-                deadline);
+        ZkCalls.Enqueued enqueued =
+                calls.createAndList(lockPath, protectionId, keyQueue.kindName(), ZkQueue.nodeData(request), deadline);
         node = enqueued.node();
         nodeName = ZKPaths.getNodeFromPath(node.path());
         List<String> children = enqueued.children();

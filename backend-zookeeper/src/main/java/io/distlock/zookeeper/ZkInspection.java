@@ -23,8 +23,9 @@ import org.apache.zookeeper.KeeperException;
 /**
  * Who holds a key, read from ZooKeeper, and breaking a held key: the nodes of the key's three queues ({@link ZkQueue}'s
  * layout), their holders by the grant rule, each holder node's data (the owner id; Curator writes its client's address
- * there) and stat (creation time, {@code czxid}: the fencing token). Every look-up starts with a {@code sync}, so a
- * follower answers with every write the leader completed before it. Breaking deletes the holders' nodes as {@code zkCli.sh
+ * there; an election's node holds the candidate's identity, shown as both label and owner id: see {@link
+ * ZkQueue#holdsIdentity}) and stat (creation time, {@code czxid}: the fencing token). Every look-up starts with a
+ * {@code sync}, so a follower answers with every write the leader completed before it. Breaking deletes the holders' nodes as {@code zkCli.sh
  * delete} would; each holder's watch on its own node tells it at once, and the next node in the queue is granted as after
  * a release.
  */
@@ -114,12 +115,14 @@ final class ZkInspection {
             Optional<ZkCalls.NodeData> read = calls.read(node, deadline);
             if (read.isPresent()) {
                 paths.add(node);
-                holders.add(LockHolder.of(
-                        kind(space, name),
-                        new String(read.get().data(), StandardCharsets.UTF_8),
-                        Optional.of(Instant.ofEpochMilli(read.get().stat().getCtime())),
-                        Optional.empty(),
-                        OptionalLong.of(read.get().stat().getCzxid())));
+                String data = new String(read.get().data(), StandardCharsets.UTF_8);
+                Optional<Instant> since =
+                        Optional.of(Instant.ofEpochMilli(read.get().stat().getCtime()));
+                OptionalLong token = OptionalLong.of(read.get().stat().getCzxid());
+                holders.add(
+                        ZkQueue.holdsIdentity(space, key)
+                                ? new LockHolder(kind(space, name), data, data, since, Optional.empty(), token)
+                                : LockHolder.of(kind(space, name), data, since, Optional.empty(), token));
             }
         }
         return new Held(paths, holders, queue.size() - count);

@@ -1,8 +1,11 @@
 package io.distlock.zookeeper;
 
+import io.distlock.LeaderElection;
 import io.distlock.LockConfigurationException;
 import io.distlock.LockKind;
 import io.distlock.spi.LockRequest;
+import io.distlock.toolkit.OwnerIds;
+import java.nio.charset.StandardCharsets;
 import java.util.Comparator;
 import java.util.List;
 import org.apache.curator.utils.ZKPaths;
@@ -23,6 +26,11 @@ import org.apache.curator.utils.ZKPaths;
  *
  * <p>{@code <key>} is {@link KeyCodec}'s encoding, which always escapes {@code '@'}: no key's lock path is one of the
  * two space directories.
+ *
+ * <p>A node holds the acquisition's owner id, except a lock node of an election ({@link #holdsIdentity}): that holds
+ * the candidate's identity alone, as Curator's {@code LeaderSelector} holds its participant id in the same layout, so
+ * that each reads the other's leader. Nothing of ours reads a node's data but inspection: our nodes are known by their
+ * protection id (in the name) and their session ({@code ephemeralOwner}).
  *
  * <p>Whom a waiter watches: an exclusive node (lock, writer) its predecessor; a reader the nearest writer ahead of it
  * (readers share, so only a writer can hold it back, and the nearest is the last of them to go); a permit the N nodes
@@ -103,6 +111,28 @@ final class ZkQueue {
             }
             case SEMAPHORE -> Math.min(queue.size(), Math.max(1, permits(queue.get(0))));
         };
+    }
+
+    /**
+     * Whether the lock nodes of {@code key} in {@code space} hold an identity rather than an owner id: those of an
+     * election ({@link LeaderElection#KEY_PREFIX}), the lock space only, where Curator's {@code LeaderSelector} stores
+     * its participant id ({@code getLeader()} reads the first node's data as the leader's id).
+     */
+    static boolean holdsIdentity(LockKind.Space space, String key) {
+        return space == LockKind.Space.LOCK && key.startsWith(LeaderElection.KEY_PREFIX);
+    }
+
+    /**
+     * What the node of {@code request} holds: its owner id; for an election's lock ({@link #holdsIdentity}) the owner
+     * id's label alone, which is the candidate's identity (or, for a lock taken on the election's key by hand, its
+     * locker's owner label).
+     */
+    static byte[] nodeData(LockRequest request) {
+        String ownerId = request.ownerId();
+        String data = holdsIdentity(request.kind().space(), request.key())
+                ? OwnerIds.label(ownerId).orElse(ownerId)
+                : ownerId;
+        return data.getBytes(StandardCharsets.UTF_8);
     }
 
     /** The queue that {@code request} joins, under {@code basePath}. */
