@@ -114,6 +114,7 @@ final class CasAcquisition extends EtcdAcquisition {
         return new EtcdLease(
                 request.key(),
                 request.ownerId(),
+                request.ownerId(),
                 key,
                 null,
                 null,
@@ -144,7 +145,7 @@ final class CasAcquisition extends EtcdAcquisition {
                                 key,
                                 request.key(),
                                 failure.toString());
-                        s.deleteLater(key, request.ownerId(), null);
+                        s.deleteLater(key, request.ownerId(), request.ownerId(), null);
                     }
                     return null;
                 });

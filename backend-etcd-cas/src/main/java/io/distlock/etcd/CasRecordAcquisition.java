@@ -146,6 +146,7 @@ final class CasRecordAcquisition extends EtcdAcquisition {
         return new EtcdLease(
                 request.key(),
                 request.ownerId(),
+                request.ownerId(),
                 holderKey,
                 null,
                 record.recordKey(),
@@ -177,7 +178,7 @@ final class CasRecordAcquisition extends EtcdAcquisition {
                                 key,
                                 what(),
                                 failure.toString());
-                        s.deleteLater(key, request.ownerId(), null);
+                        s.deleteLater(key, request.ownerId(), request.ownerId(), null);
                     }
                     return null;
                 });

@@ -34,7 +34,8 @@ import java.util.concurrent.ExecutionException;
  * {@link EtcdLockBackend#inspect}, {@link EtcdLockBackend#listHeld} and {@link EtcdLockBackend#breakLock} do.
  *
  * <p>A holder's owner id is its key's value (an entry whose value is empty, as {@code etcdctl lock} writes it, shows its
- * key, which names its lease); its fencing token is its key's create revision, as the lease's. etcd keeps no time with
+ * key, which names its lease); a fair election's key holds the candidate's identity, shown as the owner label, with
+ * the key as the owner id; its fencing token is its key's create revision, as the lease's. etcd keeps no time with
  * a key, and a key ends with its session's lease, not with a time to live of its own: grant time and lease end stay
  * empty. In the fair layout the holders are the first keys of each queue by the grant rule of {@link
  * io.distlock.spi.LockRequest}, the keys behind them the waiters; the cas layout has no queue.
@@ -109,7 +110,7 @@ final class EtcdInspection {
      * @return the holders whose keys this call deleted
      */
     List<LockHolder> breakLock(String key) {
-        List<Held> holders = found(read(key)).holders();
+        List<Held> holders = found(key, read(key)).holders();
         List<CompletableFuture<TxnResponse>> deletes = new ArrayList<>();
         for (Held held : holders) {
             ByteSequence etcdKey = bytes(held.etcdKey());
@@ -135,14 +136,15 @@ final class EtcdInspection {
     private record Found(List<Held> holders, int waiting) {}
 
     private LockState state(String key, Map<LockKind.Space, List<KeyValue>> spaces) {
-        Found found = found(spaces);
+        Found found = found(key, spaces);
         return new LockState(
                 key,
                 found.holders().stream().map(Held::holder).toList(),
                 mode == EtcdLockMode.FAIR ? OptionalInt.of(found.waiting()) : OptionalInt.empty());
     }
 
-    private Found found(Map<LockKind.Space, List<KeyValue>> spaces) {
+    private Found found(String key, Map<LockKind.Space, List<KeyValue>> spaces) {
+        boolean election = mode == EtcdLockMode.FAIR && FairQueue.isElection(key);
         List<Held> holders = new ArrayList<>();
         int waiting = 0;
         for (Map.Entry<LockKind.Space, List<KeyValue>> space : spaces.entrySet()) {
@@ -150,7 +152,7 @@ final class EtcdInspection {
             keys.sort(Comparator.comparingLong(KeyValue::getCreateRevision));
             int granted = mode == EtcdLockMode.FAIR ? granted(space.getKey(), keys) : keys.size();
             for (KeyValue kv : keys.subList(0, granted)) {
-                holders.add(held(space.getKey(), kv));
+                holders.add(election ? candidate(kv) : held(space.getKey(), kv));
             }
             waiting += keys.size() - granted;
         }
@@ -200,6 +202,24 @@ final class EtcdInspection {
         LockHolder holder = LockHolder.of(
                 kindIn(space, kv),
                 value.isEmpty() ? etcdKey : value, // etcdctl lock stores nothing: its key names its lease
+                Optional.empty(),
+                Optional.empty(),
+                OptionalLong.of(kv.getCreateRevision()));
+        return new Held(holder, etcdKey, kv.getCreateRevision());
+    }
+
+    /**
+     * The leader of a fair election: its key's value is the candidate's identity (a distlock candidate's, or the
+     * proposal of {@code etcdctl elect}), shown as the owner label; the key itself, which names its lease, as the owner
+     * id, since the value is not one.
+     */
+    private static Held candidate(KeyValue kv) {
+        String etcdKey = text(kv.getKey());
+        String value = text(kv.getValue());
+        LockHolder holder = new LockHolder(
+                LockKind.LOCK,
+                value.isEmpty() ? etcdKey : value,
+                etcdKey,
                 Optional.empty(),
                 Optional.empty(),
                 OptionalLong.of(kv.getCreateRevision()));

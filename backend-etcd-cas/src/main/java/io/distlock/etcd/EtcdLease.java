@@ -17,6 +17,9 @@ final class EtcdLease implements Lease {
 
     private final String key;
     private final String ownerId;
+    /** What the key holds: the owner id, or an election's candidate identity ({@link FairQueue#value()}). */
+    private final String value;
+
     private final String etcdKey;
     private final String claimedName;
     /** The holders' record of a cas read-write lock or semaphore ({@link CasRecord}), or null. */
@@ -37,6 +40,7 @@ final class EtcdLease implements Lease {
     EtcdLease(
             String key,
             String ownerId,
+            String value,
             String etcdKey,
             String claimedName,
             String recordKey,
@@ -48,6 +52,7 @@ final class EtcdLease implements Lease {
             Duration operationTimeout) {
         this.key = key;
         this.ownerId = ownerId;
+        this.value = value;
         this.etcdKey = etcdKey;
         this.claimedName = claimedName;
         this.recordKey = recordKey;
@@ -90,6 +95,11 @@ final class EtcdLease implements Lease {
     @Override
     public long validUntilNanos() {
         return loss.validUntilNanos(session.validUntilNanos());
+    }
+
+    /** What the key holds, which a deletion in the background compares. */
+    String value() {
+        return value;
     }
 
     String etcdKey() {

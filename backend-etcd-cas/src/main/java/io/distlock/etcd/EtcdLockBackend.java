@@ -242,7 +242,9 @@ final class EtcdLockBackend implements LockBackend {
             return releasing.result().get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            etcd.session().deleteLater(etcd.etcdKey(), lease.ownerId(), etcd.claimedName(), releasing.settled());
+            etcd.session()
+                    .deleteLater(
+                            etcd.etcdKey(), etcd.value(), lease.ownerId(), etcd.claimedName(), releasing.settled());
             throw new LockBackendException(
                     "Interrupted releasing lock '" + lease.key() + "'; its key is deleted in the background", e);
         } catch (ExecutionException e) {
@@ -286,7 +288,7 @@ final class EtcdLockBackend implements LockBackend {
             // name is given back before the caller learns that the lock is released
             CompletableFuture<Void> settled = write.settled();
             if (failure != null) {
-                session.deleteLater(etcd.etcdKey(), etcd.ownerId(), etcd.claimedName(), settled);
+                session.deleteLater(etcd.etcdKey(), etcd.value(), etcd.ownerId(), etcd.claimedName(), settled);
                 throw new CompletionException(EtcdCalls.unwrap(failure));
             }
             settled.whenComplete((v, e) -> unclaim(etcd));

@@ -55,10 +55,11 @@ final class EtcdSession {
     private final Map<String, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
 
     /**
-     * A key to delete if it still holds {@code ownerId}; then {@code claimedName} (if any) is given back, once {@code
-     * giveBackAfter} has completed too.
+     * A key to delete if it still holds {@code value}; then {@code claimedName} (if any) is given back from the attempt
+     * of {@code ownerId}, once {@code giveBackAfter} has completed too.
      */
-    private record PendingDelete(String ownerId, String claimedName, CompletableFuture<?> giveBackAfter) {}
+    private record PendingDelete(
+            String value, String ownerId, String claimedName, CompletableFuture<?> giveBackAfter) {}
 
     private final AtomicBoolean lost = new AtomicBoolean();
     private volatile long validUntilNanos;
@@ -200,20 +201,22 @@ final class EtcdSession {
     }
 
     /**
-     * Deletes {@code key} if it still holds {@code ownerId}, retrying with the keep-alives until it succeeds or the
-     * session ends (which removes the key anyway); for an attempt whose clean-up could not reach etcd.
+     * Deletes {@code key} if it still holds {@code value} (what the attempt of {@code ownerId} put: its owner id, or an
+     * election candidate's identity), retrying with the keep-alives until it succeeds or the session ends (which
+     * removes the key anyway); for an attempt whose clean-up could not reach etcd. Then {@code claimedName} (if not
+     * null) is given back from that attempt.
      */
-    void deleteLater(String key, String ownerId, String claimedName) {
-        deleteLater(key, ownerId, claimedName, CompletableFuture.completedFuture(null));
+    void deleteLater(String key, String value, String ownerId, String claimedName) {
+        deleteLater(key, value, ownerId, claimedName, CompletableFuture.completedFuture(null));
     }
 
     /**
-     * As {@link #deleteLater(String, String, String)}, but {@code claimedName} is given back only once {@code
+     * As {@link #deleteLater(String, String, String, String)}, but {@code claimedName} is given back only once {@code
      * giveBackAfter} has completed too (normally or not): for a release whose plain delete may still be in flight,
      * which must not land on the key of a later attempt of this session (see {@link EtcdLockBackend#release}).
      */
-    void deleteLater(String key, String ownerId, String claimedName, CompletableFuture<?> giveBackAfter) {
-        pendingDeletes.put(key, new PendingDelete(ownerId, claimedName, giveBackAfter));
+    void deleteLater(String key, String value, String ownerId, String claimedName, CompletableFuture<?> giveBackAfter) {
+        pendingDeletes.put(key, new PendingDelete(value, ownerId, claimedName, giveBackAfter));
     }
 
     /** A keep-alive sent now; completes with the new validity, or exceptionally. */
@@ -273,7 +276,7 @@ final class EtcdSession {
                         txn -> txn.If(new Cmp(
                                         EtcdCalls.bytes(key),
                                         Cmp.Op.EQUAL,
-                                        CmpTarget.value(EtcdCalls.bytes(pending.ownerId()))))
+                                        CmpTarget.value(EtcdCalls.bytes(pending.value()))))
                                 .Then(Op.delete(EtcdCalls.bytes(key), DeleteOption.DEFAULT)),
                         Deadline.after(requestTimeout, calls.ticker()))
                 .thenRun(() -> {

@@ -27,8 +27,10 @@ import org.slf4j.LoggerFactory;
  * it reads its predecessor (the last key created before ours) and waits for that one key's deletion ({@link
  * DeletionWatch}: no deletion is missed), so a release wakes exactly one waiter; on the deletion it looks again.
  *
- * <p>The value of our key is the owner id: a put repeated after a lost reply finds the key already there ({@code
- * Else} branch), recognises it as its own by the owner id, and goes on with its create revision (seed 001).
+ * <p>The value of our key is the owner id, or for an election the candidate's identity ({@link FairQueue#value()}, as
+ * etcd's {@code concurrency.Election} stores a proposal): a put repeated after a lost reply finds the key already
+ * there ({@code Else} branch), recognises it as its own (its name is our claimed lease's, and it holds our value), and
+ * goes on with its create revision (seed 001).
  */
 final class FairAcquisition extends EtcdAcquisition {
 
@@ -78,7 +80,7 @@ final class FairAcquisition extends EtcdAcquisition {
                                     .Then(
                                             Op.put(
                                                     bytes(key),
-                                                    bytes(request.ownerId()),
+                                                    bytes(queue.value()),
                                                     PutOption.builder()
                                                             .withLeaseId(s.id())
                                                             .build()),
@@ -102,7 +104,7 @@ final class FairAcquisition extends EtcdAcquisition {
             owner = response.getGetResponses().get(0).getKvs();
         } else {
             KeyValue mine = response.getGetResponses().get(0).getKvs().get(0);
-            if (!text(mine.getValue()).equals(request.ownerId())) {
+            if (!text(mine.getValue()).equals(queue.value())) {
                 // Not ours: a key of an earlier attempt of this session that could not be deleted. Remove it, queue.
                 log.debug("Removing a stale queue key {} of lock '{}'", myKey, request.key());
                 long stale = mine.getCreateRevision();
@@ -248,6 +250,7 @@ final class FairAcquisition extends EtcdAcquisition {
         return new EtcdLease(
                 request.key(),
                 request.ownerId(),
+                queue.value(),
                 myKey,
                 name,
                 null,
@@ -272,7 +275,7 @@ final class FairAcquisition extends EtcdAcquisition {
         String key = myKey;
         return calls.txn(
                         "deleting the queue key of lock '" + request.key() + "'",
-                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId()))))
+                        txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(queue.value()))))
                                 .Then(Op.delete(bytes(key), DeleteOption.DEFAULT)),
                         cleanup)
                 .handle((response, failure) -> {
@@ -284,7 +287,7 @@ final class FairAcquisition extends EtcdAcquisition {
                                 key,
                                 request.key(),
                                 failure.toString());
-                        s.deleteLater(key, request.ownerId(), name);
+                        s.deleteLater(key, queue.value(), request.ownerId(), name);
                     }
                     return null;
                 });

@@ -3,9 +3,11 @@ package io.distlock.etcd;
 import static io.distlock.etcd.EtcdCalls.bytes;
 import static io.distlock.etcd.EtcdCalls.text;
 
+import io.distlock.LeaderElection;
 import io.distlock.LockConfigurationException;
 import io.distlock.LockKind;
 import io.distlock.spi.LockRequest;
+import io.distlock.toolkit.OwnerIds;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
@@ -82,6 +84,27 @@ final class FairQueue {
             case READ, WRITE -> READ_WRITE + "/" + name + "/" + request.kind().label();
             case PERMIT -> SEMAPHORE + "/" + name + "/" + request.limit();
         };
+    }
+
+    /**
+     * Whether {@code key} is an election's ({@link LeaderElection#KEY_PREFIX}): its queue is etcd's {@code
+     * concurrency.Election}'s, whose keys hold the candidates' identities.
+     */
+    static boolean isElection(String key) {
+        return key.startsWith(LeaderElection.KEY_PREFIX);
+    }
+
+    /**
+     * What the attempt's key holds: its owner id; for an election, the candidate's identity alone (the owner id's
+     * label), as etcd's {@code concurrency.Election} stores a proposal, so that {@code etcdctl elect -l} prints it. The
+     * attempt knows its key by its name (its session's lease, claimed by it alone); the value is what a deletion of the
+     * key compares, so it never deletes a key put by anyone else.
+     */
+    String value() {
+        if (request.kind() == LockKind.LOCK && isElection(request.key())) {
+            return OwnerIds.label(request.ownerId()).orElse(request.ownerId());
+        }
+        return request.ownerId();
     }
 
     /** The attempt's own key for a session's lease. */

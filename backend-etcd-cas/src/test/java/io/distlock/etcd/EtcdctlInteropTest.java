@@ -15,8 +15,6 @@ import io.distlock.testing.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +22,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -58,60 +55,39 @@ class EtcdctlInteropTest {
     }
 
     /** {@code etcdctl lock <prefix>/<name>} running a shell that prints HELD and holds until {@code release} exists. */
-    private final class Etcdctl implements AutoCloseable {
-        final Process process;
-        final List<String> output = new CopyOnWriteArrayList<>();
+    private final class EtcdctlLock implements AutoCloseable {
+        final Etcdctl etcdctl;
         final Path release;
 
-        Etcdctl(String name) throws Exception {
+        EtcdctlLock(String name) {
             release = dir.resolve("release-" + name);
-            String etcdctl = Files.isExecutable(Path.of("/usr/bin/etcdctl")) ? "/usr/bin/etcdctl" : "etcdctl";
-            ProcessBuilder builder = new ProcessBuilder(
-                            etcdctl,
-                            "--endpoints=" + ETCD.member(0).endpoint(),
-                            "lock",
-                            PREFIX + "/" + name,
-                            "--",
-                            "sh",
-                            "-c",
-                            "echo HELD; while [ ! -e '" + release + "' ]; do sleep 0.05; done")
-                    .redirectErrorStream(true);
-            builder.environment().put("ETCDCTL_API", "3");
-            try {
-                process = builder.start();
-            } catch (java.io.IOException e) {
-                throw new AssertionError("etcdctl is not installed; install it with " + EtcdCluster.INSTALL_COMMAND, e);
-            }
-            Thread reader = new Thread(() -> {
-                try (BufferedReader in =
-                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line; (line = in.readLine()) != null; ) {
-                        output.add(line);
-                    }
-                } catch (java.io.IOException ignored) {
-                    // process ended
-                }
-            });
-            reader.setDaemon(true);
-            reader.start();
+            etcdctl = Etcdctl.start(
+                    ETCD,
+                    "lock",
+                    PREFIX + "/" + name,
+                    "--",
+                    "sh",
+                    "-c",
+                    "echo HELD; while [ ! -e '" + release + "' ]; do sleep 0.05; done");
         }
 
         boolean holds() {
-            return output.contains("HELD");
+            return etcdctl.printed("HELD");
+        }
+
+        List<String> output() {
+            return etcdctl.output();
         }
 
         int releaseAndExit() throws Exception {
             Files.writeString(release, "");
-            assertTrue(process.waitFor(maxWait().toMillis(), TimeUnit.MILLISECONDS), "etcdctl did not exit");
-            return process.exitValue();
+            return etcdctl.awaitExit(maxWait());
         }
 
         @Override
         public void close() throws Exception {
             Files.writeString(release, "");
-            if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
+            etcdctl.close();
         }
     }
 
@@ -135,9 +111,9 @@ class EtcdctlInteropTest {
     @Test
     void etcdctlHolds_distlockWaits_thenGetsItOnRelease() throws Exception {
         String name = EtcdTesting.unique("etcdctl-first");
-        try (Etcdctl etcdctl = new Etcdctl(name);
+        try (EtcdctlLock etcdctl = new EtcdctlLock(name);
                 RemoteLocker locker = locker()) {
-            Deadlines.await(etcdctl::holds, maxWait(), () -> "etcdctl lock did not take the lock: " + etcdctl.output);
+            Deadlines.await(etcdctl::holds, maxWait(), () -> "etcdctl lock did not take the lock: " + etcdctl.output());
             assertFalse(locker.tryLock(name).isPresent(), "distlock's tryLock while etcdctl holds the lock");
             CompletableFuture<RemoteLock> waiting = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -167,7 +143,7 @@ class EtcdctlInteropTest {
             assertTrue(
                     Deadlines.holdsFor(TestTimeouts.scaled(Duration.ofMillis(500)), () -> !waiting.isDone()),
                     "distlock got the lock while etcdctl held it");
-            assertEquals(0, etcdctl.releaseAndExit(), "etcdctl's exit code; output " + etcdctl.output);
+            assertEquals(0, etcdctl.releaseAndExit(), "etcdctl's exit code; output " + etcdctl.output());
             try (RemoteLock lock = waiting.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)) {
                 assertTrue(lock.isHeld());
             }
@@ -180,7 +156,7 @@ class EtcdctlInteropTest {
         String name = EtcdTesting.unique("distlock-first");
         try (RemoteLocker locker = locker()) {
             RemoteLock lock = locker.lock(name, maxWait());
-            try (Etcdctl etcdctl = new Etcdctl(name)) {
+            try (EtcdctlLock etcdctl = new EtcdctlLock(name)) {
                 Deadlines.await(
                         () -> {
                             try {
@@ -190,15 +166,15 @@ class EtcdctlInteropTest {
                             }
                         },
                         maxWait(),
-                        () -> "etcdctl did not queue behind distlock's key: " + etcdctl.output);
+                        () -> "etcdctl did not queue behind distlock's key: " + etcdctl.output());
                 assertTrue(
                         Deadlines.holdsFor(TestTimeouts.scaled(Duration.ofMillis(500)), () -> !etcdctl.holds()),
-                        "etcdctl got the lock while distlock held it: " + etcdctl.output);
+                        "etcdctl got the lock while distlock held it: " + etcdctl.output());
                 lock.close();
                 Deadlines.await(
-                        etcdctl::holds, maxWait(), () -> "etcdctl did not get the released lock: " + etcdctl.output);
+                        etcdctl::holds, maxWait(), () -> "etcdctl did not get the released lock: " + etcdctl.output());
                 assertFalse(locker.tryLock(name).isPresent(), "distlock's tryLock while etcdctl holds the lock");
-                assertEquals(0, etcdctl.releaseAndExit(), "etcdctl's exit code; output " + etcdctl.output);
+                assertEquals(0, etcdctl.releaseAndExit(), "etcdctl's exit code; output " + etcdctl.output());
             }
         }
         assertEquals(List.of(), queueKeys(name), "keys left behind");
