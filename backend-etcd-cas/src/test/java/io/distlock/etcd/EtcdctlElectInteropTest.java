@@ -144,10 +144,13 @@ class EtcdctlElectInteropTest {
                 awaitKeys(name, 2, "distlock's candidate did not queue behind etcdctl's key");
                 assertStillWaiting(() -> !candidacy.isLeader(), "distlock's candidate led while etcdctl leads");
                 assertEquals(Optional.of("p"), leader(election), "distlock's leader() with distlock waiting");
-                try (Candidacy withdrawing = join(locker, name, "node-c")) {
+                // on a locker of its own, so its key is put with the locker's lease, which outlives the candidacy
+                try (RemoteLocker other = locker();
+                        Candidacy withdrawing = join(other, name, "node-c")) {
                     awaitKeys(name, 3, "a second distlock candidate did not queue");
+                    withdrawing.close();
+                    awaitKeys(name, 2, "a distlock candidate that left while waiting left its key");
                 }
-                awaitKeys(name, 2, "a distlock candidate that left while waiting left its key");
 
                 campaign.interrupt(); // etcdctl resigns: deletes its key
                 assertEquals(0, campaign.awaitExit(maxWait()), "etcdctl's exit code; output " + campaign.output());
