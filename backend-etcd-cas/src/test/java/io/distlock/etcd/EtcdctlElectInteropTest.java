@@ -116,6 +116,12 @@ class EtcdctlElectInteropTest {
                 }
                 assertEquals(Optional.of("node-a"), leader(locker.election(name)), "distlock's leader()");
                 assertHolder(locker, name, "node-a");
+                try (Etcdctl withdrawing = Etcdctl.start(ETCD, "elect", etcdctlName(name), "q")) {
+                    awaitKeys(name, 3, "a second etcdctl elect did not queue: " + withdrawing.output());
+                    withdrawing.interrupt();
+                    withdrawing.awaitExit(maxWait());
+                    awaitKeys(name, 2, "etcdctl elect interrupted while waiting left its key");
+                }
 
                 candidacy.close();
 
