@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.LeaderElection;
 import io.distlock.LockBackendException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
@@ -14,8 +15,10 @@ import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
+import io.distlock.spi.LockRequest;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.TcpProxy;
+import io.distlock.toolkit.OwnerIds;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -56,15 +59,33 @@ class EtcdLostReplyTest extends OneMemberEtcdTests {
     @ParameterizedTest
     @EnumSource(EtcdLockMode.class)
     void lostReply_onAcquire_retryRecognisesItsOwnPut(EtcdLockMode mode) throws Exception {
-        String key = EtcdTesting.unique("lost-reply");
+        String ownerId = OwnerIds.next();
+        lostReplyOnAcquire(mode, EtcdTesting.unique("lost-reply"), ownerId, ownerId);
+    }
+
+    /**
+     * The same for an election's key in fair mode, which holds the candidate's identity, not the owner id (as etcd's
+     * {@code concurrency.Election} stores a proposal): the repeat recognises its own key all the same.
+     */
+    @Test
+    void lostReply_onAnElectionsAcquire_retryRecognisesItsOwnPut() throws Exception {
+        lostReplyOnAcquire(
+                EtcdLockMode.FAIR,
+                LeaderElection.KEY_PREFIX + EtcdTesting.unique("lost-reply"),
+                OwnerIds.next("node-a"),
+                "node-a");
+    }
+
+    /** An acquire of {@code key} as {@code ownerId} whose applied put's reply is lost; its key holds {@code value}. */
+    private void lostReplyOnAcquire(EtcdLockMode mode, String key, String ownerId, String value) throws Exception {
         Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
         TcpProxy proxy = ETCD.member(0).proxy();
         try (LockBackend backend = backend(mode, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl);
                 RemoteLocker other = locker(mode, ttl)) {
             long requestsBefore = backend.storeRequests().orElseThrow();
             proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
-            CompletableFuture<Optional<Lease>> attempt =
-                    CompletableFuture.supplyAsync(() -> backend.tryAcquire(request(key, ttl)));
+            CompletableFuture<Optional<Lease>> attempt = CompletableFuture.supplyAsync(
+                    () -> backend.tryAcquire(new LockRequest(key, ownerId, ttl, r -> {})));
             Deadlines.await(
                     () -> {
                         try {
@@ -75,6 +96,8 @@ class EtcdLostReplyTest extends OneMemberEtcdTests {
                     },
                     maxWait(),
                     () -> "the put never reached etcd");
+            long firstPut =
+                    keysUnder(lockPrefix(mode, key)).values().iterator().next().getCreateRevision();
             proxy.drop(); // the reply of the applied put is lost with the connection
             proxy.heal();
             Lease lease = attempt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)
@@ -85,9 +108,12 @@ class EtcdLostReplyTest extends OneMemberEtcdTests {
             Map<String, KeyValue> keys = keysUnder(lockPrefix(mode, key));
             assertEquals(1, keys.size(), "one key, not two: " + keys.keySet());
             assertEquals(
-                    keys.values().iterator().next().getCreateRevision(),
+                    value, keys.values().iterator().next().getValue().toString(StandardCharsets.UTF_8), "its value");
+            assertEquals(
+                    firstPut,
                     lease.fencingToken().orElseThrow(),
-                    "the grant carries the first put's create revision");
+                    "the grant carries the first put's create revision (its key kept, not put again)");
+            assertEquals(firstPut, keys.values().iterator().next().getCreateRevision(), "the key is the first put's");
             assertFalse(other.tryLock(key).isPresent(), "another locker got the lock granted by the repeat");
             assertTrue(backend.release(lease));
             assertNothingLeft(mode, key, "release");
