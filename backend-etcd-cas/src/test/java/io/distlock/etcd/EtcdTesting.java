@@ -55,6 +55,15 @@ final class EtcdTesting {
         }
     }
 
+    /** As {@link #lockKeys(Client, String, String, EtcdLockMode)}, read with a client of its own to every member. */
+    static List<String> lockKeys(EtcdCluster etcd, String prefix, String key, EtcdLockMode mode) {
+        try (Client client = Client.builder()
+                .endpoints(etcd.clientEndpoints().toArray(String[]::new))
+                .build()) {
+            return lockKeys(client, prefix, key, mode);
+        }
+    }
+
     /**
      * Every etcd key of {@code key} under {@code prefix}, in every space: the lock's ({@link #lockKeys}), the read-write
      * lock's and the semaphore's: their queues in fair mode ({@link FairQueue}), their records and holders in cas mode

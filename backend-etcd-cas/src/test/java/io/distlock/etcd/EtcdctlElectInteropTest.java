@@ -15,7 +15,6 @@ import io.distlock.RemoteLockers;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
-import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -63,11 +62,7 @@ class EtcdctlElectInteropTest {
 
     /** The election's queue keys in etcd, distlock's and etcdctl's: {@code <prefix>/%25election%2F<name>/<lease>}. */
     private static List<String> keys(String name) {
-        try (Client client = Client.builder()
-                .endpoints(ETCD.clientEndpoints().toArray(String[]::new))
-                .build()) {
-            return EtcdTesting.lockKeys(client, PREFIX, LeaderElection.KEY_PREFIX + name, EtcdLockMode.FAIR);
-        }
+        return EtcdTesting.lockKeys(ETCD, PREFIX, LeaderElection.KEY_PREFIX + name, EtcdLockMode.FAIR);
     }
 
     private static void awaitKeys(String name, int count, String what) {

@@ -12,10 +12,6 @@ import io.distlock.RemoteLockers;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
-import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
-import io.etcd.jetcd.options.GetOption;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,7 +19,6 @@ import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -91,21 +86,8 @@ class EtcdctlInteropTest {
         }
     }
 
-    private static List<String> queueKeys(String name) throws Exception {
-        try (Client client = Client.builder()
-                .endpoints(ETCD.clientEndpoints().toArray(String[]::new))
-                .build()) {
-            return client
-                    .getKVClient()
-                    .get(
-                            ByteSequence.from(PREFIX + "/" + name + "/", StandardCharsets.UTF_8),
-                            GetOption.builder().isPrefix(true).build())
-                    .get(10, TimeUnit.SECONDS)
-                    .getKvs()
-                    .stream()
-                    .map(kv -> kv.getKey().toString(StandardCharsets.UTF_8))
-                    .collect(Collectors.toList());
-        }
+    private static List<String> queueKeys(String name) {
+        return EtcdTesting.lockKeys(ETCD, PREFIX, name, EtcdLockMode.FAIR);
     }
 
     @Test
