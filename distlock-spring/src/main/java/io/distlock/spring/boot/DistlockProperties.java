@@ -44,6 +44,8 @@ public class DistlockProperties {
 
     private final Health health = new Health();
 
+    private final Leader leader = new Leader();
+
     /** The store's URI, or null if not set. */
     public String getUri() {
         return uri;
@@ -97,6 +99,66 @@ public class DistlockProperties {
     /** The health indicator's settings. */
     public Health getHealth() {
         return health;
+    }
+
+    /** The leader initiator's settings. */
+    public Leader getLeader() {
+        return leader;
+    }
+
+    /** The {@code distlock.leader.*} properties: a {@link io.distlock.spring.DistlockLeaderInitiator}, when asked for. */
+    public static class Leader {
+
+        /** The role of the leader initiator when neither distlock.leader.role nor a Candidate bean names one. */
+        public static final String DEFAULT_ROLE = "leader";
+
+        /**
+         * Whether to join a leader election with a DistlockLeaderInitiator, which publishes Spring Integration's
+         * OnGrantedEvent and OnRevokedEvent (needs Spring Integration on the class path). Off by default.
+         */
+        private boolean election;
+
+        /**
+         * The election's name, which is the role of the leadership events (default: the role of the application's
+         * Candidate bean if it has one, else leader).
+         */
+        private String role;
+
+        /**
+         * Who this application is in the election, shown to everyone as the leader's identity while it leads (default:
+         * the locker's owner label, distlock.owner-label).
+         */
+        private String identity;
+
+        /** Whether the leader initiator is asked for. */
+        public boolean isElection() {
+            return election;
+        }
+
+        /** Sets whether the leader initiator is asked for. */
+        public void setElection(boolean election) {
+            this.election = election;
+        }
+
+        /** The election's name, or null for the default. */
+        public String getRole() {
+            return role;
+        }
+
+        /** Sets the election's name. */
+        public void setRole(String role) {
+            this.role = role;
+        }
+
+        /** The identity in the election, or null for the locker's owner label. */
+        public String getIdentity() {
+            return identity;
+        }
+
+        /** Sets the identity in the election. */
+        public void setIdentity(String identity) {
+            this.identity = identity;
+        }
     }
 
     /** The {@code distlock.health.*} properties. */
