@@ -278,6 +278,9 @@ class DistlockAutoConfigurationTest {
                         "\"distlock.options\"",
                         "\"distlock.health.probe-key\"",
                         "\"distlock.health.timeout\"",
+                        "\"distlock.leader.election\"",
+                        "\"distlock.leader.role\"",
+                        "\"distlock.leader.identity\"",
                         "The lock store's URI");
     }
 }
