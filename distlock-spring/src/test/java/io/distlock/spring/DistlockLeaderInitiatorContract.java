@@ -286,6 +286,22 @@ abstract class DistlockLeaderInitiatorContract {
     }
 
     @Test
+    void start_afterStop_joinsAgain() {
+        Recording candidate = new Recording("a");
+        DistlockLeaderInitiator a = initiator(candidate);
+        a.start();
+        Deadlines.await(() -> a.getContext().isLeader(), WAIT, () -> "a leads");
+        a.stop();
+
+        a.start();
+
+        assertThat(a.isRunning()).isTrue();
+        Deadlines.await(() -> a.getContext().isLeader(), WAIT, () -> "a leads again");
+        Deadlines.await(() -> candidate.told.size() == 3, WAIT, () -> "the second grant told");
+        assertThat(candidate.told.stream().map(t -> t.split(" ")[0])).containsExactly("granted", "revoked", "granted");
+    }
+
+    @Test
     void callbacks_runOnTheGivenExecutor() {
         Recording candidate = new Recording("a");
         DistlockLeaderInitiator a = initiator(candidate);
