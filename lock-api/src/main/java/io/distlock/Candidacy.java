@@ -45,6 +45,17 @@ public interface Candidacy extends AutoCloseable {
     boolean stepDown();
 
     /**
+     * Ends {@code term} and queues again, as {@link #stepDown()} does, if {@code term} is this candidacy's current
+     * term; otherwise does nothing: for code that acts on a term it was told of (a listener, a framework's "yield"),
+     * which must not end a later term of the same candidate if its own has ended meanwhile.
+     *
+     * @return whether {@code term} was the current term and is now ended
+     * @throws NullPointerException if {@code term} is null
+     * @throws IllegalStateException if the candidacy is closed
+     */
+    boolean stepDown(Term term);
+
+    /**
      * Leaves the election for good: a waiting candidate withdraws from the store's queue, a leader releases the lock at
      * once (the next candidate is granted without waiting for a lease to run out) and is told {@link
      * LeadershipListener.Reason#LEFT}. Never queues again. Idempotent; blocks for the release's round trip.

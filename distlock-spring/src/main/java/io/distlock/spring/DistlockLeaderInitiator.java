@@ -225,15 +225,13 @@ public class DistlockLeaderInitiator implements SmartLifecycle, ApplicationEvent
         return Optional.ofNullable(candidacy);
     }
 
-    /** Steps {@code term} down if it is still current: only the joined candidacy's own term can be. */
+    /** Steps {@code term} down if it is still the joined candidacy's current term, and never a later one. */
     private void stepDown(Term term) {
         candidacy().ifPresent(current -> {
-            if (term.isCurrent()) {
-                try {
-                    current.stepDown();
-                } catch (IllegalStateException stopped) {
-                    // stopped meanwhile, which ended the term
-                }
+            try {
+                current.stepDown(term);
+            } catch (IllegalStateException stopped) {
+                // stopped meanwhile, which ended the term
             }
         });
     }

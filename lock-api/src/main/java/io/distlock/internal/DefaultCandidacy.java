@@ -9,6 +9,7 @@ import io.distlock.RemoteLock;
 import io.distlock.Term;
 import io.distlock.toolkit.DurationText;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CancellationException;
@@ -249,12 +250,22 @@ final class DefaultCandidacy implements Candidacy {
 
     @Override
     public boolean stepDown() {
+        return stepDown(Optional.empty());
+    }
+
+    @Override
+    public boolean stepDown(Term expected) {
+        return stepDown(Optional.of(Objects.requireNonNull(expected, "term")));
+    }
+
+    /** Ends the current term, if there is one and it is {@code expected} when given. */
+    private boolean stepDown(Optional<Term> expected) {
         CandidateTerm ending;
         Runnable tell;
         synchronized (this) {
             ensureOpen();
             ending = term;
-            if (ending == null) {
+            if (ending == null || expected.filter(t -> t != ending).isPresent()) {
                 return false;
             }
             term = null;

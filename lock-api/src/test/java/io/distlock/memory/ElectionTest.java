@@ -176,6 +176,31 @@ class ElectionTest {
     }
 
     @Test
+    void stepDownOfATerm_endsItOnlyWhileItIsCurrent() throws Exception {
+        try (RemoteLocker locker = RemoteLockers.open(space)) {
+            LeaderElection election = locker.election("e");
+            try (Candidacy a = election.join("a", LeadershipListener.of(t -> {}, (t, r) -> {}));
+                    Candidacy b = election.join("b", LeadershipListener.of(t -> {}, (t, r) -> {}))) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                Term first = a.currentTerm().orElseThrow();
+                assertThat(a.stepDown()).isTrue();
+                assertThat(b.awaitLeadership(WAIT)).isTrue();
+                assertThat(b.stepDown(first)).as("another candidacy's term").isFalse();
+                assertThat(b.isLeader()).isTrue();
+                b.close();
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                Term second = a.currentTerm().orElseThrow();
+
+                assertThat(a.stepDown(first)).as("a term of its own that ended").isFalse();
+                assertThat(a.currentTerm()).contains(second);
+                assertThat(a.stepDown(second)).as("the current term").isTrue();
+                assertThat(second.isCurrent()).isFalse();
+                assertThatThrownBy(() -> a.stepDown(null)).isInstanceOf(NullPointerException.class);
+            }
+        }
+    }
+
+    @Test
     void aLostLock_endsTheTerm_andTheCandidateQueuesAgain() throws Exception {
         // memory: tells a holder its entry is gone when it renews, every third of the lease
         try (RemoteLocker locker = RemoteLockers.builder()
