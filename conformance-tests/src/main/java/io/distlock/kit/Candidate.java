@@ -9,6 +9,7 @@ import io.distlock.kit.history.HistoryRecorder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * One candidate of the election contract: a candidacy and what its listener was told. Its belief that it leads runs
@@ -26,6 +27,7 @@ final class Candidate implements LeadershipListener {
     private final HistoryRecorder history;
     private final Candidacy candidacy;
     private final List<String> told = new ArrayList<>(); // guarded by this
+    private final List<Long> toldAt = new ArrayList<>(); // guarded by this: System.nanoTime() of each call
     private Term believed; // guarded by this
     private String holder; // guarded by this: the believed term's name in the history
     private int terms; // guarded by this
@@ -60,8 +62,18 @@ final class Candidate implements LeadershipListener {
         return List.copyOf(told);
     }
 
+    /**
+     * When its listener was first told {@code what} (as in {@link #told()}), by {@link System#nanoTime()} at the
+     * start of the call; empty if never.
+     */
+    synchronized OptionalLong firstToldAt(String what) {
+        int index = told.indexOf(what);
+        return index < 0 ? OptionalLong.empty() : OptionalLong.of(toldAt.get(index));
+    }
+
     @Override
     public synchronized void elected(Term term) {
+        toldAt.add(System.nanoTime());
         told.add("elected");
         believed = term;
         holder = identity + "#" + ++terms;
@@ -70,6 +82,7 @@ final class Candidate implements LeadershipListener {
 
     @Override
     public synchronized void revoked(Term term, Reason reason) {
+        toldAt.add(System.nanoTime());
         told.add("revoked " + reason);
         if (believed == term) {
             record(HistoryEvent.Type.LOST, term);

@@ -49,7 +49,7 @@ public interface ClockSkewContract extends LockerFixture {
     default void clientClockJumpsForwardPastItsLease_holderGivesTheLockUpCleanly_orKeepsItWhole() throws Exception {
         String key = TestKeys.unique("clock-forward");
         LeaseModel model = Lockers.capabilities(this).leaseModel();
-        Duration freedWithin = (model == LeaseModel.SESSION ? sessionTimeout() : shortLeaseTime()).plus(expirySlack());
+        Duration freedWithin = Lockers.freedWithin(this, model);
         SkewedTicker clock = new SkewedTicker();
         try (RemoteLocker holder = lockerBuilder()
                         .ticker(clock)

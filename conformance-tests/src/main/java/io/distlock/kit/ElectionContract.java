@@ -10,6 +10,7 @@ import io.distlock.Capabilities;
 import io.distlock.Leader;
 import io.distlock.LeaderElection;
 import io.distlock.LeadershipListener;
+import io.distlock.LeaseModel;
 import io.distlock.LockerClosedException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -20,6 +21,7 @@ import io.distlock.kit.history.HistoryRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -29,7 +31,10 @@ import org.junit.jupiter.api.Test;
  * Elections ({@link LeaderElection}), which stand on the lock and so run on every backend; tested where the leader
  * can be read back ({@link Need#ELECTION}): one leader at a time as leadership passes around, each term's epoch
  * greater than the last where the backend fences; a leader that leaves hands over at once; anyone can see who leads
- * without joining; a leader whose lock is lost is told and the next candidate leads; the blocking wait; bad input.
+ * without joining; a leader whose lock is lost is told and the next candidate leads; a leader killed in another
+ * process is followed within the bound for a crashed holder ({@link Need#OTHER_PROCESSES}); a leader cut off from the
+ * store is told it lost leadership before the next term starts ({@link Need#CLIENT_PARTITION}); the blocking wait;
+ * bad input.
  */
 public interface ElectionContract extends LockerFixture {
 
@@ -269,6 +274,151 @@ public interface ElectionContract extends LockerFixture {
     }
 
     /**
+     * A leader killed with {@code SIGKILL} in another process (no step-down, no release: a crash) is followed by the
+     * candidate of this JVM queued behind it within the bound for a crashed holder ({@link Lockers#freedWithin}: the
+     * worker's lease, or the session timeout, plus the store's expiry slack), the same bound as for the lock of a
+     * killed holder ({@link MultiProcessContract}); with a greater epoch where the backend fences. The time it took is
+     * logged.
+     */
+    @Test
+    @Requires({Need.ELECTION, Need.OTHER_PROCESSES})
+    default void aLeaderKilledInAnotherProcess_isFollowedWithinTheBoundForACrashedHolder() throws Exception {
+        String name = TestKeys.unique("election-killed");
+        String uri = multiProcessSupport().workerUri().orElseThrow(); // checked by @Requires(Need.OTHER_PROCESSES)
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (Workers workers = Workers.create(uri, shortLeaseTime(), maxWait());
+                RemoteLocker locker = openLocker(leaseTime())) {
+            Worker worker = workers.start(
+                    "candidate", name, 1, 1, Duration.ofMinutes(10).toMillis(), Map.of("identity", "kit-worker"));
+            String elected =
+                    Workers.awaitLine(worker, "ELECTED", Workers.startup().plus(maxWait()));
+            String workerEpoch = elected.split(" ")[2];
+            LeaderElection election = locker.election(name);
+            Candidate next = Candidate.join(election, "kit-next", history);
+            try {
+                Deadlines.await(
+                        () -> locker.inspect(election.key()).waiting().orElse(1) >= 1,
+                        maxWait(),
+                        () -> "the candidate of this JVM is not queued behind the worker: "
+                                + locker.inspect(election.key()));
+                assertFalse(next.candidacy().isLeader(), "two leaders: " + next + " and " + worker.describe());
+                assertEquals(
+                        "kit-worker",
+                        election.leader().map(Leader::identity).orElse("nobody"),
+                        "the leader the store shows");
+                Duration bound = Lockers.freedWithin(this, model);
+                long killed = System.nanoTime();
+                worker.kill();
+                Deadlines.await(
+                        () -> next.firstToldAt("elected").isPresent(),
+                        bound.plus(maxWait()),
+                        () -> "the candidate behind a leader killed in another process never led: " + next);
+                Duration took = Duration.ofNanos(next.firstToldAt("elected").getAsLong() - killed);
+                log().info(
+                                "The candidate queued behind a leader killed in another process led {} ms after the"
+                                        + " kill (bound {} ms: {} plus expiry slack)",
+                                took.toMillis(),
+                                bound.toMillis(),
+                                model == LeaseModel.SESSION ? "session timeout" : "lease");
+                assertTrue(
+                        took.compareTo(bound) <= 0,
+                        "the candidate behind a leader killed in another process led " + took.toMillis() + " ms after"
+                                + " the kill; expected within " + bound.toMillis() + " ms (the "
+                                + (model == LeaseModel.SESSION ? "session timeout" : "lease")
+                                + " plus the store's expiry slack, as for the lock of a crashed holder)");
+                if (!workerEpoch.equals("-")) {
+                    long epoch = next.believed().orElseThrow().epoch().getAsLong();
+                    assertTrue(
+                            epoch > Long.parseLong(workerEpoch),
+                            "the epoch after the crash " + epoch + ", the killed leader's " + workerEpoch);
+                }
+            } finally {
+                next.leave();
+            }
+        }
+    }
+
+    /**
+     * A leader cut off from the store (its locker's proxies swallow everything) is told it lost leadership ({@code
+     * revoked} with {@code LOST}) strictly before the candidate of an unpartitioned locker, queued behind it, is told it
+     * is elected: both instants read from {@link System#nanoTime()} in the listeners, compared as the fault matrix
+     * compares a cut-off lock holder's loss with the next grant ({@link FaultMatrixContract}, {@link
+     * Lockers#toldBefore}). The margin is logged; the next term's epoch is greater where the backend fences.
+     */
+    @Test
+    @Requires({Need.ELECTION, Need.CLIENT_PARTITION})
+    default void aPartitionedLeader_isToldItLostLeadership_beforeTheNextTermStarts() throws Exception {
+        ClientPartition partition =
+                storeFaults().flatMap(StoreFaults::clientPartition).orElseThrow();
+        String name = TestKeys.unique("election-partitioned");
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        Duration connectTimeout = TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT);
+        try (RemoteLocker cutOff = partition
+                        .lockerBuilder()
+                        .connectTimeout(connectTimeout)
+                        .leaseTime(shortLeaseTime())
+                        .build();
+                RemoteLocker other = openLocker(leaseTime())) {
+            Candidate leader = Candidate.join(cutOff.election(name), "kit-cut-off", history);
+            Candidate next = null;
+            try {
+                assertTrue(leader.candidacy().awaitLeadership(maxWait()), "the candidate behind the proxies never led");
+                OptionalLong deposed =
+                        leader.candidacy().currentTerm().orElseThrow().epoch();
+                LeaderElection election = other.election(name);
+                next = Candidate.join(election, "kit-next", history);
+                Deadlines.await(
+                        () -> other.inspect(election.key()).waiting().orElse(1) >= 1,
+                        maxWait(),
+                        () -> "the candidate that does not lead is not queued: " + other.inspect(election.key()));
+                assertFalse(next.candidacy().isLeader(), "two leaders: " + leader + " and " + next);
+                partition.partition();
+                try {
+                    Candidate successor = next;
+                    Duration bound = Lockers.lostWithin(this, model).plus(maxWait());
+                    Deadlines.await(
+                            () -> successor.firstToldAt("elected").isPresent(),
+                            bound,
+                            () -> "the leader was cut off from the store, yet the candidate behind it did not lead"
+                                    + " within " + bound.toMillis() + " ms: " + successor);
+                    long electedAt = successor.firstToldAt("elected").getAsLong();
+                    assertTrue(
+                            Deadlines.within(expirySlack(), () -> leader.firstToldAt("revoked LOST")
+                                    .isPresent()),
+                            "another candidate leads, but the cut-off leader was not told it lost leadership: "
+                                    + leader);
+                    long toldAt = leader.firstToldAt("revoked LOST").getAsLong();
+                    log().info(
+                                    "The cut-off leader was told it lost leadership {} the next term started ({})",
+                                    Lockers.toldAgainst(toldAt, electedAt),
+                                    model);
+                    assertTrue(
+                            Lockers.toldBefore(toldAt, electedAt),
+                            "the cut-off leader was told it lost leadership "
+                                    + Lockers.toldAgainst(toldAt, electedAt)
+                                    + " the next term started: for that long two candidates believed they led");
+                    assertFalse(leader.candidacy().isLeader(), "the cut-off candidate still says it leads");
+                    OptionalLong epoch = successor.believed().orElseThrow().epoch();
+                    if (deposed.isPresent()) {
+                        assertTrue(
+                                epoch.getAsLong() > deposed.getAsLong(),
+                                "the epoch after the partition " + epoch + ", before " + deposed);
+                    }
+                } finally {
+                    partition.heal();
+                }
+            } finally {
+                leader.leave();
+                if (next != null) {
+                    next.leave();
+                }
+            }
+        }
+    }
+
+    /**
      * The blocking wait: while another leads, {@code awaitLeadership} returns false after its wait and not before;
      * once the leader left, it returns true.
      */
@@ -344,5 +494,9 @@ public interface ElectionContract extends LockerFixture {
         assertThrows(LockerClosedException.class, () -> election.observe(leader -> {}));
         assertFalse(joined.isLeader(), "a candidacy leads through a closed locker");
         assertThrows(IllegalStateException.class, () -> joined.awaitLeadership(maxWait()));
+    }
+
+    private static org.slf4j.Logger log() {
+        return org.slf4j.LoggerFactory.getLogger(ElectionContract.class);
     }
 }

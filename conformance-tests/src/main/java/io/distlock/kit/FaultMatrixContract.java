@@ -196,7 +196,7 @@ public interface FaultMatrixContract extends LockerFixture {
                         () -> caller.lock(wanted, wait),
                         LockBackendException.class,
                         LockTimeoutException.class);
-                Duration lostBound = lostWithin(model);
+                Duration lostBound = Lockers.lostWithin(this, model);
                 assertTrue(
                         lost.await(lostBound.toNanos(), TimeUnit.NANOSECONDS),
                         "with " + majority + " of " + nodes.nodeCount() + " nodes killed, the holder of '" + held
@@ -265,7 +265,7 @@ public interface FaultMatrixContract extends LockerFixture {
             RemoteLock[] grants = new RemoteLock[held.size()];
             partition.partition();
             try {
-                Duration bound = lostWithin(model).plus(maxWait());
+                Duration bound = Lockers.lostWithin(this, model).plus(maxWait());
                 // All asked for at once: a grant beside what the cut-off holder still believes it holds shows.
                 Concurrently.run(
                         "partitioned-next",
@@ -303,10 +303,9 @@ public interface FaultMatrixContract extends LockerFixture {
                                                         : (lostAt - warnedAt) / 1_000_000 + " ms before"));
                             }
                             log().info(
-                                            "The cut-off holder of {} was told {} ms {} the next grant",
+                                            "The cut-off holder of {} was told {} the next grant",
                                             what(lock),
-                                            Math.abs(lostAt - grantedAt) / 1_000_000,
-                                            lostAt - grantedAt <= 0 ? "before" : "after");
+                                            Lockers.toldAgainst(lostAt, grantedAt));
                         });
                 HistoryChecker.assertConsistent(history.events());
             } finally {
@@ -440,13 +439,6 @@ public interface FaultMatrixContract extends LockerFixture {
 
     private NodeFaults nodeFaults() {
         return storeFaults().flatMap(StoreFaults::nodeFaults).orElseThrow(); // checked by @Requires(NODE_FAULTS)
-    }
-
-    /** How long a holder that can no longer reach the store may go on before it is told: its lease, or session. */
-    private Duration lostWithin(LeaseModel model) {
-        return (model == LeaseModel.SESSION ? sessionTimeout() : shortLeaseTime())
-                .plus(expirySlack())
-                .plus(TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT));
     }
 
     /** A locker built from {@code builder} whose grants and renewals report their validity to {@code history}. */

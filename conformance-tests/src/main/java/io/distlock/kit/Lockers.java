@@ -1,6 +1,7 @@
 package io.distlock.kit;
 
 import io.distlock.Capabilities;
+import io.distlock.LeaseModel;
 import io.distlock.LockBackendException;
 import io.distlock.LockKind;
 import io.distlock.LockTimeoutException;
@@ -41,6 +42,38 @@ final class Lockers implements AutoCloseable {
         try (RemoteLocker locker = fixture.openLocker(fixture.leaseTime())) {
             return locker.capabilities();
         }
+    }
+
+    /**
+     * How long the store may take to free what a crashed or frozen holder held: the lease time of the fault tests
+     * ({@link LockerFixture#shortLeaseTime()}) for a {@link LeaseModel#RENEWED_TTL} backend, the session timeout
+     * ({@link LockerFixture#sessionTimeout()}) for a {@link LeaseModel#SESSION} one, plus the store's expiry slack.
+     */
+    static Duration freedWithin(LockerFixture fixture, LeaseModel model) {
+        return (model == LeaseModel.SESSION ? fixture.sessionTimeout() : fixture.shortLeaseTime())
+                .plus(fixture.expirySlack());
+    }
+
+    /**
+     * How long a holder that can no longer reach the store may go on before it is told: its lease or session as in
+     * {@link #freedWithin}, plus the connect timeout of the fault tests.
+     */
+    static Duration lostWithin(LockerFixture fixture, LeaseModel model) {
+        return freedWithin(fixture, model).plus(TestTimeouts.scaled(StoreFaultContract.CONNECT_TIMEOUT));
+    }
+
+    /**
+     * Whether a holder cut off from the store was told of its loss ({@code toldAt}) strictly before another was
+     * granted what it held ({@code grantedAt}), both read from {@link System#nanoTime()} in the listener or right
+     * after the grant.
+     */
+    static boolean toldBefore(long toldAt, long grantedAt) {
+        return toldAt - grantedAt < 0;
+    }
+
+    /** {@code "n ms before"} or {@code "n ms after"}: when a holder was told, against the next grant. */
+    static String toldAgainst(long toldAt, long grantedAt) {
+        return Math.abs(toldAt - grantedAt) / 1_000_000 + " ms " + (toldBefore(toldAt, grantedAt) ? "before" : "after");
     }
 
     /** Whether {@code locker} can take {@code key} at once; a lock so taken is released before returning. */

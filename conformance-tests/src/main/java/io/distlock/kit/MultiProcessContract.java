@@ -36,11 +36,6 @@ public interface MultiProcessContract extends CrossProcessExclusionContract {
         return multiProcessSupport().workerUri().orElseThrow(); // checked by @Requires(Need.OTHER_PROCESSES)
     }
 
-    /** How long the store may take to free the lock of a dead or frozen holder. */
-    private Duration freedWithin(LeaseModel model) {
-        return (model == LeaseModel.SESSION ? sessionTimeout() : shortLeaseTime()).plus(expirySlack());
-    }
-
     /**
      * Theorem 2 across processes: {@value #PROCESSES} single-threaded worker JVMs keep taking the same key; every
      * process finishes all its acquisitions and none waited longer than {@link #maxWait()} for any of them.
@@ -152,7 +147,7 @@ public interface MultiProcessContract extends CrossProcessExclusionContract {
             whileAlive.ifPresent(RemoteLock::close);
             assertFalse(whileAlive.isPresent(), "the kit took '" + key + "' while the worker held it");
             holder.kill();
-            Duration bound = freedWithin(model);
+            Duration bound = Lockers.freedWithin(this, model);
             long killed = System.nanoTime();
             try (RemoteLock next = kit.lock(key, bound)) {
                 assertTrue(next.isHeld());
@@ -198,7 +193,7 @@ public interface MultiProcessContract extends CrossProcessExclusionContract {
             }
             waiter.kill();
             held.release();
-            Duration bound = freedWithin(model);
+            Duration bound = Lockers.freedWithin(this, model);
             long released = System.nanoTime();
             try (RemoteLock next = kit.get(1).lock(key, bound)) {
                 assertTrue(next.isHeld());
@@ -311,7 +306,7 @@ public interface MultiProcessContract extends CrossProcessExclusionContract {
         String victimOwner = victim.lines("ACQUIRED").get(0).split(" ")[1];
         String nextOwner;
         try {
-            Duration bound = freedWithin(model).plus(startup());
+            Duration bound = Lockers.freedWithin(this, model).plus(startup());
             String acquired = Workers.awaitLine(next, "ACQUIRED", bound);
             nextOwner = acquired.split(" ")[1];
             if (Lockers.capabilities(this).fencing()) {

@@ -33,11 +33,6 @@ public interface MultiProcessKindsContract extends LockerFixture {
         return multiProcessSupport().workerUri().orElseThrow(); // checked by @Requires(Need.OTHER_PROCESSES)
     }
 
-    /** How long the store may take to free the share of a dead holder. */
-    private Duration freedWithin(LeaseModel model) {
-        return (model == LeaseModel.SESSION ? sessionTimeout() : shortLeaseTime()).plus(expirySlack());
-    }
-
     /**
      * Read-write exclusion across processes: {@value #KIND_PROCESSES} workers of two threads each take one key's
      * sides (a write in four) and hold each a moment; in the merged history no hold overlaps a write hold.
@@ -110,7 +105,7 @@ public interface MultiProcessKindsContract extends LockerFixture {
             whileAlive.ifPresent(RemoteLock::close);
             assertFalse(whileAlive.isPresent(), "the kit took the only permit of '" + key + "' while a worker held it");
             holder.kill();
-            Duration bound = freedWithin(model);
+            Duration bound = Lockers.freedWithin(this, model);
             try (RemoteLock next = kit.semaphore(key, 1).lock(bound)) {
                 assertTrue(next.isHeld());
             } catch (LockTimeoutException e) {
@@ -141,7 +136,7 @@ public interface MultiProcessKindsContract extends LockerFixture {
             whileAlive.ifPresent(RemoteLock::close);
             assertFalse(whileAlive.isPresent(), "the kit took the write side of '" + key + "' beside a worker's read");
             reader.kill();
-            Duration bound = freedWithin(model);
+            Duration bound = Lockers.freedWithin(this, model);
             try (RemoteLock write = kit.readWriteLock(key).writeLock().lock(bound)) {
                 assertTrue(write.isHeld());
             } catch (LockTimeoutException e) {

@@ -1,10 +1,13 @@
 package io.distlock.kit;
 
+import io.distlock.Candidacy;
+import io.distlock.LeadershipListener;
 import io.distlock.LockKind;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
+import io.distlock.Term;
 import io.distlock.kit.history.HistoryRecorder;
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,17 +33,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Arguments are {@code name=value} lines on stdin, ended by an empty line (not on the command line, which every
  * local user can read and where a URI's {@code password=} would show; arguments on the command line are read too):
  * {@code uri}, {@code ttlMillis}, {@code key}, {@code dir} (shared with the kit
- * and the other workers), {@code mode} ({@code lock}, {@code trylock}, {@code hold}, {@code rounds} or {@code
- * random}), {@code threads}, {@code count} (critical sections per thread, holds, rounds, or the random run's keys),
+ * and the other workers), {@code mode} ({@code lock}, {@code trylock}, {@code hold}, {@code kinds}, {@code rounds},
+ * {@code random} or {@code candidate}), {@code threads}, {@code count} (critical sections per thread, holds, rounds, or the random run's keys),
  * {@code holdMillis} (a hold, a round, or the random run's wait), {@code maxWaitMillis}; optionally {@code
  * connectTimeoutMillis} (unless the URI gives one, as a fixture may for a worker's slower start), {@code seed} for {@code random}, which runs the randomized run's operations ({@link
  * RandomOperations}) until a file {@code stop} appears in {@code dir}, and for {@code hold} and {@code kinds} (holds of
  * {@code holdMillis} each, recorded in the history) {@code kind} ({@code lock}, {@code read}, {@code write}, {@code
- * permit}, or {@code readwrite}: a write in four, reads otherwise) and {@code permits} (a semaphore's N).
+ * permit}, or {@code readwrite}: a write in four, reads otherwise) and {@code permits} (a semaphore's N), and for
+ * {@code candidate} (a candidate of the election named {@code key} for {@code holdMillis}) {@code identity}.
  *
  * <p>It reports on stdout, one event a line: {@code READY pid}, {@code ACQUIRED owner token}, {@code WRITE owner
  * token}, {@code LOST owner}, {@code HELD owner held=b lost=n}, {@code RELEASED owner result},
- * {@code OVERLAP detail}, {@code OPEN}, {@code TAKING key} (a hold asks for the lock), {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code PROGRESS acquired} (the random run's count so far), {@code OUTCOMES outcome=n...}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
+ * {@code OVERLAP detail}, {@code OPEN}, {@code TAKING key} (a hold asks for the lock), {@code ROUNDS wins...}, {@code LATE n...}, {@code FREED round nanos}, {@code PROGRESS acquired} (the random run's count so far), {@code OUTCOMES outcome=n...}, {@code ELECTED identity epoch}, {@code REVOKED identity reason}, {@code DONE ...}, {@code FAILED message}. It exits when its stdin closes, so a worker never
  * outlives the kit.
  */
 public final class WorkerMain {
@@ -141,6 +145,8 @@ public final class WorkerMain {
                 rounds(locker, threads, count);
             } else if (mode.equals("random")) {
                 random(locker, threads, count);
+            } else if (mode.equals("candidate")) {
+                candidate(locker);
             } else {
                 Concurrently.run("worker-" + mode, threads, maxWait.multipliedBy(count + 2L), i -> {
                     for (int n = 0; n < count; n++) {
@@ -157,6 +163,30 @@ public final class WorkerMain {
         history.close();
         say("DONE sections=" + sections + " withdrawals=" + withdrawals + " deposits=" + deposits + " lowest=" + lowest
                 + " maxWaitNanos=" + maxWaitNanos);
+    }
+
+    /**
+     * Joins the election named by {@code key} as {@code identity} and stays a candidate for {@code holdMillis} (the
+     * kit kills it before), reporting each time it is elected ({@code ELECTED identity epoch}, {@code -} without
+     * fencing) and each term's end ({@code REVOKED identity reason}).
+     */
+    private void candidate(RemoteLocker locker) throws InterruptedException {
+        String identity = arg("identity");
+        LeadershipListener listener = new LeadershipListener() {
+            @Override
+            public void elected(Term term) {
+                say("ELECTED " + identity + " "
+                        + (term.epoch().isPresent() ? Long.toString(term.epoch().getAsLong()) : "-"));
+            }
+
+            @Override
+            public void revoked(Term term, Reason reason) {
+                say("REVOKED " + identity + " " + reason);
+            }
+        };
+        try (Candidacy candidacy = locker.election(key).join(identity, listener)) {
+            Thread.sleep(Long.parseLong(arg("holdMillis")));
+        }
     }
 
     /**
