@@ -205,6 +205,17 @@ public interface ElectionContract extends LockerFixture {
         }
     }
 
+    /**
+     * Waits until the store shows a candidate queued on the election's {@code key} behind its leader, where it counts
+     * waiters ({@link io.distlock.LockState#waiting()}; where it does not, at once).
+     */
+    private void awaitQueued(RemoteLocker locker, String key) {
+        Deadlines.await(
+                () -> locker.inspect(key).waiting().orElse(1) >= 1,
+                maxWait(),
+                () -> "the candidate that does not lead is not queued: " + locker.inspect(key));
+    }
+
     private static boolean shows(Optional<Leader> leader, String identity, OptionalLong epoch) {
         return leader.isPresent()
                 && leader.get().identity().equals(identity)
@@ -237,10 +248,7 @@ public interface ElectionContract extends LockerFixture {
                 Candidate leader = oneLeader(List.of(first, next), maxWait());
                 Candidate other = leader == first ? next : first;
                 OptionalLong deposed = leader.believed().orElseThrow().epoch();
-                Deadlines.await(
-                        () -> admin.inspect(key).waiting().orElse(1) >= 1,
-                        maxWait(),
-                        () -> "the candidate that does not lead is not queued: " + admin.inspect(key));
+                awaitQueued(admin, key);
                 if (breaks) {
                     assertEquals(1, admin.breakLock(key).size(), "the leader's entry broken");
                 } else {
@@ -275,7 +283,7 @@ public interface ElectionContract extends LockerFixture {
 
     /**
      * A leader killed with {@code SIGKILL} in another process (no step-down, no release: a crash) is followed by the
-     * candidate of this JVM queued behind it within the bound for a crashed holder ({@link Lockers#freedWithin}: the
+     * candidate of this JVM queued behind it within the bound for a crashed holder ({@code Lockers.freedWithin}: the
      * worker's lease, or the session timeout, plus the store's expiry slack), the same bound as for the lock of a
      * killed holder ({@link MultiProcessContract}); with a greater epoch where the backend fences. The time it took is
      * logged.
@@ -297,11 +305,7 @@ public interface ElectionContract extends LockerFixture {
             LeaderElection election = locker.election(name);
             Candidate next = Candidate.join(election, "kit-next", history);
             try {
-                Deadlines.await(
-                        () -> locker.inspect(election.key()).waiting().orElse(1) >= 1,
-                        maxWait(),
-                        () -> "the candidate of this JVM is not queued behind the worker: "
-                                + locker.inspect(election.key()));
+                awaitQueued(locker, election.key());
                 assertFalse(next.candidacy().isLeader(), "two leaders: " + next + " and " + worker.describe());
                 assertEquals(
                         "kit-worker",
@@ -343,8 +347,8 @@ public interface ElectionContract extends LockerFixture {
      * A leader cut off from the store (its locker's proxies swallow everything) is told it lost leadership ({@code
      * revoked} with {@code LOST}) strictly before the candidate of an unpartitioned locker, queued behind it, is told it
      * is elected: both instants read from {@link System#nanoTime()} in the listeners, compared as the fault matrix
-     * compares a cut-off lock holder's loss with the next grant ({@link FaultMatrixContract}, {@link
-     * Lockers#toldBefore}). The margin is logged; the next term's epoch is greater where the backend fences.
+     * compares a cut-off lock holder's loss with the next grant ({@link FaultMatrixContract}, {@code
+     * Lockers.toldBefore}). The margin is logged; the next term's epoch is greater where the backend fences.
      */
     @Test
     @Requires({Need.ELECTION, Need.CLIENT_PARTITION})
@@ -369,10 +373,7 @@ public interface ElectionContract extends LockerFixture {
                         leader.candidacy().currentTerm().orElseThrow().epoch();
                 LeaderElection election = other.election(name);
                 next = Candidate.join(election, "kit-next", history);
-                Deadlines.await(
-                        () -> other.inspect(election.key()).waiting().orElse(1) >= 1,
-                        maxWait(),
-                        () -> "the candidate that does not lead is not queued: " + other.inspect(election.key()));
+                awaitQueued(other, election.key());
                 assertFalse(next.candidacy().isLeader(), "two leaders: " + leader + " and " + next);
                 partition.partition();
                 try {
