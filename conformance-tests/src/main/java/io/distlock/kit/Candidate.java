@@ -31,6 +31,8 @@ final class Candidate implements LeadershipListener {
     private Term believed; // guarded by this
     private String holder; // guarded by this: the believed term's name in the history
     private int terms; // guarded by this
+    private Term rival; // guarded by this: another candidate's term, looked at when this one is elected
+    private Boolean rivalCurrentWhenElected; // guarded by this: null until this one is elected with a rival set
 
     private Candidate(LeaderElection election, String identity, HistoryRecorder history) {
         this.identity = identity;
@@ -71,8 +73,24 @@ final class Candidate implements LeadershipListener {
         return index < 0 ? OptionalLong.empty() : OptionalLong.of(toldAt.get(index));
     }
 
+    /**
+     * Has this candidate's next {@code elected} call note whether {@code term}, another candidate's, was still current
+     * then ({@link Term#isCurrent()}: its lock held by its holder's own reckoning).
+     */
+    synchronized void watchRival(Term term) {
+        rival = term;
+    }
+
+    /** Whether the watched rival's term was still current when this one was elected; empty until then. */
+    synchronized Optional<Boolean> rivalCurrentWhenElected() {
+        return Optional.ofNullable(rivalCurrentWhenElected);
+    }
+
     @Override
     public synchronized void elected(Term term) {
+        if (rival != null && rivalCurrentWhenElected == null) {
+            rivalCurrentWhenElected = rival.isCurrent(); // never under the rival candidacy's lock: no lock order
+        }
         toldAt.add(System.nanoTime());
         told.add("elected");
         believed = term;
