@@ -2,13 +2,16 @@ package io.distlock.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
 import io.distlock.Ticker;
 import io.distlock.spi.BackendConfig;
+import io.distlock.spi.Redaction;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -42,11 +45,22 @@ public final class TimeService implements AutoCloseable {
      * connection's credentials, TLS and {@code driverConfig} apply,
      * the others are ignored) and starts updating the cell.
      *
-     * @throws io.distlock.LockConfigurationException if the URI or an option is malformed
+     * @throws io.distlock.LockConfigurationException if the URI is not a {@code cassandra://} one, or it or an option is
+     *     malformed
      * @throws LockBackendException if the cluster cannot be reached or lacks the tables
      */
     public static TimeService start(String uri) {
-        URI full = URI.create(uri);
+        URI full;
+        try {
+            full = URI.create(Objects.requireNonNull(uri, "uri"));
+        } catch (IllegalArgumentException e) {
+            throw new LockConfigurationException("The time service's URI is malformed: " + Redaction.uri(uri));
+        }
+        if (!"cassandra".equalsIgnoreCase(full.getScheme())) {
+            throw new LockConfigurationException("The time service runs for a Cassandra lock store: give a cassandra://"
+                    + " URI, got " + (full.getScheme() == null ? "no scheme" : "scheme '" + full.getScheme() + "'")
+                    + " in " + Redaction.uri(uri));
+        }
         Map<String, String> options = new LinkedHashMap<>();
         if (full.getRawQuery() != null) {
             for (String pair : full.getRawQuery().split("&")) {

@@ -20,6 +20,21 @@ import org.junit.jupiter.params.provider.ValueSource;
 class CassandraUriTest {
 
     @Test
+    void timeService_ofAnotherStoresUri_isRefusedNamingTheScheme_withItsSecretHidden() {
+        assertThatThrownBy(() -> TimeService.start("redis://u:s3cret@h:6379/x?password=s3cret"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("scheme 'redis'")
+                .hasMessageContaining("cassandra://")
+                .hasMessageNotContaining("s3cret");
+        assertThatThrownBy(() -> TimeService.start("h:9042/x"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("scheme 'h'");
+        assertThatThrownBy(() -> TimeService.start("cassandra://h:9042/x y"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("malformed");
+    }
+
+    @Test
     void parse_hostsPortsAndKeyspace() {
         CassandraLocation location = CassandraLocation.parse(URI.create("cassandra://a:9142,b,c:9043/locks_1"));
         assertThat(location.keyspace()).isEqualTo("locks_1");
