@@ -82,7 +82,8 @@ final class DefaultStore implements AutoCloseable {
         return given.replaceFirst(java.util.regex.Pattern.quote(EMBEDDED_HOST) + "(:\\d+)?", "://" + server.address());
     }
 
-    private static boolean namesEmbedded(String uri) {
+    /** Whether {@code uri} names the embedded server by the host {@code embedded}. */
+    static boolean namesEmbedded(String uri) {
         return uri.contains(EMBEDDED_HOST + "/")
                 || uri.endsWith(EMBEDDED_HOST)
                 || uri.contains(EMBEDDED_HOST + "?")

@@ -73,6 +73,11 @@ final class RunCommand implements Callable<Integer> {
             + " lockctl and excludes no other; to share one, run 'lockctl store' in another terminal and the"
             + " 'export DISTLOCK_STORE=...' line it prints here";
 
+    /** The warning of a run on a store URI whose host is {@code embedded}: as private as the default. */
+    static final String PRIVATE_EMBEDDED = "lockctl: the host 'embedded' names a ZooKeeper inside this lockctl: this"
+            + " lock excludes no other; to share one, run 'lockctl store' in another terminal and the"
+            + " 'export DISTLOCK_STORE=...' line it prints here";
+
     @Spec
     CommandSpec spec;
 
@@ -149,6 +154,8 @@ final class RunCommand implements Callable<Integer> {
         String chosen = DefaultStore.chosen(store, LockCtl.env(spec));
         if (chosen == null) {
             err.println(PRIVATE_STORE);
+        } else if (DefaultStore.namesEmbedded(chosen)) {
+            err.println(PRIVATE_EMBEDDED);
         }
         try (DefaultStore defaults = DefaultStore.unless(chosen, "run");
                 RemoteLocker locker = builder.uri(defaults.uri(chosen)).build()) {

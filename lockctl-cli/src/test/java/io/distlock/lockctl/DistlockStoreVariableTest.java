@@ -47,6 +47,15 @@ class DistlockStoreVariableTest {
     }
 
     @Test
+    void run_onAStoreNamingTheEmbeddedHost_saysOnStderrThatItLocksWithinItselfOnly() {
+        Cli cli = Cli.run(Map.of(DefaultStore.VARIABLE, "zk://embedded/mine"), "run", "--key", "k", "--", "true");
+
+        assertThat(cli.exitCode()).as(cli.err()).isZero();
+        assertThat(cli.err().strip().lines()).containsExactly(RunCommand.PRIVATE_EMBEDDED);
+        assertThat(cli.err()).contains("lockctl store");
+    }
+
+    @Test
     void run_onTheEmbeddedDefault_saysOnStderrThatItLocksWithinItselfOnly() {
         Cli cli = Cli.run("run", "--key", "k", "--", "true");
 
