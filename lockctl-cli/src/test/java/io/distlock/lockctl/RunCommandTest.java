@@ -352,6 +352,33 @@ class RunCommandTest {
                 .contains("zk");
     }
 
+    /** In a process of its own, as users run it: the ZooKeeper client's reconnect warnings stay out of stderr. */
+    @Test
+    void run_unreachableZooKeeper_inItsOwnProcess_printsOneLineAndNoStackTrace() throws Exception {
+        Process run = new ProcessBuilder(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        LockCtl.class.getName(),
+                        "run",
+                        "--store",
+                        "zk://127.0.0.1:1/x?connectTimeout=2s",
+                        "--key",
+                        "k",
+                        "--",
+                        "true"))
+                .redirectErrorStream(true)
+                .start();
+        String said = new String(run.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(run.waitFor(TestTimeouts.scaled(Duration.ofMinutes(1)).toMillis(), TimeUnit.MILLISECONDS))
+                .as(said)
+                .isTrue();
+
+        assertThat(run.exitValue()).as(said).isEqualTo(ExitCodes.STORE_UNAVAILABLE);
+        assertThat(said.strip().lines()).as(said).hasSize(1);
+        assertThat(said).contains("127.0.0.1:1").doesNotContain("\tat ");
+    }
+
     @Test
     void run_unreachableStore_oneLineAndStoreCode() {
         Cli cli = Cli.run("run", "--store", "zk://127.0.0.1:1/x?connectTimeout=1s", "--key", "k", "--", "true");
