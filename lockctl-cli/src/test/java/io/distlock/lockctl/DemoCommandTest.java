@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -31,7 +33,8 @@ class DemoCommandTest {
     @Test
     void demo_badArguments_areRejected() {
         StringWriter err = new StringWriter();
-        CommandLine cl = new CommandLine(new LockCtl());
+        CommandLine cl =
+                new CommandLine(new LockCtl(Map.of(), Optional.empty())); // never the developer's DISTLOCK_STORE
         cl.setErr(new PrintWriter(err));
         assertThat(cl.execute("demo", "--atms", "0")).isNotZero();
         assertThat(err.toString()).contains("must be positive");
@@ -41,7 +44,8 @@ class DemoCommandTest {
 
     private static String run(String... args) {
         StringWriter out = new StringWriter();
-        CommandLine cl = new CommandLine(new LockCtl());
+        CommandLine cl =
+                new CommandLine(new LockCtl(Map.of(), Optional.empty())); // never the developer's DISTLOCK_STORE
         cl.setOut(new PrintWriter(out));
         assertThat(cl.execute(args)).isZero();
         return out.toString();
