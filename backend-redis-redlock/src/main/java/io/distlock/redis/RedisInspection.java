@@ -117,7 +117,7 @@ final class RedisInspection {
             try {
                 answered.add(replies.get(i).join());
             } catch (CompletionException e) {
-                failed.add(redlock.masters().get(i) + " (" + Master.unwrap(e) + ")");
+                failed.add(redlock.masters().get(i) + " (" + why(e) + ")");
             }
         }
         if (answered.size() < redlock.majority()) {
@@ -126,6 +126,15 @@ final class RedisInspection {
                     + ")" + (what.startsWith("break") ? "; some entries may be deleted" : ""));
         }
         return answered;
+    }
+
+    /** Why a master did not answer: a refusal in a user's words (an ACL user lacking inspection's commands), else the error. */
+    private String why(Throwable e) {
+        return RedisFailures.describe(e, settings.keyPrefix(), false)
+                .map(refused -> refused.startsWith("permission denied")
+                        ? refused + "; inspection needs TYPE, PTTL and ZRANGEBYSCORE besides, and the listing SCAN"
+                        : refused)
+                .orElseGet(() -> String.valueOf(Master.unwrap(e)));
     }
 
     /** The result of {@code future}, or the {@link LockBackendException} it failed with. */

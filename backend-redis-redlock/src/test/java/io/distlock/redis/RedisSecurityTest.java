@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
+import io.distlock.LockState;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
@@ -100,6 +101,36 @@ class RedisSecurityTest {
             lock.get().close();
         }
         assertThat(probe.keys("")).isEmpty();
+    }
+
+    /**
+     * What production.md lists for inspection: an ACL user with the locker's commands and the inspection's reads a
+     * holder, lists it and breaks it; the locker's commands alone are refused by the server, and the refusal says so.
+     */
+    @Test
+    void inspection_byAnAclUserWithTheInspectionCommands_readsListsAndBreaks_theLockersAloneDoNot() {
+        RedisLockOptions operator = tls().user(SecuredRedis.OPERATOR).password(SecuredRedis.OPERATOR_PASSWORD);
+        RedisLockOptions locker = tls().user(SecuredRedis.LOCKER).password(SecuredRedis.LOCKER_PASSWORD);
+        try (RemoteLocker holder = builder("rediss://" + endpoint(), locker)
+                        .ownerLabel("holder")
+                        .build();
+                RemoteLocker operating =
+                        builder("rediss://" + endpoint(), operator).build();
+                RemoteLocker lockerOnly =
+                        builder("rediss://" + endpoint(), locker).build()) {
+            RemoteLock held = holder.tryLock("inspected").orElseThrow();
+
+            assertThat(operating.inspect("inspected").holders())
+                    .singleElement()
+                    .satisfies(h -> assertThat(h.ownerLabel()).isEqualTo("holder"));
+            assertThat(operating.listHeld()).extracting(LockState::key).contains("inspected");
+            Throwable refused = catchThrowable(() -> lockerOnly.inspect("inspected"));
+            assertThat(refused).as("inspection by the locker's commands alone").isNotNull();
+            assertThat(refused.toString()).contains("permission denied").contains("TYPE, PTTL and ZRANGEBYSCORE");
+            assertThat(operating.breakLock("inspected")).hasSize(1);
+            assertThat(probe.keys("distlock:inspected")).isEmpty();
+            held.release();
+        }
     }
 
     @Test

@@ -26,9 +26,12 @@ final class SecuredRedis {
     static final String LOCKER = "locker";
     /** An ACL user with the same commands on keys {@code other:*} only. */
     static final String STRANGER = "stranger";
+    /** An ACL user with the locker's commands and the inspection's ({@link #INSPECTION_COMMANDS}), on keys of ours. */
+    static final String OPERATOR = "operator";
 
     static final String LOCKER_PASSWORD = "pw-" + UUID.randomUUID();
     static final String STRANGER_PASSWORD = "pw-" + UUID.randomUUID();
+    static final String OPERATOR_PASSWORD = "pw-" + UUID.randomUUID();
 
     /**
      * The commands of {@code release.lua}, {@code renew.lua}, acquisition and release messages, and of {@code
@@ -51,6 +54,12 @@ final class SecuredRedis {
             "+zremrangebyscore",
             "+zscore");
 
+    /**
+     * What inspection adds ({@code inspect}, {@code listHeld}, {@code breakLock}, an election's leader): {@code
+     * holders.lua}'s {@code TYPE}, {@code PTTL} and {@code ZRANGEBYSCORE}, and the listing's {@code SCAN}.
+     */
+    static final List<String> INSPECTION_COMMANDS = List.of("+type", "+pttl", "+zrangebyscore", "+scan");
+
     private static final Map<TestPki, String> LOCKER_OPTIONS = new ConcurrentHashMap<>();
 
     private SecuredRedis() {}
@@ -68,12 +77,19 @@ final class SecuredRedis {
                 .requireClientCertificates()
                 .aclUser(LOCKER, LOCKER_PASSWORD, rules("distlock:"))
                 .aclUser(STRANGER, STRANGER_PASSWORD, rules("other:"))
+                .aclUser(OPERATOR, OPERATOR_PASSWORD, operatorRules())
                 .build();
     }
 
     private static String[] rules(String prefix) {
         List<String> rules = new java.util.ArrayList<>(List.of("~" + prefix + "*", "&" + prefix + "released"));
         rules.addAll(COMMANDS);
+        return rules.toArray(String[]::new);
+    }
+
+    private static String[] operatorRules() {
+        List<String> rules = new java.util.ArrayList<>(List.of(rules("distlock:")));
+        rules.addAll(INSPECTION_COMMANDS);
         return rules.toArray(String[]::new);
     }
 
