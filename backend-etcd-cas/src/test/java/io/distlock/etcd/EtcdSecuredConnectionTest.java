@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
+import io.distlock.LockState;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
@@ -84,6 +85,26 @@ class EtcdSecuredConnectionTest {
             assertThat(other.tryLock(key)).isPresent().get().satisfies(RemoteLock::release);
         }
         assertThat(SECURED.keysUnder(root, PREFIX)).isEmpty();
+    }
+
+    /** The locker's role, read-write on its prefix, is all inspection needs: a look-up, the listing, a break. */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void inspection_asTheLockerUser_readsListsAndBreaks(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("inspected");
+        try (RemoteLocker holder = builder(SECURED.lockerUri(PREFIX, mode))
+                        .ownerLabel("holder")
+                        .build();
+                RemoteLocker operator = builder(SECURED.lockerUri(PREFIX, mode)).build()) {
+            RemoteLock held = holder.tryLock(key).orElseThrow();
+
+            assertThat(operator.inspect(key).holders()).singleElement().satisfies(h -> assertThat(h.ownerLabel())
+                    .isEqualTo("holder"));
+            assertThat(operator.listHeld()).extracting(LockState::key).contains(key);
+            assertThat(operator.breakLock(key)).hasSize(1);
+            assertThat(EtcdTesting.lockKeys(root, PREFIX, key, mode)).isEmpty();
+            held.release();
+        }
     }
 
     @Test
