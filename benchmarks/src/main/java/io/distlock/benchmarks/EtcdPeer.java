@@ -7,6 +7,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.election.LeaderKey;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.op.Cmp;
@@ -20,22 +21,27 @@ import io.etcd.jetcd.support.CloseableClient;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.grpc.stub.StreamObserver;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * etcd through jetcd: {@code peer:jetcd-lock://h:2379} (etcd's own Lock service, as {@code etcdctl lock}), the raw
  * floor {@code peer:etcd-txn://h:2379} (a txn putting the key if its {@code createRevision == 0}, a txn deleting it if
  * its value is still ours; a busy key is tried again after {@link Backoff#PAUSE_NANOS}) and the raw queue floor {@code
  * peer:etcd-queue://h:2379} (etcd's {@code concurrency.Mutex} protocol with each waiter's watch created synced; see
- * {@link QueueFloor}). All attach the locks to one lease of 30 s kept alive by the client.
+ * {@link QueueFloor}); and for {@code --workload failover}, jetcd's Election client: {@code
+ * peer:jetcd-election://h:2379?ttl=10s} (campaign, resign; see {@link ElectionService}). All attach their keys to one
+ * lease kept alive by the client, of option {@code ttl} (default 30 s; etcd rounds it to whole seconds and raises it to
+ * its minimum).
  */
 public final class EtcdPeer implements BenchTargetFactory {
 
-    private static final long LEASE_SECONDS = 30;
+    private static final Duration LEASE = Duration.ofSeconds(30);
     /** Bounds every request; generous, as worker JVMs opening at once on a loaded machine wait long for their lease. */
     private static final long TIMEOUT_SECONDS = 60;
 
@@ -43,12 +49,14 @@ public final class EtcdPeer implements BenchTargetFactory {
     public boolean supports(String spec) {
         return PeerSpec.names(spec, "jetcd-lock")
                 || PeerSpec.names(spec, "etcd-txn")
-                || PeerSpec.names(spec, "etcd-queue");
+                || PeerSpec.names(spec, "etcd-queue")
+                || PeerSpec.names(spec, "jetcd-election");
     }
 
     @Override
     public BenchTarget open(String spec) throws Exception {
         PeerSpec peer = PeerSpec.parse(spec, 2379);
+        long leaseSeconds = Math.max(1, (peer.ttl(LEASE).toMillis() + 999) / 1000);
         Client client = Client.builder()
                 .endpoints(peer.hosts().stream().map(h -> "http://" + h).toArray(String[]::new))
                 .build();
@@ -56,7 +64,7 @@ public final class EtcdPeer implements BenchTargetFactory {
         CloseableClient keepAlive;
         try {
             lease = client.getLeaseClient()
-                    .grant(LEASE_SECONDS)
+                    .grant(leaseSeconds)
                     .get(TIMEOUT_SECONDS, TimeUnit.SECONDS)
                     .getID();
             keepAlive = client.getLeaseClient().keepAlive(lease, new Ignore());
@@ -67,6 +75,7 @@ public final class EtcdPeer implements BenchTargetFactory {
         return switch (peer.name()) {
             case "jetcd-lock" -> new LockService(client, lease, keepAlive);
             case "etcd-queue" -> new QueueFloor(client, lease, keepAlive);
+            case "jetcd-election" -> new ElectionService(client, lease, keepAlive);
             default -> new TxnFloor(client, lease, keepAlive);
         };
     }
@@ -80,7 +89,8 @@ public final class EtcdPeer implements BenchTargetFactory {
     @Override
     public String describe() {
         return "peer:jetcd-lock://h:2379 (etcd Lock service), peer:etcd-txn://h:2379 (raw txn floor),"
-                + " peer:etcd-queue://h:2379 (raw queue floor)";
+                + " peer:etcd-queue://h:2379 (raw queue floor), peer:jetcd-election://h:2379?ttl=10s (jetcd Election,"
+                + " failover workload)";
     }
 
     private static ByteSequence bytes(String s) {
@@ -94,6 +104,45 @@ public final class EtcdPeer implements BenchTargetFactory {
             ByteSequence owned =
                     client.getLockClient().lock(bytes(key), lease).get().getKey();
             return () -> client.getLockClient().unlock(owned).get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+
+        @Override
+        public void close() {
+            keepAlive.close();
+            client.close();
+        }
+    }
+
+    /**
+     * jetcd's Election client (etcd's v3election service, as {@code etcdctl elect}): a candidate campaigns with its
+     * proposal (the identity) on the target's lease, and "you lead" is the campaign's reply; a step-down resigns the
+     * leader key and campaigns again, behind the others.
+     */
+    private record ElectionService(Client client, long lease, CloseableClient keepAlive) implements BenchTarget {
+        @Override
+        public Held acquire(String key) {
+            throw new UnsupportedOperationException("peer:jetcd-election runs --workload failover only (jetcd's"
+                    + " Election); measure etcd's Lock service with peer:jetcd-lock");
+        }
+
+        @Override
+        public Candidate join(String election, String identity, Runnable elected) {
+            AtomicReference<CompletableFuture<LeaderKey>> term =
+                    new AtomicReference<>(campaign(election, identity, elected));
+            return () -> {
+                LeaderKey leader = term.get().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                client.getElectionClient().resign(leader).get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                term.set(campaign(election, identity, elected));
+            };
+        }
+
+        private CompletableFuture<LeaderKey> campaign(String election, String identity, Runnable elected) {
+            return client.getElectionClient()
+                    .campaign(bytes(election), lease, bytes(identity))
+                    .thenApply(reply -> {
+                        elected.run();
+                        return reply.getLeader();
+                    });
         }
 
         @Override

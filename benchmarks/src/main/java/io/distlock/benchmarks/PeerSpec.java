@@ -1,8 +1,10 @@
 package io.distlock.benchmarks;
 
+import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.HostList;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,6 +72,17 @@ record PeerSpec(String name, List<String> hosts, String path, Map<String, String
     /** The option {@code key}, or {@code fallback}. */
     String option(String key, String fallback) {
         return options.getOrDefault(key, fallback);
+    }
+
+    /**
+     * The option {@code ttl} (a duration such as {@code 10s}): the peer's session timeout or lease time, else {@code
+     * fallback}.
+     *
+     * @throws io.distlock.LockConfigurationException naming the option if it is malformed or not positive
+     */
+    Duration ttl(Duration fallback) {
+        String value = options.get("ttl");
+        return value == null ? fallback : DurationText.parseOption("ttl", value);
     }
 
     static String host(String hostPort) {

@@ -6,6 +6,7 @@ import io.distlock.lockctl.bench.BenchReport;
 import io.distlock.lockctl.bench.BenchTarget;
 import io.distlock.lockctl.bench.Comparison;
 import io.distlock.lockctl.bench.Engine;
+import io.distlock.lockctl.bench.Failover;
 import io.distlock.lockctl.bench.Progress;
 import io.distlock.lockctl.bench.Reports;
 import io.distlock.lockctl.bench.RunData;
@@ -77,6 +78,11 @@ final class BenchCommand implements Callable<Integer> {
     private static final List<Integer> DEFAULT_SEMAPHORE_PROCESSES = List.of(8);
 
     private static final int DEFAULT_PERMITS = 4;
+    /** The failover workload's candidates (worker JVMs), rounds of each kind and unrecorded step-downs. */
+    private static final List<Integer> DEFAULT_FAILOVER_PROCESSES = List.of(3);
+
+    private static final int DEFAULT_FAILOVERS = 30;
+    private static final int DEFAULT_FAILOVER_WARM_UP = 3;
 
     private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
@@ -136,7 +142,10 @@ final class BenchCommand implements Callable<Integer> {
             defaultValue = "lock",
             description = "What each acquisition takes: lock (the lock on the key), read-heavy (the read-write lock on"
                     + " the key: the read side with probability --read-share, else the write side) or semaphore (one"
-                    + " permit of the semaphore of --permits permits on the key) (default: ${DEFAULT-VALUE}).")
+                    + " permit of the semaphore of --permits permits on the key); or failover (--processes candidates"
+                    + " of one election, default 3; --failovers rounds of each kind: the leader steps down, the"
+                    + " leader's JVM is killed with SIGKILL; the time to the next leader's first 'you lead')"
+                    + " (default: ${DEFAULT-VALUE}).")
     String workload;
 
     @Option(
@@ -168,10 +177,18 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--warm-up",
             paramLabel = "N",
-            defaultValue = "" + DEFAULT_WARM_UP,
             description = "Acquisitions of a private key per worker before the start, so that the JIT compiler has"
-                    + " compiled the lock's code before it is measured (default: ${DEFAULT-VALUE}).")
-    int warmUp;
+                    + " compiled the lock's code before it is measured (default: " + DEFAULT_WARM_UP + "); --workload"
+                    + " failover: unrecorded step-downs per store before the measured rounds (default: "
+                    + DEFAULT_FAILOVER_WARM_UP + ").")
+    Integer warmUp;
+
+    @Option(
+            names = "--failovers",
+            paramLabel = "N",
+            description = "--workload failover: measured rounds of each kind (a step-down, a SIGKILL of the leader's"
+                    + " JVM) per store, at least 1 (default: " + DEFAULT_FAILOVERS + ").")
+    Integer failovers;
 
     @Option(
             names = "--contended-warm-up",
@@ -244,10 +261,18 @@ final class BenchCommand implements Callable<Integer> {
                     switch (chosen.name()) {
                         case Workload.READ_HEAVY_NAME -> DEFAULT_READ_HEAVY_PROCESSES;
                         case Workload.SEMAPHORE_NAME -> DEFAULT_SEMAPHORE_PROCESSES;
+                        case Workload.FAILOVER_NAME -> DEFAULT_FAILOVER_PROCESSES;
                         default -> stores.isEmpty() ? DEFAULT_RUN_PROCESSES : DEFAULT_PROCESSES;
                     });
         }
+        boolean failover = chosen.name().equals(Workload.FAILOVER_NAME);
+        if (warmUp == null) {
+            warmUp = failover ? DEFAULT_FAILOVER_WARM_UP : DEFAULT_WARM_UP;
+        }
         validate();
+        if (failover) {
+            validateFailover();
+        }
         PrintWriter console = spec.commandLine().getOut();
         Path dir = out != null
                 ? out
@@ -256,7 +281,7 @@ final class BenchCommand implements Callable<Integer> {
         Path work = dir.resolve("work");
         try (DefaultStore defaults = DefaultStore.unless(stores, "bench")) {
             List<String> targets = defaults.uris(stores);
-            if (stores.isEmpty()) {
+            if (stores.isEmpty() && !failover) {
                 targets = List.of(targets.get(0), Targets.unfair(targets.get(0)));
             }
             for (String target : targets) {
@@ -284,8 +309,14 @@ final class BenchCommand implements Callable<Integer> {
                             * acquisitions
                             * threads
                             * processes.stream().mapToInt(Integer::intValue).sum();
+            List<Failover.Run> failoverRuns = List.of();
+            if (failover) {
+                total = (long) targets.size() * 2 * failovers;
+            }
             try (Progress progress = Progress.of("bench", total + (long) held * targets.size())) {
-                if (mode == Mode.uncontended) {
+                if (failover) {
+                    failoverRuns = engine.failover(targets, failovers, processes.get(0), progress.step());
+                } else if (mode == Mode.uncontended) {
                     uncontended = engine.uncontended(targets, rounds, progress.step());
                 } else {
                     for (int round = 1; round <= rounds; round++) {
@@ -308,7 +339,16 @@ final class BenchCommand implements Callable<Integer> {
                 }
             }
             BenchReport report = new BenchReport(
-                    commandLine(chosen), environment, targets, comparisons, uncontended, heldSummaries, runs, chosen);
+                    commandLine(chosen),
+                    environment,
+                    targets,
+                    comparisons,
+                    uncontended,
+                    heldSummaries,
+                    runs,
+                    chosen,
+                    Failover.summarize(targets, failoverRuns),
+                    failoverRuns);
             new ObjectMapper()
                     .registerModule(Reports.hidingSecrets())
                     .enable(SerializationFeature.INDENT_OUTPUT)
@@ -338,13 +378,23 @@ final class BenchCommand implements Callable<Integer> {
                     + (chosen.readWrite() ? "; the rate of each side too" : "")
                     + "; every run's history checked: no write beside another hold, no more holders than allowed.";
         }
+        if (chosen.name().equals(Workload.FAILOVER_NAME)) {
+            what = String.format(
+                    Locale.ROOT,
+                    "Measuring failover: %d candidate JVMs per store in one election; %d unrecorded step-downs, then"
+                            + " %d rounds of each kind, stores alternated: the leader steps down (from its call) or its"
+                            + " JVM is killed with SIGKILL (from the kill), to the next leader's first 'you lead'.",
+                    processes.get(0),
+                    warmUp,
+                    failovers);
+        }
         if (mode == Mode.uncontended) {
             what = String.format(
                     Locale.ROOT,
                     "Measuring: one JVM, acquire + release of a free key, %d times per store and round.",
                     acquisitions);
         }
-        if (stores.isEmpty()) {
+        if (stores.isEmpty() && !chosen.name().equals(Workload.FAILOVER_NAME)) {
             what += "\nThe embedded ZooKeeper's fair queue (each waiter in line, woken by its predecessor's release)"
                     + " beside an unfair retry loop on it (tryLock, then a random sleep of 0 to min(50 x attempt, 1000)"
                     + " ms: seed 000's old algorithm's shape). Fair: even waits, Jain near 1; unfair: the holder takes it again while the others sleep, in bursts.";
@@ -366,6 +416,7 @@ final class BenchCommand implements Callable<Integer> {
                 }
                 chosen = Workload.readHeavy(share);
             }
+            case Workload.FAILOVER_NAME -> chosen = Workload.FAILOVER;
             case Workload.SEMAPHORE_NAME -> {
                 int p = permits == null ? DEFAULT_PERMITS : permits;
                 if (p < 1) {
@@ -377,7 +428,7 @@ final class BenchCommand implements Callable<Integer> {
             default ->
                 throw new ParameterException(
                         spec.commandLine(),
-                        "Unknown --workload '" + workload + "'; expected lock, read-heavy or semaphore");
+                        "Unknown --workload '" + workload + "'; expected lock, read-heavy, semaphore or failover");
         }
         if (readShare != null && !chosen.readWrite()) {
             throw new ParameterException(
@@ -386,6 +437,13 @@ final class BenchCommand implements Callable<Integer> {
         if (permits != null && !chosen.name().equals(Workload.SEMAPHORE_NAME)) {
             throw new ParameterException(
                     spec.commandLine(), "--permits applies to --workload semaphore only, not " + chosen.name());
+        }
+        if (failovers != null && !chosen.name().equals(Workload.FAILOVER_NAME)) {
+            throw new ParameterException(
+                    spec.commandLine(), "--failovers applies to --workload failover only, not " + chosen.name());
+        }
+        if (failovers == null) {
+            failovers = DEFAULT_FAILOVERS;
         }
         if (!chosen.name().equals(Workload.LOCK_NAME) && mode == Mode.uncontended) {
             throw new ParameterException(
@@ -439,6 +497,28 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /** What the failover workload refuses: options of the lock workloads, and too few candidates or rounds. */
+    private void validateFailover() {
+        if (failovers < 1) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--failovers must be at least 1 (measured rounds of each kind per store), got " + failovers);
+        }
+        if (processes.size() != 1 || processes.get(0) < 2) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--workload failover takes one --processes, the election's candidates, at least 2 (default 3), got "
+                            + processes);
+        }
+        if (threads != 1 || held > 0 || contendedWarmUp > 0 || rounds != 1 || keys != 1 || !hold.isZero()) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--workload failover measures hand-overs, not acquisitions: --threads, --held,"
+                            + " --contended-warm-up, --rounds, --keys and --hold do not apply (--failovers sets the"
+                            + " rounds)");
+        }
+    }
+
     private String commandLine(Workload chosen) {
         boolean peers = stores.stream().anyMatch(s -> s.startsWith("peer:"));
         List<String> args = new ArrayList<>(peers ? List.of("scripts/bench-peers") : List.of("./lockctl", "bench"));
@@ -451,7 +531,10 @@ final class BenchCommand implements Callable<Integer> {
         if (threads != 1) {
             args.addAll(List.of("--threads", Integer.toString(threads)));
         }
-        args.addAll(List.of("--acquisitions", Integer.toString(acquisitions), "--rounds", Integer.toString(rounds)));
+        if (!chosen.name().equals(Workload.FAILOVER_NAME)) {
+            args.addAll(
+                    List.of("--acquisitions", Integer.toString(acquisitions), "--rounds", Integer.toString(rounds)));
+        }
         if (mode == Mode.uncontended) {
             args.addAll(List.of("--mode", "uncontended"));
         }
@@ -467,7 +550,10 @@ final class BenchCommand implements Callable<Integer> {
         if (!hold.isZero()) {
             args.addAll(List.of("--hold", hold.toMillis() + "ms"));
         }
-        if (warmUp != DEFAULT_WARM_UP) {
+        if (chosen.name().equals(Workload.FAILOVER_NAME)) {
+            args.addAll(List.of("--failovers", Integer.toString(failovers)));
+        }
+        if (warmUp != (chosen.name().equals(Workload.FAILOVER_NAME) ? DEFAULT_FAILOVER_WARM_UP : DEFAULT_WARM_UP)) {
             args.addAll(List.of("--warm-up", Integer.toString(warmUp)));
         }
         if (contendedWarmUp > 0) {

@@ -13,6 +13,9 @@ import java.util.List;
  * @param heapPerHeldLockBytes client heap per held lock per store (empty unless {@code --held N})
  * @param runs every contended run with its raw per-acquisition data
  * @param workload what each acquisition took (the lock workload in a {@code bench.json} written before workloads)
+ * @param failover {@code --workload failover}: per store and kind of round, median, p99, max and paired ratios (else
+ *     empty)
+ * @param failoverRuns {@code --workload failover}: every measured hand-over (else empty)
  */
 public record BenchReport(
         String command,
@@ -22,11 +25,15 @@ public record BenchReport(
         List<UncontendedSummary> uncontended,
         List<HeldSummary> heapPerHeldLockBytes,
         List<RunData> runs,
-        Workload workload) {
+        Workload workload,
+        List<Failover.Summary> failover,
+        List<Failover.Run> failoverRuns) {
 
-    /** Reads a {@code bench.json} written before workloads as the lock workload. */
+    /** Reads a {@code bench.json} written before workloads as the lock workload, one written before failover as none. */
     public BenchReport {
         workload = workload == null ? Workload.LOCK : workload;
+        failover = failover == null ? List.of() : failover;
+        failoverRuns = failoverRuns == null ? List.of() : failoverRuns;
     }
 
     /**

@@ -46,9 +46,35 @@ public interface BenchTarget extends AutoCloseable {
         return OptionalLong.empty();
     }
 
+    /**
+     * Joins the election {@code election} as the candidate {@code identity} ({@code --workload failover}): the target
+     * calls {@code elected} at once, on any thread, each time this candidate begins to lead (its first "you lead" of a
+     * term, as the application would be told it). A target measures failover only if it overrides this.
+     *
+     * @return the candidacy, to step down with {@link Candidate#stepDown()}; it ends with {@link #close()}
+     * @throws UnsupportedOperationException if this target has no election
+     * @throws Exception if it cannot join; the run is aborted with this error
+     */
+    default Candidate join(String election, String identity, Runnable elected) throws Exception {
+        throw new UnsupportedOperationException("This target has no election, so it cannot run --workload failover ("
+                + getClass().getName() + "); use a distlock URI, peer:curator-leader-latch or peer:jetcd-election");
+    }
+
     /** Disconnects; locks still held are not the engine's concern (it releases every lock it takes). */
     @Override
     void close() throws Exception;
+
+    /** A candidate of an election joined through a {@link BenchTarget}. */
+    @FunctionalInterface
+    interface Candidate {
+        /**
+         * Ends this candidate's term, so that the next candidate leads, and queues it again behind the others, so that
+         * the election keeps its number of candidates. Returns once the store has been told.
+         *
+         * @throws Exception if the step-down failed; the run is aborted with this error
+         */
+        void stepDown() throws Exception;
+    }
 
     /** A lock held through a {@link BenchTarget}. */
     @FunctionalInterface

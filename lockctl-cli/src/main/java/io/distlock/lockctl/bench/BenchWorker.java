@@ -31,6 +31,11 @@ import jdk.jfr.Recording;
  * and {@value #DONE} once its result file is written; {@code ERROR <message>} on failure. With a contended warm-up,
  * the first {@code GO} starts that warm-up on a key shared by all workers, and a second {@value #READY} and {@code GO}
  * start the measured part.
+ *
+ * <p>A failover worker ({@code --workload failover}) is a candidate of one election: it joins, prints {@value #READY},
+ * and {@code LEAD <nanoTime>} each time it begins to lead, stamped as the target tells it; the engine sends
+ * {@value #CLOCK} (answered {@code CLOCK <nanoTime>}, so that the engine can check that the worker reads its clock),
+ * {@value #STEP} (answered {@code STEP <nanoTime>}, stamped just before the step-down) and {@value #EXIT}.
  */
 public final class BenchWorker {
 
@@ -39,6 +44,10 @@ public final class BenchWorker {
     static final String PROGRESS = "P ";
     static final String DONE = "DONE";
     static final String ERROR = "ERROR ";
+    static final String LEAD = "LEAD ";
+    static final String CLOCK = "CLOCK";
+    static final String STEP = "STEP";
+    static final String EXIT = "EXIT";
 
     private final PrintStream out;
     private final WorkerTask task;
@@ -99,6 +108,7 @@ public final class BenchWorker {
             case WorkerTask.CONTENDED -> contended();
             case WorkerTask.UNCONTENDED -> uncontended();
             case WorkerTask.HELD -> held();
+            case WorkerTask.FAILOVER -> failover();
             default -> throw new IllegalArgumentException("Unknown worker mode " + task.mode());
         };
     }
@@ -256,6 +266,28 @@ public final class BenchWorker {
                 target.close();
             }
         }
+    }
+
+    /** A candidate of the run's election until the engine says {@value #EXIT} (or kills this JVM). */
+    private WorkerResult failover() throws Exception {
+        try (BenchTarget target = Targets.open(task.specs().get(0))) {
+            // the stamp is taken as the target says "you lead", before the line is printed
+            BenchTarget.Candidate candidate = target.join(
+                    task.keyPrefix() + "failover", "w" + task.index(), () -> out.println(LEAD + System.nanoTime()));
+            out.println(READY);
+            for (String line = in.readLine(); line != null && !line.equals(EXIT); line = in.readLine()) {
+                switch (line) {
+                    case CLOCK -> out.println(CLOCK + " " + System.nanoTime());
+                    case STEP -> {
+                        long start = System.nanoTime();
+                        candidate.stepDown();
+                        out.println(STEP + " " + start);
+                    }
+                    default -> throw new IllegalStateException("Unexpected line from the engine: " + line);
+                }
+            }
+        }
+        return WorkerResult.unstamped(task.index(), null, new long[] {-1}, cpuNanos(), peakRss(), 0);
     }
 
     private WorkerResult held() throws Exception {

@@ -1,5 +1,7 @@
 package io.distlock.lockctl.bench;
 
+import io.distlock.Candidacy;
+import io.distlock.LeadershipListener;
 import io.distlock.LockKind;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -38,6 +40,14 @@ final class DistlockTarget implements BenchTarget {
     public Held acquire(String key, LockKind kind, int permits) throws InterruptedException {
         RemoteLock lock = hold(key, kind, permits);
         return lock::close;
+    }
+
+    /** A candidate of the locker's election {@code election}: stepping down queues it again behind the others. */
+    @Override
+    public Candidate join(String election, String identity, Runnable elected) {
+        Candidacy candidacy = locker.election(election)
+                .join(identity, LeadershipListener.of(term -> elected.run(), (term, why) -> {}));
+        return candidacy::stepDown;
     }
 
     /** One soft attempt on {@code key}: the held lock, or null when another holds it. */

@@ -1,6 +1,7 @@
 package io.distlock.lockctl.bench;
 
 import io.distlock.LockKind;
+import io.distlock.spi.Redaction;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.LongConsumer;
+import java.util.function.Predicate;
 
 /**
  * Seed 000's experiment (section 6) for any target: P worker JVMs of T threads each take one key N times per thread,
@@ -142,6 +144,227 @@ public final class Engine {
                 prefix,
                 workDir.resolve(name + "-w0.result.json").toString());
         return runWorkers(List.of(task), name, progress).get(0).heapPerLockBytes();
+    }
+
+    /**
+     * {@code --workload failover}: per target, an election of {@code candidates} worker JVMs; after {@link #warmUp}
+     * unrecorded step-downs, {@code failovers} rounds of each kind, the targets alternated hand-over by hand-over (each
+     * round: a step-down on every target, then a kill on every target). A step-down is timed from the leader's call
+     * (stamped in its JVM) to the next leader's first "you lead" (stamped in that JVM), a kill from just before the
+     * engine's SIGKILL of the leader's JVM; every stamp is a {@link System#nanoTime()} reading, checked to be the
+     * engine's own clock when each worker starts. A killed worker is replaced by a fresh one, queued before the next
+     * round, so that every round has {@code candidates} candidates.
+     *
+     * @param progress told the hand-overs measured so far
+     * @throws BenchException if a worker fails, its clock is not the engine's, or no candidate leads within {@link
+     *     #LEAD_TIMEOUT_NANOS}
+     */
+    public List<Failover.Run> failover(List<String> specs, int failovers, int candidates, LongConsumer progress)
+            throws IOException, InterruptedException {
+        List<Election> elections = new ArrayList<>();
+        try {
+            for (int s = 0; s < specs.size(); s++) {
+                elections.add(new Election(specs.get(s), s, candidates));
+            }
+            for (Election e : elections) {
+                for (int i = 0; i < warmUp; i++) {
+                    e.stepDown(0);
+                }
+            }
+            List<Failover.Run> runs = new ArrayList<>();
+            for (int round = 1; round <= failovers; round++) {
+                for (Election e : elections) {
+                    runs.add(e.stepDown(round));
+                    progress.accept(runs.size());
+                }
+                for (Election e : elections) {
+                    runs.add(e.kill(round));
+                    progress.accept(runs.size());
+                }
+            }
+            return runs;
+        } finally {
+            elections.forEach(Election::close);
+        }
+    }
+
+    /** How long a failover round waits for the next leader before it fails the run. */
+    static final long LEAD_TIMEOUT_NANOS = 300_000_000_000L;
+
+    /**
+     * Between rounds: long enough for the candidate that stepped down, or the fresh one, to be queued in the store
+     * (joining and re-queueing may return before the store has the candidate's entry).
+     */
+    static final long SETTLE_MILLIS = 500;
+
+    /** One line a failover worker printed: {@code LEAD}, {@code STEP} or {@code CLOCK}, with its stamp. */
+    private record Line(int worker, String what, long nanos) {}
+
+    /** One target's election: its candidate JVMs, the lines they printed, which of them leads. */
+    private final class Election implements AutoCloseable {
+        private final String spec;
+        private final int storeIndex;
+        private final String prefix = "bench-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        private final List<WorkerProcess> workers = new ArrayList<>();
+        private final Map<Integer, WorkerProcess> byNumber = new HashMap<>();
+        private final List<Line> lines = new ArrayList<>();
+        private int started;
+        private int leader = -1;
+
+        Election(String spec, int storeIndex, int candidates) throws IOException, InterruptedException {
+            this.spec = spec;
+            this.storeIndex = storeIndex;
+            for (int i = 0; i < candidates; i++) {
+                start();
+            }
+            leader = await(l -> l.what().equals(BenchWorker.LEAD.trim()), "the first leader")
+                    .worker();
+            settle();
+        }
+
+        /** Starts a candidate JVM and waits until it has joined and its clock is checked. */
+        private void start() throws IOException, InterruptedException {
+            int number = started++;
+            WorkerTask task = new WorkerTask(
+                    WorkerTask.FAILOVER,
+                    List.of(spec),
+                    number,
+                    1,
+                    0,
+                    1,
+                    0,
+                    0,
+                    0,
+                    1,
+                    workload,
+                    prefix,
+                    workDir.resolve(name(number) + ".result.json").toString());
+            WorkerProcess w = WorkerProcess.start(task, workDir, name(number), flightRecorder, l -> heard(number, l));
+            workers.add(w);
+            byNumber.put(number, w);
+            w.awaitReady(READY_TIMEOUT_MILLIS);
+            long before = System.nanoTime();
+            w.send(BenchWorker.CLOCK);
+            Line clock = await(l -> l.worker() == number && l.what().equals(BenchWorker.CLOCK), "its clock");
+            long after = System.nanoTime();
+            if (clock.nanos() < before || clock.nanos() > after) {
+                throw w.failure("its System.nanoTime() read " + clock.nanos() + ", outside the engine's " + before
+                        + " .. " + after + ": failover times need the one monotonic clock every JVM of a Linux host"
+                        + " reads");
+            }
+        }
+
+        private String name(int number) {
+            return "failover-s" + storeIndex + "-w" + number;
+        }
+
+        private void heard(int worker, String line) {
+            int space = line.indexOf(' ');
+            if (space < 0) {
+                return;
+            }
+            try {
+                Line l = new Line(
+                        worker,
+                        line.substring(0, space),
+                        Long.parseLong(line.substring(space + 1).trim()));
+                synchronized (lines) {
+                    lines.add(l);
+                    lines.notifyAll();
+                }
+            } catch (NumberFormatException e) {
+                // not a line of the failover protocol
+            }
+        }
+
+        /** The first line {@code wanted} accepts, waiting for it up to {@link #LEAD_TIMEOUT_NANOS}. */
+        private Line await(Predicate<Line> wanted, String what) throws InterruptedException {
+            long deadline = System.nanoTime() + LEAD_TIMEOUT_NANOS;
+            synchronized (lines) {
+                while (true) {
+                    for (Line l : lines) {
+                        if (wanted.test(l)) {
+                            return l;
+                        }
+                    }
+                    for (WorkerProcess w : workers) {
+                        if (w.ended()) {
+                            throw w.failure(null);
+                        }
+                    }
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        throw new BenchException("Waited " + LEAD_TIMEOUT_NANOS / 1_000_000_000 + " s for " + what
+                                + " of the election on " + Redaction.uri(spec) + " in vain (logs: "
+                                + workDir.resolve("failover-s" + storeIndex + "-w*.log") + ")");
+                    }
+                    lines.wait(Math.min(200, Math.max(1, left / 1_000_000)));
+                }
+            }
+        }
+
+        /** The leader steps down; round 0 is a warm-up, measured but not kept by the caller. */
+        Failover.Run stepDown(int round) throws IOException, InterruptedException {
+            int from = leader;
+            long sent = System.nanoTime();
+            byNumber.get(from).send(BenchWorker.STEP);
+            Line step = await(
+                    l -> l.worker() == from && l.what().equals(BenchWorker.STEP) && l.nanos() >= sent, "the step-down");
+            Line next = await(
+                    l -> l.what().equals(BenchWorker.LEAD.trim()) && l.nanos() >= step.nanos(), "the next leader");
+            leader = next.worker();
+            settle();
+            return new Failover.Run(
+                    spec,
+                    storeIndex,
+                    Failover.STEP_DOWN,
+                    round,
+                    Stats.millis(next.nanos() - step.nanos()),
+                    from,
+                    next.worker());
+        }
+
+        /** The leader's JVM is killed with SIGKILL, and a fresh candidate takes its place. */
+        Failover.Run kill(int round) throws IOException, InterruptedException {
+            int from = leader;
+            WorkerProcess killed = byNumber.get(from);
+            long kill = System.nanoTime();
+            killed.kill();
+            workers.remove(killed); // its end is not a failure
+            Line next = await(
+                    l -> l.what().equals(BenchWorker.LEAD.trim()) && l.worker() != from && l.nanos() >= kill,
+                    "the next leader");
+            leader = next.worker();
+            killed.close();
+            start();
+            settle();
+            return new Failover.Run(
+                    spec, storeIndex, Failover.KILL, round, Stats.millis(next.nanos() - kill), from, next.worker());
+        }
+
+        private void settle() throws InterruptedException {
+            Thread.sleep(SETTLE_MILLIS);
+        }
+
+        /** Every candidate leaves (the leader hands over as it goes); a JVM still running after 10 s is killed. */
+        @Override
+        public void close() {
+            for (WorkerProcess w : workers) {
+                try {
+                    w.send(BenchWorker.EXIT);
+                } catch (IOException e) {
+                    // already gone
+                }
+            }
+            for (WorkerProcess w : workers) {
+                try {
+                    w.awaitFinished(10_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                w.close();
+            }
+        }
     }
 
     private List<WorkerResult> runWorkers(List<WorkerTask> tasks, String name, LongConsumer progress)

@@ -148,6 +148,7 @@ public final class Reports {
                                 : String.format(Locale.ROOT, "%.2f", u.storeRequestsPerAcquisition())));
             }
         }
+        appendFailover(s, report);
         String heldWhat = report.workload().readWrite()
                 ? "read"
                 : report.workload().name().equals(Workload.SEMAPHORE_NAME) ? "permit" : "lock";
@@ -163,6 +164,41 @@ public final class Reports {
         }
         s.append("\nReproduce: ").append(Redaction.uri(report.command())).append('\n');
         return s.toString();
+    }
+
+    /** {@code --workload failover}: per store and kind of round, the hand-over's median, p99, max, paired ratio. */
+    private static void appendFailover(StringBuilder s, BenchReport report) {
+        if (report.failover().isEmpty()) {
+            return;
+        }
+        s.append("\nFailover: from the leader's step-down call, or the SIGKILL of its JVM, to the next leader's first")
+                .append(" 'you lead' (ratio: median of paired ratios against ")
+                .append(Redaction.uri(report.stores().get(0)))
+                .append(")\n");
+        s.append(String.format(
+                Locale.ROOT,
+                "%-10s %-40s %6s %10s %10s %10s %7s %13s%n",
+                "kind",
+                "store",
+                "rounds",
+                "median ms",
+                "p99 ms",
+                "max ms",
+                "ratio",
+                "ratio range"));
+        for (Failover.Summary f : report.failover()) {
+            s.append(String.format(
+                    Locale.ROOT,
+                    "%-10s %-40s %6d %10.2f %10.2f %10.2f %7s %13s%n",
+                    f.kind(),
+                    shorten(f.store()),
+                    f.rounds(),
+                    f.medianMs(),
+                    f.p99Ms(),
+                    f.maxMs(),
+                    f.ratio() == null ? "-" : String.format(Locale.ROOT, "%.2f", f.ratio()),
+                    f.ratio() == null ? "-" : String.format(Locale.ROOT, "%.2f-%.2f", f.ratioMin(), f.ratioMax())));
+        }
     }
 
     /**

@@ -17,6 +17,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /** One worker JVM seen from the engine: started with this JVM's classpath, driven by {@link BenchWorker}'s lines. */
@@ -34,11 +35,14 @@ final class WorkerProcess implements AutoCloseable {
     private final AtomicLong progress = new AtomicLong();
     private final AtomicReference<String> error = new AtomicReference<>();
     private final Thread reader;
+    /** Told every other line (a failover worker's {@code LEAD}, {@code STEP} and {@code CLOCK}). */
+    private final Consumer<String> lines;
 
-    private WorkerProcess(Process process, WorkerTask task, Path log) {
+    private WorkerProcess(Process process, WorkerTask task, Path log, Consumer<String> lines) {
         this.process = process;
         this.task = task;
         this.log = log;
+        this.lines = lines;
         this.reader = new Thread(this::readLines, "bench-worker-" + task.index());
         reader.setDaemon(true);
         reader.start();
@@ -51,6 +55,12 @@ final class WorkerProcess implements AutoCloseable {
      * password ({@code password=}), and a file would outlive the run, a command line be readable by every local user.
      */
     static WorkerProcess start(WorkerTask task, Path dir, String name, boolean flightRecorder) throws IOException {
+        return start(task, dir, name, flightRecorder, line -> {});
+    }
+
+    /** {@link #start(WorkerTask, Path, String, boolean)}, telling {@code lines} every line the engine does not read. */
+    static WorkerProcess start(WorkerTask task, Path dir, String name, boolean flightRecorder, Consumer<String> lines)
+            throws IOException {
         Files.createDirectories(dir);
         Path log = dir.resolve(name + ".log");
         List<String> command = new ArrayList<>();
@@ -71,7 +81,7 @@ final class WorkerProcess implements AutoCloseable {
         Writer stdin = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8);
         stdin.write(JSON.writeValueAsString(task) + "\n"); // one line: Jackson writes no line break unless asked
         stdin.flush();
-        return new WorkerProcess(p, task, log);
+        return new WorkerProcess(p, task, log, lines);
     }
 
     private void readLines() {
@@ -90,6 +100,8 @@ final class WorkerProcess implements AutoCloseable {
                 } else if (line.startsWith(BenchWorker.ERROR)) {
                     error.set(line.substring(BenchWorker.ERROR.length()));
                     break;
+                } else {
+                    lines.accept(line);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -120,6 +132,23 @@ final class WorkerProcess implements AutoCloseable {
         w.flush();
     }
 
+    /** Sends {@code line} to the worker (a failover worker's {@code CLOCK}, {@code STEP}, {@code EXIT}). */
+    void send(String line) throws IOException {
+        Writer w = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        w.write(line + "\n");
+        w.flush();
+    }
+
+    /** Kills the worker's JVM with SIGKILL (no shutdown hook, no goodbye to the store), without waiting. */
+    void kill() {
+        process.destroyForcibly();
+    }
+
+    /** Whether the worker ended (it printed its last line, failed or was killed). */
+    boolean ended() {
+        return finished.getCount() == 0;
+    }
+
     /** Acquisitions done so far, as last reported. */
     long progress() {
         return progress.get();
@@ -141,7 +170,8 @@ final class WorkerProcess implements AutoCloseable {
         return JSON.readValue(file.toFile(), WorkerResult.class);
     }
 
-    private BenchException failure(String what) {
+    /** The failure of this worker: {@code what}, else its error, naming its log. */
+    BenchException failure(String what) {
         String why = what != null ? what : error.get() != null ? error.get() : "exited without a result";
         return new BenchException("Worker " + task.index() + " on "
                 + task.specs().stream().map(Redaction::uri).collect(Collectors.joining(", ")) + " failed: "

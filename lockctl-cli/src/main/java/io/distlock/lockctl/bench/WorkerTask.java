@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * What one worker JVM does, written by the engine as JSON for the worker to read.
  *
- * @param mode {@code contended}, {@code uncontended} or {@code held}
+ * @param mode {@code contended}, {@code uncontended}, {@code held} or {@code failover} (a candidate of the election
+ *     {@code <keyPrefix>failover}, driven by the engine's lines: {@link BenchWorker})
  * @param specs the targets (one, except for {@code uncontended}, which interleaves them)
  * @param index this worker's number, from 0
  * @param threads threads taking the lock in this worker, all on its one target ({@code contended}; else 1)
@@ -39,4 +40,5 @@ record WorkerTask(
     static final String CONTENDED = "contended";
     static final String UNCONTENDED = "uncontended";
     static final String HELD = "held";
+    static final String FAILOVER = "failover";
 }

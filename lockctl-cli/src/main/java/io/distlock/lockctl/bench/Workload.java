@@ -9,7 +9,7 @@ import java.util.SplittableRandom;
  * read-write lock on the key, a read with probability {@code readShare} ({@code read-heavy}); or one permit of the
  * semaphore of {@code permits} permits on the key ({@code semaphore}).
  *
- * @param name {@value #LOCK_NAME}, {@value #READ_HEAVY_NAME} or {@value #SEMAPHORE_NAME}
+ * @param name {@value #LOCK_NAME}, {@value #READ_HEAVY_NAME}, {@value #SEMAPHORE_NAME} or {@value #FAILOVER_NAME}
  * @param readShare the share of reads, between 0 and 1 ({@code read-heavy}; else 0)
  * @param permits the semaphore's permits ({@code semaphore}; else 1)
  */
@@ -22,6 +22,9 @@ public record Workload(String name, double readShare, int permits) {
     /** A permit of the semaphore on the key. */
     public static final String SEMAPHORE_NAME = "semaphore";
 
+    /** No acquisitions: the candidates of an election, whose leader steps down or is killed, round by round. */
+    public static final String FAILOVER_NAME = "failover";
+
     /** Every acquisition takes the lock on its key. */
     public static final Workload LOCK = new Workload(LOCK_NAME, 0, 1);
 
@@ -30,6 +33,9 @@ public record Workload(String name, double readShare, int permits) {
         name = name == null ? LOCK_NAME : name;
         permits = Math.max(permits, 1);
     }
+
+    /** The failover workload ({@link Engine#failover}). */
+    public static final Workload FAILOVER = new Workload(FAILOVER_NAME, 0, 1);
 
     /** Reads (with probability {@code readShare}) and writes of the read-write lock on the key. */
     public static Workload readHeavy(double readShare) {
@@ -77,6 +83,8 @@ public record Workload(String name, double readShare, int permits) {
             case READ_HEAVY_NAME ->
                 String.format(Locale.ROOT, "%s (read-write lock, %s %% reads)", name, percent(readShare));
             case SEMAPHORE_NAME -> String.format(Locale.ROOT, "%s (%d permits)", name, permits);
+            case FAILOVER_NAME ->
+                "failover (an election's leader steps down or is killed; the next one's first 'you lead')";
             default -> name;
         };
     }

@@ -20,7 +20,9 @@ class ReportsSecretsTest {
                 List.of(),
                 List.of(new BenchReport.HeldSummary(store, 10, 100.0)),
                 List.of(),
-                Workload.LOCK);
+                Workload.LOCK,
+                List.of(),
+                List.of());
         String json = new ObjectMapper().registerModule(Reports.hidingSecrets()).writeValueAsString(report);
         assertThat(json).doesNotContain("s3cr3t-Pa55").contains("password=****").contains("user=locker");
         assertThat(Reports.text(report, true)).doesNotContain("s3cr3t-Pa55");
