@@ -110,6 +110,12 @@ public final class CuratorPeer implements BenchTargetFactory {
                     + " LeaderLatch); measure Curator's locks with peer:curator");
         }
 
+        /** Every kind is refused as the lock is: this peer has no locks at all. */
+        @Override
+        public Held acquire(String key, LockKind kind, int permits) {
+            return acquire(key);
+        }
+
         @Override
         public Candidate join(String election, String identity, Runnable elected) throws Exception {
             String path = base + "/leader-latch/" + encode(election);

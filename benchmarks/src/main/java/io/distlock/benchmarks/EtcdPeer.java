@@ -1,5 +1,6 @@
 package io.distlock.benchmarks;
 
+import io.distlock.LockKind;
 import io.distlock.lockctl.bench.BenchTarget;
 import io.distlock.lockctl.bench.BenchTargetFactory;
 import io.etcd.jetcd.ByteSequence;
@@ -123,6 +124,12 @@ public final class EtcdPeer implements BenchTargetFactory {
         public Held acquire(String key) {
             throw new UnsupportedOperationException("peer:jetcd-election runs --workload failover only (jetcd's"
                     + " Election); measure etcd's Lock service with peer:jetcd-lock");
+        }
+
+        /** Every kind is refused as the lock is: this peer has no locks at all. */
+        @Override
+        public Held acquire(String key, LockKind kind, int permits) {
+            return acquire(key);
         }
 
         @Override

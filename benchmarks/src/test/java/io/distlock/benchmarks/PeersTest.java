@@ -6,10 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.distlock.LockKind;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.lockctl.bench.BenchTarget;
+import io.distlock.lockctl.bench.Engine;
+import io.distlock.lockctl.bench.Failover;
 import io.distlock.lockctl.bench.Targets;
+import io.distlock.lockctl.bench.Workload;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.RedisServers;
 import io.distlock.testing.ZooKeeperEnsemble;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Every peer against its real store: two clients on one key exclude each other, and the floors count requests. */
 class PeersTest {
@@ -35,6 +40,10 @@ class PeersTest {
     static final ZooKeeperEnsemble ZK = ZooKeeperEnsemble.builder().servers(1).build();
 
     private static final int PER_CLIENT = 25;
+    /** The failover tests' session timeout and lease time: short, so that a killed leader's runs out soon. */
+    private static final Duration TTL = Duration.ofSeconds(3);
+    /** Beyond the ttl: the server's tick or lease check, the watch, the listener, a loaded machine. */
+    private static final Duration FAILOVER_SLACK = TestTimeouts.scaled(Duration.ofSeconds(2));
 
     @Test
     void curator_twoClients_excludeEachOther() throws Exception {
@@ -115,6 +124,72 @@ class PeersTest {
     @Test
     void redissonReadWriteLockAndSemaphore_readsAndPermitsShare_writesAndTheFifthPermitWait() throws Exception {
         assertSharesAndExcludes("peer:redisson://" + REDIS.endpoints().get(0));
+    }
+
+    /** Failover on distlock's ZooKeeper election beside Curator's LeaderLatch, one round of each kind, side by side. */
+    @Test
+    void curatorLeaderLatch_failoverBesideDistlock_handsOverOnStepDownAndWithinTheSessionOnKill(@TempDir Path dir)
+            throws Exception {
+        List<String> stores = List.of(
+                "zk://" + ZK.connectString() + "/failover?ttl=" + TTL.toSeconds() + "s",
+                "peer:curator-leader-latch://" + ZK.connectString() + "/failover?ttl=" + TTL.toSeconds() + "s");
+        List<Failover.Run> runs = failover(dir, stores);
+
+        assertPlausible(runs, stores);
+        List<Failover.Summary> summaries = Failover.summarize(stores, runs);
+        assertThat(summaries).hasSize(4);
+        assertThat(summaries).filteredOn(f -> f.storeIndex() == 1).allSatisfy(f -> assertThat(f.ratio())
+                .isPositive());
+    }
+
+    @Test
+    void jetcdElection_failover_handsOverOnStepDownAndWithinTheLeaseOnKill(@TempDir Path dir) throws Exception {
+        List<String> stores = List.of("peer:jetcd-election://" + etcd() + "?ttl=" + TTL.toSeconds() + "s");
+        assertPlausible(failover(dir, stores), stores);
+    }
+
+    /** A lock peer has no election; an election peer no lock: each is refused by name. */
+    @Test
+    void peers_askedForAWorkloadTheyCannotRun_areRefusedByName() throws Exception {
+        try (BenchTarget lock = Targets.open("peer:curator://" + ZK.connectString() + "/peers")) {
+            assertThatThrownBy(() -> lock.join("e", "a", () -> {}))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("cannot run --workload failover")
+                    .hasMessageContaining("peer:curator-leader-latch");
+        }
+        try (BenchTarget latch = Targets.open("peer:curator-leader-latch://" + ZK.connectString() + "/peers")) {
+            assertThatThrownBy(() -> latch.acquire("k"))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("runs --workload failover only");
+        }
+        try (BenchTarget election = Targets.open("peer:jetcd-election://" + etcd())) {
+            assertThatThrownBy(() -> election.acquire("k", LockKind.READ, 1))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("runs --workload failover only");
+        }
+    }
+
+    /** One step-down and one kill per store, three candidate JVMs each, one warm-up step-down. */
+    private static List<Failover.Run> failover(Path dir, List<String> stores) throws Exception {
+        return new Engine(dir, 1, 1, 0, 1, 0, false, Workload.FAILOVER).failover(stores, 1, 3, done -> {});
+    }
+
+    /**
+     * Every store had a step-down and a kill; each handed over to another candidate; a step-down well within the ttl,
+     * a kill no sooner than half of it (the killed leader's session or lease had to run out) and no later than the ttl
+     * and some slack.
+     */
+    private static void assertPlausible(List<Failover.Run> runs, List<String> stores) {
+        assertThat(runs).hasSize(2 * stores.size());
+        for (Failover.Run r : runs) {
+            assertThat(r.to()).as("%s", r).isNotEqualTo(r.from());
+            if (r.kind().equals(Failover.KILL)) {
+                assertThat(r.millis()).as("%s", r).isBetween(TTL.toMillis() / 2.0, (double)
+                        TTL.plus(FAILOVER_SLACK).toMillis());
+            } else {
+                assertThat(r.millis()).as("%s", r).isBetween(0.0, TTL.toMillis() / 2.0);
+            }
+        }
     }
 
     @Test
