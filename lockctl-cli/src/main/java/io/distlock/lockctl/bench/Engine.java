@@ -168,8 +168,9 @@ public final class Engine {
             }
             for (Election e : elections) {
                 for (int i = 0; i < warmUp; i++) {
-                    e.stepDown(0);
+                    e.stepDown(0); // round 0: not kept
                 }
+                e.settle();
             }
             List<Failover.Run> runs = new ArrayList<>();
             for (int round = 1; round <= failovers; round++) {
@@ -303,7 +304,10 @@ public final class Engine {
             }
         }
 
-        /** The leader steps down; round 0 is a warm-up, measured but not kept by the caller. */
+        /**
+         * The leader steps down; round 0 is a warm-up, measured but not kept by the caller, and followed by no pause:
+         * another candidate is queued already, and warm-ups go as fast as the store hands over.
+         */
         Failover.Run stepDown(int round) throws IOException, InterruptedException {
             int from = leader;
             long sent = System.nanoTime();
@@ -313,7 +317,9 @@ public final class Engine {
             Line next = await(
                     l -> l.what().equals(BenchWorker.LEAD.trim()) && l.nanos() >= step.nanos(), "the next leader");
             leader = next.worker();
-            settle();
+            if (round > 0) {
+                settle();
+            }
             return new Failover.Run(
                     spec,
                     storeIndex,
@@ -342,7 +348,7 @@ public final class Engine {
                     spec, storeIndex, Failover.KILL, round, Stats.millis(next.nanos() - kill), from, next.worker());
         }
 
-        private void settle() throws InterruptedException {
+        void settle() throws InterruptedException {
             Thread.sleep(SETTLE_MILLIS);
         }
 
