@@ -62,6 +62,7 @@ import picocli.CommandLine.Spec;
             "  lockctl bench --store redis://127.0.0.1:6379 --held 10000",
             "  lockctl bench --store zk://127.0.0.1:2181/locks --workload read-heavy --read-share 0.9",
             "  lockctl bench --store redis://127.0.0.1:6379 --workload semaphore --permits 4 --processes 8",
+            "  lockctl bench --store 'zk://127.0.0.1:2181/locks?ttl=10s' --workload failover --failovers 30",
             "Peers (third-party locks, raw-store floors) come with the benchmarks module: scripts/bench-peers."
         })
 final class BenchCommand implements Callable<Integer> {
