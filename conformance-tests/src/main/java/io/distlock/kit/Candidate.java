@@ -108,6 +108,17 @@ final class Candidate implements LeadershipListener {
         }
     }
 
+    /** Steps down ({@link Candidacy#stepDown()}); a leader's belief ends just before. */
+    boolean stepDown() {
+        synchronized (this) {
+            if (believed != null) {
+                record(HistoryEvent.Type.RELEASING, believed);
+                believed = null;
+            }
+        }
+        return candidacy.stepDown();
+    }
+
     /** Leaves the election; a leader's belief ends just before. */
     void leave() {
         synchronized (this) {

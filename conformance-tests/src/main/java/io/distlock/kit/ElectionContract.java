@@ -159,6 +159,58 @@ public interface ElectionContract extends LockerFixture {
     }
 
     /**
+     * Stepping down hands leadership on and queues again. Three candidates join in turn (each once the one before is
+     * queued); the leader steps down three times. On a fair backend the candidates lead in the order they joined, the
+     * one that stepped down behind the others (a, b, c, then a again), and the store shows each; elsewhere one
+     * candidate leads after each step-down, whichever the store chose (perhaps the one that stepped down). No two
+     * beliefs overlap.
+     */
+    @Test
+    @Requires(Need.ELECTION)
+    default void stepDown_handsLeadershipOn_inArrivalOrderOnAFairBackend() throws Exception {
+        String name = TestKeys.unique("election-step-down");
+        HistoryRecorder history = HistoryRecorder.inMemory();
+        try (Lockers lockers = Lockers.open(this, 3, leaseTime())) {
+            boolean fair = lockers.get(0).capabilities().fair();
+            LeaderElection observed = lockers.get(0).election(name);
+            List<Candidate> candidates = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    candidates.add(Candidate.join(lockers.get(i).election(name), "kit-" + (char) ('a' + i), history));
+                    if (i == 0) {
+                        assertTrue(candidates.get(0).candidacy().awaitLeadership(maxWait()), "the first never led");
+                    } else {
+                        awaitQueued(lockers.get(0), observed.key(), i);
+                    }
+                }
+                Candidate leader = candidates.get(0);
+                for (int round = 1; round <= 3; round++) {
+                    assertTrue(leader.stepDown(), "the leader " + leader + " could not step down");
+                    Candidate next = oneLeader(candidates, maxWait());
+                    if (fair) {
+                        Candidate expected = candidates.get(round % 3);
+                        assertEquals(
+                                expected.identity(),
+                                next.identity(),
+                                "round " + round + ": after " + leader.identity()
+                                        + " stepped down, leadership goes to the candidate that joined next");
+                        Term term = next.candidacy().currentTerm().orElseThrow();
+                        Deadlines.await(
+                                () -> shows(observed.leader(), expected.identity(), term.epoch()),
+                                maxWait(),
+                                () -> "the store shows " + observed.leader() + ", not " + expected.identity());
+                        awaitQueued(lockers.get(0), observed.key(), 2); // the one that stepped down queued again
+                    }
+                    leader = next;
+                }
+            } finally {
+                candidates.forEach(Candidate::leave);
+            }
+        }
+        HistoryChecker.assertConsistent(history.events());
+    }
+
+    /**
      * Anyone can see who leads without joining: a locker that is no candidate observes the election (told first that
      * nobody leads, then each new leader) and reads the leader; both agree with the candidates on identity and epoch,
      * before and after the leader leaves.
@@ -210,10 +262,15 @@ public interface ElectionContract extends LockerFixture {
      * waiters ({@link io.distlock.LockState#waiting()}; where it does not, at once).
      */
     private void awaitQueued(RemoteLocker locker, String key) {
+        awaitQueued(locker, key, 1);
+    }
+
+    /** Waits until {@code waiting} candidates are queued for {@code key}, where the store counts its queue. */
+    private void awaitQueued(RemoteLocker locker, String key, int waiting) {
         Deadlines.await(
-                () -> locker.inspect(key).waiting().orElse(1) >= 1,
+                () -> locker.inspect(key).waiting().orElse(waiting) >= waiting,
                 maxWait(),
-                () -> "the candidate that does not lead is not queued: " + locker.inspect(key));
+                () -> waiting + " candidates that do not lead are not queued: " + locker.inspect(key));
     }
 
     private static boolean shows(Optional<Leader> leader, String identity, OptionalLong epoch) {
