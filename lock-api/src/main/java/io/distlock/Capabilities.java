@@ -15,8 +15,9 @@ import java.util.Set;
  * @param leaseModel how a held lock is kept alive
  * @param kinds the kinds of grant the backend offers: always {@link LockKind#LOCK}; {@link LockKind#READ} and {@link
  *     LockKind#WRITE} together for read-write locks, {@link LockKind#PERMIT} for semaphores
- * @param operations what an operator can do beyond taking and releasing grants: read who holds a key, break a held key;
- *     and whether a session backend reports its keep-alive failing, for the early warning
+ * @param operations what an operator can do beyond taking and releasing grants: read who holds a key, break a held key,
+ *     ask its holders to let go, keep a key taken for a lock-delay after an unclean end; and whether a session backend
+ *     reports its keep-alive failing, for the early warning
  */
 public record Capabilities(
         boolean fencing,
@@ -37,7 +38,18 @@ public record Capabilities(
          * keep-alive fails ({@link io.distlock.spi.LeaseLossListener#keepAliveFailing}). A {@link
          * LeaseModel#RENEWED_TTL} backend needs not declare it: the locker sees its own renewals fail.
          */
-        WARN
+        WARN,
+        /**
+         * {@link RemoteLockerBuilder#lockDelay}: a key whose grant ended without a release (its holder crashed, froze or
+         * was cut off, and its lease ran out) is granted to nobody for the lock-delay longer, while a released or broken
+         * key is free at once.
+         */
+        LOCK_DELAY,
+        /**
+         * {@link RemoteLocker#requestRelease(String)}: any process asks a key's holders to let go, and each holder's
+         * {@link RemoteLock#onReleaseRequested} listeners run within the bound the backend documents.
+         */
+        REQUEST_RELEASE
     }
 
     /** Checks that the lease model is given, and that the kinds hold the lock and both sides of a read-write lock. */

@@ -90,6 +90,26 @@ public interface RemoteLock extends AutoCloseable {
     RemoteLock onAtRisk(LeaseRiskListener listener, Executor executor);
 
     /**
+     * Registers a listener called when somebody asks this lock's holder to let go ({@link
+     * RemoteLocker#requestRelease(String)}, from any process): once for each request that reaches this lock while it is
+     * held, within the bound its backend documents. The listener decides — typically it finishes or abandons the work
+     * and calls {@link #release()}; a lock with no such listener keeps its lease. If a request reached the lock before
+     * the listener was registered, the listener is called at once for it. Runs on the locker's listener executor; a
+     * lock already released or lost never calls it.
+     *
+     * @return this lock
+     */
+    RemoteLock onReleaseRequested(Consumer<? super RemoteLock> listener);
+
+    /**
+     * Registers a listener called, on {@code executor}, when somebody asks this lock's holder to let go; see {@link
+     * #onReleaseRequested(Consumer)}.
+     *
+     * @return this lock
+     */
+    RemoteLock onReleaseRequested(Consumer<? super RemoteLock> listener, Executor executor);
+
+    /**
      * Sets this lock's lease to end {@code leaseTime} from now, and stops renewing it: from then on it is a fixed lease
      * (see {@link RemoteLocker#tryLockFor}), lengthened or shortened. Blocks for the store's round trip on {@link
      * LeaseModel#RENEWED_TTL} backends; on {@link LeaseModel#SESSION} ones only the locker's timer moves.

@@ -327,6 +327,21 @@ public interface RemoteLocker extends AutoCloseable {
     List<LockHolder> breakLock(String key);
 
     /**
+     * Asks the holders of {@code key} (of its lock, read-write lock and semaphore), whichever process holds them, to
+     * let go: each holder's {@link RemoteLock#onReleaseRequested} listeners run within the bound its backend documents,
+     * and the holder decides — a holder with no such listener keeps the lock. Nothing is deleted (for that, {@link
+     * #breakLock}). Curator's {@code Revoker} is the model.
+     *
+     * @return the holders asked; empty if the key was free
+     * @throws NullPointerException if the key is null
+     * @throws IllegalArgumentException if the key is blank or longer than {@link #MAX_KEY_BYTES} bytes
+     * @throws UnsupportedOperationException if the backend cannot reach a holder ({@link Capabilities#operations()})
+     * @throws LockBackendException if the store could not be asked
+     * @throws LockerClosedException if the locker is closed
+     */
+    List<LockHolder> requestRelease(String key);
+
+    /**
      * What the backend behind this locker guarantees: fencing tokens, fairness, push wake-up, lease model, the kinds of
      * grant it offers.
      */

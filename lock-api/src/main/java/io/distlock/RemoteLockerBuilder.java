@@ -2,6 +2,7 @@ package io.distlock;
 
 import io.distlock.internal.LockerFactory;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.ManualTicker;
 import io.distlock.toolkit.OwnerIds;
 import java.net.URI;
@@ -22,6 +23,7 @@ public final class RemoteLockerBuilder {
     private String uri;
     private final Map<String, String> options = new LinkedHashMap<>();
     private Optional<Duration> leaseTime = Optional.empty();
+    private Optional<Duration> lockDelay = Optional.empty();
     private Optional<Duration> connectTimeout = Optional.empty();
     private Optional<LockBackendProvider> provider = Optional.empty();
     private Ticker ticker = Ticker.system();
@@ -143,6 +145,27 @@ public final class RemoteLockerBuilder {
     }
 
     /**
+     * Keeps a key from everyone for {@code lockDelay} longer when its grant ends without a release — its holder
+     * crashed, froze (a long GC pause, a {@code SIGSTOP}) or was cut off from the store and its lease ran out — while
+     * a release, and {@link RemoteLocker#breakLock} (an administrator's decision), still free it at once (Consul's {@code lock-delay}). It gives a frozen holder
+     * time to wake, see its lock lost and stop before the next holder writes. Zero, the default, is none. The same as
+     * the URI option {@code lockDelay}. Only backends that declare {@link Capabilities.Operation#LOCK_DELAY} keep it;
+     * on any other, {@link #build()} fails naming the backend. A delay also holds up a waiter queued behind a
+     * crashed holder: keep it a small part of the lease.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if negative
+     */
+    public RemoteLockerBuilder lockDelay(Duration lockDelay) {
+        Objects.requireNonNull(lockDelay, "lockDelay must not be null");
+        if (lockDelay.isNegative()) {
+            throw new IllegalArgumentException("lockDelay must not be negative, got " + DurationText.of(lockDelay));
+        }
+        this.lockDelay = Optional.of(lockDelay);
+        return this;
+    }
+
+    /**
      * Opens the locker. Blocks until connected, at most for the connect timeout.
      *
      * @throws IllegalStateException if no URI was given
@@ -158,6 +181,7 @@ public final class RemoteLockerBuilder {
                 options,
                 leaseTime,
                 connectTimeout,
+                lockDelay,
                 provider,
                 ticker,
                 clock,

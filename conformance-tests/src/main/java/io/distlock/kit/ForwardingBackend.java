@@ -73,6 +73,11 @@ public abstract class ForwardingBackend implements LockBackend {
     }
 
     @Override
+    public List<LockHolder> requestRelease(String key) {
+        return backend.requestRelease(key);
+    }
+
+    @Override
     public void close() {
         backend.close();
     }

@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,6 +63,13 @@ final class DefaultRemoteLock implements RemoteLock {
             this.executor = executor;
         }
     }
+
+    /** The {@link #onReleaseRequested} listeners and where each runs (null: the listener executor); guarded by this. */
+    private List<ReleaseListener> releaseListeners;
+    /** How many release requests reached this lock while it had no {@link #onReleaseRequested} listener; guarded by this. */
+    private int unheardReleaseRequests;
+
+    private record ReleaseListener(Consumer<? super RemoteLock> listener, Executor executor) {}
 
     private final Lease lease;
     private State state = State.HELD;
@@ -238,6 +246,75 @@ final class DefaultRemoteLock implements RemoteLock {
         return this;
     }
 
+    @Override
+    public RemoteLock onReleaseRequested(Consumer<? super RemoteLock> listener) {
+        return addReleaseListener(new ReleaseListener(Objects.requireNonNull(listener, "listener"), null));
+    }
+
+    @Override
+    public RemoteLock onReleaseRequested(Consumer<? super RemoteLock> listener, Executor executor) {
+        return addReleaseListener(new ReleaseListener(
+                Objects.requireNonNull(listener, "listener"), Objects.requireNonNull(executor, "executor")));
+    }
+
+    private RemoteLock addReleaseListener(ReleaseListener listener) {
+        int unheard;
+        synchronized (this) {
+            if (state != State.HELD) {
+                return this;
+            }
+            if (releaseListeners == null) {
+                releaseListeners = new ArrayList<>(1);
+            }
+            releaseListeners.add(listener);
+            unheard = unheardReleaseRequests;
+            unheardReleaseRequests = 0;
+        }
+        for (int i = 0; i < unheard; i++) {
+            tellReleaseListener(listener);
+        }
+        return this;
+    }
+
+    /**
+     * Somebody asked this lock's holder to let go: told by the backend (through the {@link PendingGrant}). Runs the
+     * {@link #onReleaseRequested} listeners, or keeps the request for the first one registered.
+     */
+    void releaseRequested() {
+        List<ReleaseListener> listeners;
+        synchronized (this) {
+            if (state != State.HELD) {
+                return;
+            }
+            if (releaseListeners == null) {
+                unheardReleaseRequests++;
+                log.info(
+                        "Lock '{}' of owner {} was asked to let go; it has no onReleaseRequested listener yet",
+                        key,
+                        ownerId);
+                return;
+            }
+            listeners = List.copyOf(releaseListeners);
+        }
+        log.info("Lock '{}' of owner {} was asked to let go", key, ownerId);
+        listeners.forEach(this::tellReleaseListener);
+    }
+
+    private void tellReleaseListener(ReleaseListener l) {
+        Executor executor = l.executor() != null ? l.executor() : locks.listenerExecutor();
+        try {
+            executor.execute(() -> {
+                try {
+                    l.listener().accept(this);
+                } catch (RuntimeException e) {
+                    log.warn("An onReleaseRequested listener of lock '{}' threw", key, e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.warn("The executor of an onReleaseRequested listener of lock '{}' refused it", key, e);
+        }
+    }
+
     /** The backend's keep-alive of this lock's lease fails, or works again: for the lease keeper's warning. */
     void keepAliveFailing(boolean failing) {
         locks.keepAliveFailing(this, failing);
@@ -293,6 +370,7 @@ final class DefaultRemoteLock implements RemoteLock {
             state = State.LOST;
             lossReason = reason;
             riskListeners = null;
+            releaseListeners = null;
         }
         log.warn("Lock '{}' of owner {} was lost: {}", key, ownerId, reason);
         hold.lost(reason);
@@ -349,6 +427,7 @@ final class DefaultRemoteLock implements RemoteLock {
                     state = State.RELEASED;
                     lossListeners.clear();
                     riskListeners = null;
+                    releaseListeners = null;
                     return Optional.empty();
             }
         }

@@ -260,6 +260,13 @@ final class DefaultRemoteLocker implements RemoteLocker {
         return backend.breakLock(key);
     }
 
+    @Override
+    public List<LockHolder> requestRelease(String key) {
+        Checks.key(key);
+        offered(Operation.REQUEST_RELEASE, "asking a holder to let go");
+        return backend.requestRelease(key);
+    }
+
     private void offered(Operation operation, String what) {
         waiters.ensureOpen();
         if (!capabilities.offers(operation)) {

@@ -1,5 +1,6 @@
 package io.distlock.internal;
 
+import io.distlock.Capabilities;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.LockException;
@@ -47,6 +48,7 @@ public final class LockerFactory {
             Map<String, String> builderOptions,
             Optional<Duration> leaseTime,
             Optional<Duration> connectTimeout,
+            Optional<Duration> lockDelay,
             Optional<LockBackendProvider> explicitProvider,
             Ticker ticker,
             Clock clock,
@@ -67,9 +69,14 @@ public final class LockerFactory {
         }
         Duration ttl = take(options, TTL, leaseTime, DEFAULT_LEASE_TIME, rawUri);
         Duration connect = take(options, CONNECT_TIMEOUT, connectTimeout, DEFAULT_CONNECT_TIMEOUT, rawUri);
+        Duration delay = take(options, BackendConfig.LOCK_DELAY, lockDelay, Duration.ZERO, rawUri);
+        if (delay.isNegative()) {
+            throw new LockConfigurationException("Option 'lockDelay' must not be negative, got "
+                    + DurationText.of(delay) + " in lock URI '" + Redaction.uri(rawUri) + "'");
+        }
 
         LockBackendProvider provider = explicitProvider.orElseGet(() -> provider(uri.getScheme()));
-        BackendConfig config = new BackendConfig(withoutQuery(uri), options, ttl, connect, ticker, clock);
+        BackendConfig config = new BackendConfig(withoutQuery(uri), options, ttl, connect, delay, ticker, clock);
         LockBackend backend;
         try {
             backend = provider.open(config);
@@ -81,6 +88,12 @@ public final class LockerFactory {
         }
         try {
             config.rejectUnknownOptions(provider.name());
+            if (!delay.isZero() && !backend.capabilities().offers(Capabilities.Operation.LOCK_DELAY)) {
+                throw new LockConfigurationException("The " + provider.name() + " backend offers no lock-delay (it"
+                        + " offers " + backend.capabilities().operations() + "), so option 'lockDelay="
+                        + DurationText.of(delay) + "' cannot be kept: leave it out, or see the backend's"
+                        + " documentation for why its store cannot keep a key after an unclean end");
+            }
         } catch (LockConfigurationException e) {
             backend.close();
             throw e;

@@ -17,6 +17,7 @@ final class PendingGrant implements LeaseLossListener {
     private final boolean fixed;
     private DefaultRemoteLock handle; // guarded by this
     private boolean lostBeforeHandOver; // guarded by this
+    private int releaseRequestsBeforeHandOver; // guarded by this
 
     /**
      * A request by {@code ownerId} for a grant of {@code kind} with {@code limit} on {@code key} with {@code
@@ -43,6 +44,9 @@ final class PendingGrant implements LeaseLossListener {
             return false;
         }
         handle = lock;
+        for (; releaseRequestsBeforeHandOver > 0; releaseRequestsBeforeHandOver--) {
+            lock.releaseRequested();
+        }
         return true;
     }
 
@@ -69,5 +73,19 @@ final class PendingGrant implements LeaseLossListener {
         if (lock != null) {
             lock.keepAliveFailing(failing);
         }
+    }
+
+    /** Passed on to the handle; a request that comes before the hand-over is passed on at the hand-over. */
+    @Override
+    public void releaseRequested() {
+        DefaultRemoteLock lock;
+        synchronized (this) {
+            lock = handle;
+            if (lock == null) {
+                releaseRequestsBeforeHandOver++;
+                return;
+            }
+        }
+        lock.releaseRequested();
     }
 }

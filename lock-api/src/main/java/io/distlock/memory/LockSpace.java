@@ -64,12 +64,14 @@ final class LockSpace {
     private static final class Waiter {
         final LockRequest request;
         final Ticker ticker;
+        final long delayNanos;
         final Deadline deadline;
         final CompletableFuture<Optional<MemoryLease>> future = new CompletableFuture<>();
 
-        Waiter(LockRequest request, Ticker ticker, Deadline deadline) {
+        Waiter(LockRequest request, Ticker ticker, long delayNanos, Deadline deadline) {
             this.request = request;
             this.ticker = ticker;
+            this.delayNanos = delayNanos;
             this.deadline = deadline;
         }
     }
@@ -81,7 +83,7 @@ final class LockSpace {
         this.name = name;
     }
 
-    Optional<MemoryLease> tryAcquire(LockRequest request, Ticker ticker) {
+    Optional<MemoryLease> tryAcquire(LockRequest request, Ticker ticker, long delayNanos) {
         List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
@@ -89,7 +91,7 @@ final class LockSpace {
             expire(state, handovers);
             checkLimit(state, request);
             if (state.queue.isEmpty() && grantable(state, request)) {
-                return Optional.of(grant(state, request, ticker));
+                return Optional.of(grant(state, request, ticker, delayNanos));
             }
             return Optional.empty();
         } finally {
@@ -104,8 +106,9 @@ final class LockSpace {
      * deadline passed. Cancelling it leaves the queue; a grant that wins the race against the cancellation is
      * released.
      */
-    CompletableFuture<Optional<MemoryLease>> acquireAsync(LockRequest request, Ticker ticker, Deadline deadline) {
-        Waiter waiter = new Waiter(request, ticker, deadline);
+    CompletableFuture<Optional<MemoryLease>> acquireAsync(
+            LockRequest request, Ticker ticker, long delayNanos, Deadline deadline) {
+        Waiter waiter = new Waiter(request, ticker, delayNanos, deadline);
         List<Handover> handovers = new ArrayList<>();
         mutex.lock();
         try {
@@ -118,7 +121,7 @@ final class LockSpace {
                 throw e;
             }
             if (state.queue.isEmpty() && grantable(state, request)) {
-                handovers.add(new Handover(waiter, grant(state, request, ticker)));
+                handovers.add(new Handover(waiter, grant(state, request, ticker, delayNanos)));
             } else {
                 state.queue.addLast(waiter);
                 armExpiry(Name.of(request), state);
@@ -141,8 +144,9 @@ final class LockSpace {
     }
 
     /** The blocking form: waits on the asynchronous one; an interrupt withdraws the waiter. */
-    Optional<MemoryLease> acquire(LockRequest request, Ticker ticker, Deadline deadline) throws InterruptedException {
-        CompletableFuture<Optional<MemoryLease>> future = acquireAsync(request, ticker, deadline);
+    Optional<MemoryLease> acquire(LockRequest request, Ticker ticker, long delayNanos, Deadline deadline)
+            throws InterruptedException {
+        CompletableFuture<Optional<MemoryLease>> future = acquireAsync(request, ticker, delayNanos, deadline);
         try {
             return future.get();
         } catch (InterruptedException e) {
@@ -259,6 +263,34 @@ final class LockSpace {
         }
     }
 
+    /**
+     * Asks every holder of {@code key} in every space to let go: each holder's locker hears it at once, outside the
+     * mutex. Holders whose entry ran out are dropped first, as everywhere.
+     */
+    List<LockHolder> requestRelease(String key, Clock clock) {
+        List<Handover> handovers = new ArrayList<>();
+        List<MemoryLease> asked = new ArrayList<>();
+        List<LockHolder> holders = new ArrayList<>();
+        mutex.lock();
+        try {
+            for (LockKind.Space space : LockKind.Space.values()) {
+                KeyState state = keys.get(new Name(space, key));
+                if (state != null) {
+                    expire(state, handovers);
+                    for (MemoryLease h : state.holders) {
+                        asked.add(h);
+                        holders.add(holder(h, clock));
+                    }
+                }
+            }
+        } finally {
+            mutex.unlock();
+            handOver(handovers);
+        }
+        asked.forEach(MemoryLease::requestRelease);
+        return holders;
+    }
+
     private Optional<LockState> stateOf(String key, Clock clock, List<Handover> handovers) {
         List<LockHolder> holders = new ArrayList<>();
         int waiting = 0;
@@ -284,12 +316,12 @@ final class LockSpace {
                 lease.kind(),
                 lease.ownerId(),
                 Optional.of(now.minusNanos(nowNanos - lease.grantedAtNanos())),
-                Optional.of(now.plusNanos(lease.validUntilNanos() - nowNanos)),
+                Optional.of(now.plusNanos(lease.entryEndsNanos() - nowNanos)),
                 lease.fencingToken());
     }
 
-    private MemoryLease grant(KeyState state, LockRequest request, Ticker ticker) {
-        MemoryLease lease = new MemoryLease(request, ++lastToken, ticker, ticker.read());
+    private MemoryLease grant(KeyState state, LockRequest request, Ticker ticker, long delayNanos) {
+        MemoryLease lease = new MemoryLease(request, ++lastToken, ticker, ticker.read(), delayNanos);
         state.holders.add(lease);
         return lease;
     }
@@ -342,7 +374,7 @@ final class LockSpace {
                 state.queue.pollFirst();
             } else if (grantable(state, next.request)) {
                 state.queue.pollFirst();
-                handovers.add(new Handover(next, grant(state, next.request, next.ticker)));
+                handovers.add(new Handover(next, grant(state, next.request, next.ticker, next.delayNanos)));
             } else {
                 return;
             }
@@ -403,7 +435,7 @@ final class LockSpace {
             return;
         }
         long left = state.holders.stream()
-                .mapToLong(h -> Math.max(TimeUnit.MILLISECONDS.toNanos(1), h.validUntilNanos() - h.now()))
+                .mapToLong(h -> Math.max(TimeUnit.MILLISECONDS.toNanos(1), h.entryEndsNanos() - h.now()))
                 .min()
                 .orElseThrow();
         state.expiryCheck = TIMER.schedule(

@@ -3,6 +3,7 @@ package io.distlock.memory;
 import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLossListener;
 import io.distlock.spi.LockRequest;
 import java.util.OptionalLong;
 
@@ -16,9 +17,13 @@ final class MemoryLease implements Lease {
     private final long token;
     private final Ticker ticker;
     private final long grantedAtNanos;
+    /** How long the entry outlives its validity if it is not released: the locker's lock-delay. */
+    private final long delayNanos;
+
+    private final LeaseLossListener listener;
     private volatile long validUntilNanos;
 
-    MemoryLease(LockRequest request, long token, Ticker ticker, long grantedAtNanos) {
+    MemoryLease(LockRequest request, long token, Ticker ticker, long grantedAtNanos, long delayNanos) {
         this(
                 request.key(),
                 request.kind(),
@@ -27,7 +32,9 @@ final class MemoryLease implements Lease {
                 token,
                 ticker,
                 request.leaseTime().toNanos(),
-                grantedAtNanos);
+                grantedAtNanos,
+                delayNanos,
+                request.lossListener());
     }
 
     private MemoryLease(
@@ -38,7 +45,9 @@ final class MemoryLease implements Lease {
             long token,
             Ticker ticker,
             long leaseNanos,
-            long grantedAtNanos) {
+            long grantedAtNanos,
+            long delayNanos,
+            LeaseLossListener listener) {
         this.key = key;
         this.kind = kind;
         this.limit = limit;
@@ -46,6 +55,8 @@ final class MemoryLease implements Lease {
         this.token = token;
         this.ticker = ticker;
         this.grantedAtNanos = grantedAtNanos;
+        this.delayNanos = delayNanos;
+        this.listener = listener;
         this.validUntilNanos = grantedAtNanos + leaseNanos;
     }
 
@@ -93,8 +104,22 @@ final class MemoryLease implements Lease {
         return ticker.read();
     }
 
+    /**
+     * Whether the entry is gone from the space: its validity and the lock-delay after it have passed (a store drops an
+     * entry whose time to live, lease plus delay, ran out).
+     */
     boolean expired() {
-        return ticker.read() - validUntilNanos >= 0;
+        return ticker.read() - entryEndsNanos() >= 0;
+    }
+
+    /** When the entry leaves the space unless released: its validity, plus the lock-delay. */
+    long entryEndsNanos() {
+        return validUntilNanos + delayNanos;
+    }
+
+    /** Tells the holder's locker that somebody asked it to let go. */
+    void requestRelease() {
+        listener.releaseRequested();
     }
 
     @Override

@@ -23,16 +23,23 @@ final class MemoryLockBackend implements LockBackend {
 
     private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.RENEWED_TTL)
             .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
+            .with(
+                    Capabilities.Operation.INSPECT,
+                    Capabilities.Operation.BREAK,
+                    Capabilities.Operation.LOCK_DELAY,
+                    Capabilities.Operation.REQUEST_RELEASE);
 
     private final LockSpace space;
     private final Ticker ticker;
     private final Clock clock;
+    /** The locker's lock-delay: how long an unreleased grant's entry outlives its validity. */
+    private final long delayNanos;
 
-    MemoryLockBackend(LockSpace space, Ticker ticker, Clock clock) {
+    MemoryLockBackend(LockSpace space, Ticker ticker, Clock clock, Duration lockDelay) {
         this.space = space;
         this.ticker = ticker;
         this.clock = clock;
+        this.delayNanos = lockDelay.toNanos();
     }
 
     @Override
@@ -42,19 +49,19 @@ final class MemoryLockBackend implements LockBackend {
 
     @Override
     public Optional<Lease> tryAcquire(LockRequest request) {
-        return space.tryAcquire(request, ticker).map(Lease.class::cast);
+        return space.tryAcquire(request, ticker, delayNanos).map(Lease.class::cast);
     }
 
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        return space.acquire(request, ticker, deadline).map(Lease.class::cast);
+        return space.acquire(request, ticker, delayNanos, deadline).map(Lease.class::cast);
     }
 
     /** Native: a waiter is a future in the key's queue, completed by the release before it; no thread is held. */
     @Override
     public CompletableFuture<Optional<Lease>> acquireAsync(
             LockRequest request, Deadline deadline, Executor blockingExecutor) {
-        CompletableFuture<Optional<MemoryLease>> inSpace = space.acquireAsync(request, ticker, deadline);
+        CompletableFuture<Optional<MemoryLease>> inSpace = space.acquireAsync(request, ticker, delayNanos, deadline);
         CompletableFuture<Optional<Lease>> result = inSpace.thenApply(lease -> lease.map(Lease.class::cast));
         result.whenComplete((lease, failure) -> {
             if (result.isCancelled() && !inSpace.cancel(false)) {
@@ -91,6 +98,12 @@ final class MemoryLockBackend implements LockBackend {
     @Override
     public List<LockHolder> breakLock(String key) {
         return space.breakLock(key, clock);
+    }
+
+    /** The holders hear it at once, in this process: the space calls their lockers' listeners. */
+    @Override
+    public List<LockHolder> requestRelease(String key) {
+        return space.requestRelease(key, clock);
     }
 
     @Override

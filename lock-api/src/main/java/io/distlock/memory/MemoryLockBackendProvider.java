@@ -30,7 +30,8 @@ public final class MemoryLockBackendProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
-        return new MemoryLockBackend(LockSpaces.named(spaceName(config.uri())), config.ticker(), config.clock());
+        return new MemoryLockBackend(
+                LockSpaces.named(spaceName(config.uri())), config.ticker(), config.clock(), config.lockDelay());
     }
 
     static String spaceName(URI uri) {

@@ -35,10 +35,17 @@ public final class BackendConfig {
     /** The locker's option for how long opening may block ({@link #connectTimeout()}); not a backend's to read. */
     public static final String CONNECT_TIMEOUT = "connectTimeout";
 
+    /**
+     * The locker's option for the lock-delay ({@link #lockDelay()}); not a backend's to read as an option: a backend
+     * declaring {@link io.distlock.Capabilities.Operation#LOCK_DELAY} reads {@link #lockDelay()}.
+     */
+    public static final String LOCK_DELAY = "lockDelay";
+
     private final URI uri;
     private final Map<String, String> options;
     private final Duration leaseTime;
     private final Duration connectTimeout;
+    private final Duration lockDelay;
     private final Ticker ticker;
     private final Clock clock;
     private final Set<String> read = ConcurrentHashMap.newKeySet();
@@ -58,6 +65,27 @@ public final class BackendConfig {
             Duration connectTimeout,
             Ticker ticker,
             Clock clock) {
+        this(uri, options, leaseTime, connectTimeout, Duration.ZERO, ticker, clock);
+    }
+
+    /**
+     * Creates a configuration with a lock-delay; done by the locker, or by tests that open a backend directly.
+     *
+     * @param lockDelay how long a key stays taken after a grant ends without a release; zero for none
+     * @throws IllegalArgumentException if {@code lockDelay} is negative
+     */
+    public BackendConfig(
+            URI uri,
+            Map<String, String> options,
+            Duration leaseTime,
+            Duration connectTimeout,
+            Duration lockDelay,
+            Ticker ticker,
+            Clock clock) {
+        this.lockDelay = Objects.requireNonNull(lockDelay, "lockDelay");
+        if (lockDelay.isNegative()) {
+            throw new IllegalArgumentException("lockDelay must not be negative, got " + DurationText.of(lockDelay));
+        }
         this.uri = Objects.requireNonNull(uri, "uri");
         this.options = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(options, "options")));
         this.leaseTime = Objects.requireNonNull(leaseTime, "leaseTime");
@@ -79,6 +107,17 @@ public final class BackendConfig {
     /** How long {@link LockBackendProvider#open} may block connecting (option {@code connectTimeout}). */
     public Duration connectTimeout() {
         return connectTimeout;
+    }
+
+    /**
+     * The lock-delay (option {@code lockDelay}, {@link io.distlock.RemoteLockerBuilder#lockDelay}; zero, the default,
+     * for none): how much longer than its lease a grant's entry must keep the key from everyone when the grant ends
+     * without a release (its holder crashed, froze or was cut off, and its lease ran out). A release, and {@link
+     * LockBackend#breakLock}, still free the key at once. Only a backend that declares {@link io.distlock.Capabilities.Operation#LOCK_DELAY} is given a
+     * non-zero one; it keeps the holder's validity at the lease alone and adds the delay to what the store keeps.
+     */
+    public Duration lockDelay() {
+        return lockDelay;
     }
 
     /** The monotonic time source for deadlines and lease validity. */
@@ -276,6 +315,7 @@ public final class BackendConfig {
     @Override
     public String toString() {
         return "BackendConfig[" + uri + ", options=" + options.keySet() + ", leaseTime=" + DurationText.of(leaseTime)
+                + (lockDelay.isZero() ? "" : ", lockDelay=" + DurationText.of(lockDelay))
                 + "]";
     }
 }

@@ -19,4 +19,13 @@ public interface LeaseLossListener {
      * called from any thread, repeatedly with the same value. The default does nothing.
      */
     default void keepAliveFailing(boolean failing) {}
+
+    /**
+     * Somebody asked this lease's holder to let go ({@link io.distlock.RemoteLocker#requestRelease}), for backends that
+     * declare {@link io.distlock.Capabilities.Operation#REQUEST_RELEASE}: the locker runs the lock's {@link
+     * io.distlock.RemoteLock#onReleaseRequested} listeners. Call it once for each request that reaches the lease (a
+     * request the backend reads again, say at each renewal, is reported once). Must not block; may be called from any
+     * thread. The default does nothing.
+     */
+    default void releaseRequested() {}
 }

@@ -142,6 +142,23 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
+     * Asks every holder of {@code key} (in every space) to let go, for backends that declare {@link
+     * Capabilities.Operation#REQUEST_RELEASE}: writes what the holders' lockers watch or read (a node's data, a watched
+     * key, a cell read at renewal), so that each holder's {@link LockRequest#lossListener()} hears {@link
+     * LeaseLossListener#releaseRequested()} within the bound the backend documents. Deletes nothing and grants nothing:
+     * a holder decides. A request that finds the key free leaves nothing behind.
+     *
+     * @param key a checked key
+     * @return the holders asked; empty if the key was free
+     * @throws io.distlock.LockBackendException if the store could not be asked
+     * @throws UnsupportedOperationException if the backend does not declare {@code REQUEST_RELEASE} (the default)
+     */
+    default List<LockHolder> requestRelease(String key) {
+        throw new UnsupportedOperationException("This backend does not offer asking a holder to let go"
+                + " (Capabilities.operations() " + capabilities().operations() + " lacks REQUEST_RELEASE)");
+    }
+
+    /**
      * How many requests this backend has sent to its store since it was opened (round trips, counting each
      * instance of a multi-instance store), for the benchmark's "store requests per acquisition". Empty when the
      * backend does not count them.
