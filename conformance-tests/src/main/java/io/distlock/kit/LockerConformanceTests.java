@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Timeout;
  * that declare them ({@link io.distlock.Capabilities#kinds()}) {@link ReadWriteLockContract}, {@link
  * SemaphoreContract} and, across processes, {@link MultiProcessKindsContract}, and for those that declare the
  * operations ({@link io.distlock.Capabilities#operations()}) {@link InspectionContract} and, where the leader can be
- * read back, {@link ElectionContract}; the early warning: {@link LeaseWarningContract}. A backend that can pass only
+ * read back, {@link ElectionContract}; the early warning: {@link LeaseWarningContract}; the lock-delay and release requests: {@link LockDelayContract},
+ * {@link ReleaseRequestContract}. A backend that can pass only
  * some may implement those interfaces
  * instead. Tests that need what the backend does not declare ({@link io.distlock.Capabilities}, or a hook left at its
  * default) are marked {@link Requires} and skipped with the reason, in the console and in the report. The hooks with
@@ -61,6 +62,8 @@ public abstract class LockerConformanceTests
                 MultiProcessKindsContract,
                 InspectionContract,
                 LeaseWarningContract,
+                LockDelayContract,
+                ReleaseRequestContract,
                 ElectionContract {
 
     /** For subclasses. */

@@ -115,6 +115,22 @@ public enum Need {
         }
     },
 
+    /** Keeping a key after an unclean end ({@link Capabilities.Operation#LOCK_DELAY}). */
+    LOCK_DELAY {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return operation(fixture, capabilities, Capabilities.Operation.LOCK_DELAY);
+        }
+    },
+
+    /** Asking a holder to let go ({@link Capabilities.Operation#REQUEST_RELEASE}). */
+    RELEASE_REQUESTS {
+        @Override
+        Optional<String> missing(LockerFixture fixture, Capabilities capabilities) {
+            return operation(fixture, capabilities, Capabilities.Operation.REQUEST_RELEASE);
+        }
+    },
+
     /**
      * A way to delete a holder's entry behind its back: the store's own ({@link StoreFaults#deleteLockEntry}), else
      * breaking the key ({@link Capabilities.Operation#BREAK}).
