@@ -85,6 +85,14 @@ public class DistlockAutoConfiguration {
                         DistlockProperties.PREFIX + ".owner-label", properties.getOwnerLabel(), e.getMessage());
             }
         }
+        if (properties.getLockDelay() != null) {
+            try {
+                builder.lockDelay(properties.getLockDelay());
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigurationPropertyValueException(
+                        DistlockProperties.PREFIX + ".lock-delay", properties.getLockDelay(), e.getMessage());
+            }
+        }
         properties.getOptions().forEach(builder::option);
         listenerExecutor.ifAvailable(builder::listenerExecutor);
         return builder;

@@ -37,6 +37,13 @@ public class DistlockProperties {
     private String ownerLabel;
 
     /**
+     * How much longer than its lease a key stays taken when its holder crashed, froze or was cut off (the URI's
+     * lockDelay option; default none); a release frees it at once. Only stores that can keep it accept it: on the
+     * others startup fails, naming the backend and the option.
+     */
+    private Duration lockDelay;
+
+    /**
      * Backend options, as if given in the URI's query (see the backend's documentation), e.g. a password kept out of
      * the URI. Values are never logged nor shown in health details.
      */
@@ -84,6 +91,16 @@ public class DistlockProperties {
     /** Sets the owner label. */
     public void setOwnerLabel(String ownerLabel) {
         this.ownerLabel = ownerLabel;
+    }
+
+    /** The lock-delay, or null for none. */
+    public Duration getLockDelay() {
+        return lockDelay;
+    }
+
+    /** Sets the lock-delay. */
+    public void setLockDelay(Duration lockDelay) {
+        this.lockDelay = lockDelay;
     }
 
     /** The backend options by name. */

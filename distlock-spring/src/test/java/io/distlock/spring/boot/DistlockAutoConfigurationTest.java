@@ -129,6 +129,29 @@ class DistlockAutoConfigurationTest {
     }
 
     @Test
+    void aLockDelay_reachesTheLocker_andANegativeOne_failsStartup_namingTheProperty() {
+        String space = "distlock.uri=memory://boot-delay-" + System.nanoTime();
+        runner.withPropertyValues(space, "distlock.lock-delay=3s", "distlock.lease-time=1s")
+                .run(context -> {
+                    RemoteLocker locker = context.getBean(RemoteLocker.class);
+                    try (var lock = locker.lock("k")) {
+                        // memory: shows an entry's end as the space keeps it: the 1 s lease plus the 3 s delay
+                        java.time.Instant ends =
+                                locker.inspect("k").holders().get(0).leaseEnds().orElseThrow();
+                        assertThat(ends).isAfter(java.time.Instant.now().plusSeconds(2));
+                        assertThat(lock.validUntil())
+                                .isBefore(java.time.Instant.now().plusSeconds(2));
+                    }
+                });
+        runner.withPropertyValues(zkUri(), "distlock.lock-delay=-1s").run(context -> assertThat(context)
+                .hasFailed()
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("distlock.lock-delay")
+                .hasMessageContaining("must not be negative"));
+    }
+
+    @Test
     void anUnknownOption_failsStartup_withTheLockersMessage() {
         runner.withPropertyValues(zkUri(), "distlock.options.sesionTimeout=15s").run(context -> assertThat(context)
                 .getFailure()
@@ -275,6 +298,7 @@ class DistlockAutoConfigurationTest {
                         "\"distlock.lease-time\"",
                         "\"distlock.connect-timeout\"",
                         "\"distlock.owner-label\"",
+                        "\"distlock.lock-delay\"",
                         "\"distlock.options\"",
                         "\"distlock.health.probe-key\"",
                         "\"distlock.health.timeout\"",
