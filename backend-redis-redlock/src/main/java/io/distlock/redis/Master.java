@@ -8,6 +8,7 @@ import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.CommandOutput;
 import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.output.KeyScanOutput;
 import io.lettuce.core.output.NestedMultiOutput;
@@ -27,6 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongFunction;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -150,30 +152,55 @@ final class Master implements AutoCloseable {
      */
     CompletableFuture<Vote> run(
             Duration timeout, LuaScript script, byte[] key, LongFunction<Vote> verdict, String... args) {
+        return vote(
+                timeout,
+                script,
+                List.of(key),
+                () -> new IntegerOutput<>(StringCodec.UTF8),
+                reply -> reply == null ? Vote.NO : verdict.apply(reply),
+                args);
+    }
+
+    /**
+     * Runs a script that answers an array (the renewals: {@code renew.lua}, {@code shared.lua}'s {@code renew}) on
+     * keys given as bytes, by {@code EVALSHA}, or on {@code NOSCRIPT} once by {@code EVAL}; {@code verdict} turns its
+     * reply, as Lettuce reads a nested array ({@code Long}, {@code String} in UTF-8), into a vote. Each command waits
+     * at most {@code timeout}; like {@link #run}, it answers {@link Vote#FAILED} rather than failing.
+     */
+    CompletableFuture<Vote> runForArray(
+            Duration timeout,
+            LuaScript script,
+            List<byte[]> keys,
+            Function<List<Object>, Vote> verdict,
+            String... args) {
+        return vote(timeout, script, keys, () -> new NestedMultiOutput<>(StringCodec.UTF8), verdict, args);
+    }
+
+    private <T> CompletableFuture<Vote> vote(
+            Duration timeout,
+            LuaScript script,
+            List<byte[]> keys,
+            Supplier<CommandOutput<String, String, T>> output,
+            Function<T, Vote> verdict,
+            String... args) {
         return send(
                 c -> command(
-                                c.dispatch(
-                                        CommandType.EVALSHA,
-                                        new IntegerOutput<>(StringCodec.UTF8),
-                                        scriptArgs(script.sha(), key, args)),
+                                c.dispatch(CommandType.EVALSHA, output.get(), scriptArgs(script.sha(), keys, args)),
                                 timeout)
                         .handle((reply, error) -> {
                             if (error == null) {
                                 return CompletableFuture.completedFuture(reply);
                             }
                             if (!(unwrap(error) instanceof RedisNoScriptException)) {
-                                return CompletableFuture.<Long>failedFuture(error);
+                                return CompletableFuture.<T>failedFuture(error);
                             }
                             log.debug("Script {} not loaded on {} (restarted?); sending it by EVAL", script, name);
                             return command(
-                                    c.dispatch(
-                                            CommandType.EVAL,
-                                            new IntegerOutput<>(StringCodec.UTF8),
-                                            scriptArgs(script.body(), key, args)),
+                                    c.dispatch(CommandType.EVAL, output.get(), scriptArgs(script.body(), keys, args)),
                                     timeout);
                         })
                         .thenCompose(f -> f),
-                reply -> reply == null ? Vote.NO : verdict.apply(reply),
+                verdict,
                 timeout);
     }
 
@@ -257,15 +284,6 @@ final class Master implements AutoCloseable {
         CommandArgs<String, String> all =
                 new CommandArgs<>(StringCodec.UTF8).add(script).add(keys.size());
         keys.forEach(all::add);
-        for (String a : args) {
-            all.add(a);
-        }
-        return all;
-    }
-
-    private static CommandArgs<String, String> scriptArgs(String script, byte[] key, String... args) {
-        CommandArgs<String, String> all =
-                new CommandArgs<>(StringCodec.UTF8).add(script).add(1).add(key);
         for (String a : args) {
             all.add(a);
         }

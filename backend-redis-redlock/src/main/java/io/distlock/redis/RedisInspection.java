@@ -5,12 +5,14 @@ import io.distlock.LockHolder;
 import io.distlock.LockKind;
 import io.distlock.LockState;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,8 @@ final class RedisInspection {
 
     private static final String READ = "read";
     private static final String BREAK = "break";
+    private static final String REQUEST = "request";
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Redlock redlock;
     private final RedlockSettings settings;
@@ -89,17 +93,40 @@ final class RedisInspection {
         return state(key, join(run(key, BREAK))).holders();
     }
 
-    /** {@code holders.lua} on every master; completes with the answers once a majority answered and all are in. */
+    /**
+     * Asks {@code key}'s holders to let go: {@code holders.lua} adds a request of a new random id to each holder's
+     * field in the key's release requests ({@link RedlockSettings#requestsKey}), on every master that holds it; each
+     * holder's renewal reads it (a third of the lease at most) and its lease tells the locker once ({@link
+     * RedisLease#heard}). A free key gets nothing.
+     *
+     * @return the holders asked on a quorum of the masters
+     */
+    List<LockHolder> requestRelease(String key) {
+        byte[] id = new byte[REQUEST_ID_BYTES];
+        RANDOM.nextBytes(id);
+        return state(key, join(run(key, REQUEST, HexFormat.of().formatHex(id)))).holders();
+    }
+
+    /** A release request's id: 8 random bytes, 16 hex digits; unique enough among a holder's requests. */
+    private static final int REQUEST_ID_BYTES = 8;
+
     private CompletableFuture<List<List<Object>>> run(String key, String operation) {
+        return run(key, operation, "");
+    }
+
+    /** {@code holders.lua} on every master; completes with the answers once a majority answered and all are in. */
+    private CompletableFuture<List<List<Object>>> run(String key, String operation, String requestId) {
         List<byte[]> keys = List.of(
                 settings.redisKey(key).getBytes(StandardCharsets.UTF_8),
                 settings.spaceKey(key, LockKind.Space.READ_WRITE),
-                settings.spaceKey(key, LockKind.Space.SEMAPHORE));
+                settings.spaceKey(key, LockKind.Space.SEMAPHORE),
+                settings.requestsKey(key));
         List<CompletableFuture<List<Object>>> replies = new ArrayList<>();
         for (Master m : redlock.masters()) {
-            replies.add(m.query(timeout, LuaScript.HOLDERS, keys, operation, settings.releaseChannel()));
+            replies.add(m.query(timeout, LuaScript.HOLDERS, keys, operation, settings.releaseChannel(), requestId));
         }
-        String what = (operation.equals(BREAK) ? "break" : "inspect") + " '" + key + "'";
+        String what = (operation.equals(BREAK) ? "break" : operation.equals(REQUEST) ? "ask the holders of" : "inspect")
+                + " '" + key + "'";
         return CompletableFuture.allOf(
                         replies.stream().map(r -> r.exceptionally(e -> null)).toArray(CompletableFuture[]::new))
                 .thenApply(all -> answers(replies, what));
@@ -123,7 +150,8 @@ final class RedisInspection {
         if (answered.size() < redlock.majority()) {
             throw new LockBackendException("Could not " + what + ": too few Redis masters answered for a majority of "
                     + redlock.majority() + " of " + replies.size() + " (unanswered: " + String.join(", ", failed)
-                    + ")" + (what.startsWith("break") ? "; some entries may be deleted" : ""));
+                    + ")" + (what.startsWith("break") ? "; some entries may be deleted" : "")
+                    + (what.startsWith("ask") ? "; the masters that answered were asked" : ""));
         }
         return answered;
     }

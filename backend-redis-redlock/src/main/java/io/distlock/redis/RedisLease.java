@@ -2,13 +2,17 @@ package io.distlock.redis;
 
 import io.distlock.LockKind;
 import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLossListener;
+import java.util.LinkedHashSet;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * One Redlock acquisition: the key, the random value set on the masters, and the validity (seed 002 step 3) as of
  * the grant or the last renewal. Redlock has no fencing token (see the provider's documentation). A read or write
  * share or a permit ({@link #kind()} other than {@link LockKind#LOCK}) is a holder in its space's set ({@link
- * #spaceKey()}), kept by as many masters as its {@link #quorum()}.
+ * #spaceKey()}), kept by as many masters as its {@link #quorum()}. Its renewals read the release requests to it
+ * ({@link #heard}), which the lease passes on to its locker once each.
  */
 final class RedisLease implements Lease {
 
@@ -19,12 +23,29 @@ final class RedisLease implements Lease {
     private final LockKind kind;
     private final byte[] spaceKey;
     private final int quorum;
+    private final LeaseLossListener listener;
+    /** The ids of the release requests heard so far, the latest {@link #REQUESTS_REMEMBERED}; guarded by itself. */
+    private final Set<String> requestsHeard = new LinkedHashSet<>();
+
     private volatile long validUntilNanos;
     private volatile boolean waitedFor;
 
-    /** A lock's lease: {@code value} set at {@code redisKey}. */
-    RedisLease(String key, String ownerId, String redisKey, String value, long validUntilNanos) {
-        this(key, ownerId, redisKey, value, validUntilNanos, LockKind.LOCK, null, 0);
+    /**
+     * How many request ids a lease remembers: a request is written on every master that holds the lease, and a master
+     * that missed a renewal is read at a later one, so one request can be read several times, but never after more
+     * than a few others.
+     */
+    private static final int REQUESTS_REMEMBERED = 64;
+
+    /** A lock's lease: {@code value} set at {@code redisKey}, {@code listener} its locker's. */
+    RedisLease(
+            String key,
+            String ownerId,
+            String redisKey,
+            String value,
+            long validUntilNanos,
+            LeaseLossListener listener) {
+        this(key, ownerId, redisKey, value, validUntilNanos, LockKind.LOCK, null, 0, listener);
     }
 
     /**
@@ -39,7 +60,8 @@ final class RedisLease implements Lease {
             long validUntilNanos,
             LockKind kind,
             byte[] spaceKey,
-            int quorum) {
+            int quorum,
+            LeaseLossListener listener) {
         this.key = key;
         this.ownerId = ownerId;
         this.redisKey = redisKey;
@@ -48,6 +70,7 @@ final class RedisLease implements Lease {
         this.kind = kind;
         this.spaceKey = spaceKey;
         this.quorum = quorum;
+        this.listener = listener;
     }
 
     /** What this lease holds. */
@@ -111,6 +134,28 @@ final class RedisLease implements Lease {
 
     void markWaitedFor() {
         this.waitedFor = true;
+    }
+
+    /**
+     * A renewal on one master read release requests to this lease ({@code ids}, separated by spaces: see {@code
+     * holders.lua}): tells the locker once for each request not heard before, on another master or at an earlier
+     * renewal.
+     */
+    void heard(String ids) {
+        int fresh = 0;
+        synchronized (requestsHeard) {
+            for (String id : ids.trim().split(" +")) {
+                if (!id.isEmpty() && requestsHeard.add(id)) {
+                    fresh++;
+                    if (requestsHeard.size() > REQUESTS_REMEMBERED) {
+                        requestsHeard.remove(requestsHeard.iterator().next());
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < fresh; i++) {
+            listener.releaseRequested();
+        }
     }
 
     void renewed(long validUntil) {

@@ -38,11 +38,18 @@ final class RedisLockBackend implements LockBackend {
      * the provider's documentation for why a lease alone is not enough). Not FIFO: whoever's SET arrives first wins.
      * Waiters are woken by release messages. The lock carries a TTL that the locker renews. Read-write locks and
      * semaphores: their holders in one set per key and space ({@code shared.lua}), each with its own expiry. Who holds
-     * a key is read from the masters, and a key can be broken there ({@link RedisInspection}).
+     * a key is read from the masters, and a key can be broken there ({@link RedisInspection}). Lock-delay: every
+     * entry's time to live is its lease plus the delay, while the holder's validity stays the lease's ({@link
+     * RedlockSettings#entryPxMillis}); a release deletes at once. Release requests: a cell per holder that its renewal
+     * reads ({@link #requestRelease}).
      */
     private static final Capabilities CAPABILITIES = new Capabilities(false, false, true, LeaseModel.RENEWED_TTL)
             .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
+            .with(
+                    Capabilities.Operation.INSPECT,
+                    Capabilities.Operation.BREAK,
+                    Capabilities.Operation.LOCK_DELAY,
+                    Capabilities.Operation.REQUEST_RELEASE);
 
     private static final int MAX_DOUBLINGS = 20;
 
@@ -266,6 +273,20 @@ final class RedisLockBackend implements LockBackend {
     @Override
     public List<LockHolder> breakLock(String key) {
         return inspection.breakLock(key);
+    }
+
+    /**
+     * Writes a request to each holder of {@code key} on every master that holds it ({@code holders.lua}, one round
+     * trip each, in parallel), which the holder's next renewal reads and deletes in its own script, at no extra round
+     * trip: the holder hears it within a third of the lease (the renewal period) and a renewal's round trip. A request
+     * names the holder's value, random per acquisition, and lives no longer than its entry: a later holder never reads
+     * it. A holder of a fixed lease ({@code extend}), which nothing renews, does not hear it.
+     *
+     * @throws LockBackendException if fewer than a majority of the masters answered
+     */
+    @Override
+    public List<LockHolder> requestRelease(String key) {
+        return inspection.requestRelease(key);
     }
 
     /** Counts every command sent to every master, the pub/sub subscriptions included. */

@@ -3,6 +3,7 @@ package io.distlock.redis;
 import io.distlock.LockKind;
 import io.distlock.Ticker;
 import io.distlock.spi.LockRequest;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,8 +12,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Seed 002's algorithm over the N masters: one attempt (steps 1-5), renewal, release. Every command goes to all
@@ -20,6 +24,8 @@ import java.util.stream.Collectors;
  * {@link RedisLease}.
  */
 final class Redlock {
+
+    private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
     /** How an attempt ended. */
     enum Outcome {
@@ -62,6 +68,8 @@ final class Redlock {
     private final String releaseChannel;
     /** The start of every value this locker sets: {@link #newValue}. */
     private final String lockerId;
+    /** Whether a renewal that could not read the release requests was logged: once per backend. */
+    private volatile boolean requestsUnreadableLogged;
 
     Redlock(List<Master> masters, int majority, RedlockSettings settings, Ticker ticker) {
         this.masters = masters;
@@ -94,7 +102,7 @@ final class Redlock {
         }
         String redisKey = settings.redisKey(request.key());
         String value = newValue(request.ownerId());
-        long ttlMillis = RedlockSettings.pxMillis(request.leaseTime());
+        long ttlMillis = settings.entryPxMillis(request.leaseTime());
         long start = ticker.read();
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
         for (Master m : masters) {
@@ -103,7 +111,8 @@ final class Redlock {
         return Tally.count(votes, majority, true).thenCompose(tally -> {
             long validUntil = start + request.leaseTime().toNanos() - settings.driftNanos(request.leaseTime());
             if (tally.hasMajority() && ticker.read() - validUntil < 0) {
-                RedisLease lease = new RedisLease(request.key(), request.ownerId(), redisKey, value, validUntil);
+                RedisLease lease = new RedisLease(
+                        request.key(), request.ownerId(), redisKey, value, validUntil, request.lossListener());
                 return CompletableFuture.completedFuture(new Attempt(Outcome.GRANTED, lease, tally));
             }
             return cleanUp(redisKey, value, tally).thenApply(done -> new Attempt(classify(tally), null, tally));
@@ -142,7 +151,7 @@ final class Redlock {
     private CompletableFuture<Attempt> attemptShared(LockRequest request) {
         byte[] spaceKey = settings.spaceKey(request.key(), request.kind().space());
         String holder = holderTag(request) + ":" + newValue(request.ownerId());
-        String ttl = Long.toString(RedlockSettings.pxMillis(request.leaseTime()));
+        String ttl = Long.toString(settings.entryPxMillis(request.leaseTime()));
         String exclusive = request.exclusive() ? "x" : "s";
         String permits = request.kind() == LockKind.PERMIT ? Integer.toString(request.limit()) : "";
         int quorum = quorum(request);
@@ -177,7 +186,8 @@ final class Redlock {
                         validUntil,
                         request.kind(),
                         spaceKey,
-                        quorum);
+                        quorum,
+                        request.lossListener());
                 return CompletableFuture.completedFuture(new Attempt(Outcome.GRANTED, lease, tally));
             }
             List<CompletableFuture<Vote>> removals = new ArrayList<>();
@@ -252,29 +262,30 @@ final class Redlock {
     }
 
     /**
-     * Compare-and-pexpire to {@code leaseTime} on every master; the new validity is measured from before the scripts
-     * were sent and counts only if a majority extended the key before the current validity ran out (seed 002,
-     * "extending the lock"). It is already past when {@code leaseTime} is shorter than the answers took plus the drift
-     * allowance: the key is then ours until its (short) time to live, but promised to nobody.
+     * Compare-and-pexpire to {@code leaseTime} (plus the lock-delay: {@link RedlockSettings#entryPxMillis}) on every
+     * master; the new validity is measured from before the scripts were sent, from {@code leaseTime} alone, and counts
+     * only if a majority extended the key before the current validity ran out (seed 002, "extending the lock"). It is
+     * already past when {@code leaseTime} is shorter than the answers took plus the drift allowance: the key is then
+     * ours until its (short) time to live, but promised to nobody. Each master's script also reads and deletes the
+     * release requests to the lease there, in the same round trip; the lease tells its locker of each new one as soon
+     * as a master's answer brings it ({@link RedisLease#heard}), whatever the renewal's outcome.
      */
     CompletableFuture<Renewal> renew(RedisLease lease, Duration leaseTime) {
         long start = ticker.read();
-        String ttl = Long.toString(RedlockSettings.pxMillis(leaseTime));
+        String ttl = Long.toString(settings.entryPxMillis(leaseTime));
         List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
         boolean shared = lease.kind() != LockKind.LOCK;
         int needed = shared ? lease.quorum() : majority;
+        List<byte[]> keys = List.of(
+                shared ? lease.spaceKey() : lease.redisKey().getBytes(StandardCharsets.UTF_8),
+                settings.requestsKey(lease.key()));
+        Function<List<Object>, Vote> verdict = reply -> renewed(lease, reply);
         for (Master m : masters) {
             votes.add(
                     shared
-                            ? m.run(
-                                    confirmTimeout,
-                                    LuaScript.SHARED,
-                                    lease.spaceKey(),
-                                    reply -> reply == 1L ? Vote.YES : Vote.NO,
-                                    "renew",
-                                    lease.value(),
-                                    ttl)
-                            : m.run(confirmTimeout, LuaScript.RENEW, lease.redisKey(), lease.value(), ttl));
+                            ? m.runForArray(
+                                    confirmTimeout, LuaScript.SHARED, keys, verdict, "renew", lease.value(), ttl)
+                            : m.runForArray(confirmTimeout, LuaScript.RENEW, keys, verdict, lease.value(), ttl));
         }
         return Tally.count(votes, needed, true).thenApply(tally -> {
             long now = ticker.read();
@@ -287,6 +298,29 @@ final class Redlock {
             boolean couldStillHold = tally.yes() + tally.failed() + tally.pending() >= needed;
             return new Renewal(couldStillHold && inTime ? Renewal.Result.UNKNOWN : Renewal.Result.LOST, 0L, tally);
         });
+    }
+
+    /**
+     * One master's answer to a renewal ({@code renew.lua}, {@code shared.lua}): YES if it still held the lease, after
+     * passing on the release requests it read; a master that could not read them (a user without {@code HGET}) is
+     * logged once.
+     */
+    private Vote renewed(RedisLease lease, List<Object> reply) {
+        if (reply.isEmpty() || !Long.valueOf(1L).equals(reply.get(0))) {
+            return Vote.NO;
+        }
+        if (reply.size() > 2) {
+            if (!requestsUnreadableLogged) {
+                requestsUnreadableLogged = true;
+                log.warn(
+                        "Release requests to this locker's holders are not heard: a renewal could not read them ({});"
+                                + " the Redis user needs HGET and HDEL on the key prefix",
+                        reply.get(2));
+            }
+        } else if (reply.size() == 2) {
+            lease.heard(String.valueOf(reply.get(1)));
+        }
+        return Vote.YES;
     }
 
     /** A renewal's result. */

@@ -22,6 +22,8 @@ import java.util.regex.Pattern;
  * @param driftFactor the clock drift allowed per unit of lease time (seed 002: drift = ttl x factor + 2 ms)
  * @param keyPrefix prepended to every lock key in Redis; the release channel is {@code <keyPrefix>released}
  * @param connectTimeout how long opening waits for a majority of the masters
+ * @param lockDelay the locker's lock-delay ({@link BackendConfig#lockDelay()}): every entry's time to live is its lease
+ *     plus this, so that a grant that ends without a release keeps the key that much longer; zero for none
  */
 record RedlockSettings(
         Duration leaseTime,
@@ -32,7 +34,8 @@ record RedlockSettings(
         Optional<Duration> courtesy,
         double driftFactor,
         String keyPrefix,
-        Duration connectTimeout) {
+        Duration connectTimeout,
+        Duration lockDelay) {
 
     /** The per-instance timeout unless given: 100ms, or a tenth of a shorter ttl's. */
     static final Duration MAX_DEFAULT_INSTANCE_TIMEOUT = Duration.ofMillis(100);
@@ -82,7 +85,8 @@ record RedlockSettings(
                 courtesy,
                 drift,
                 prefix,
-                config.connectTimeout());
+                config.connectTimeout(),
+                config.lockDelay());
         settings.check();
         return settings;
     }
@@ -144,6 +148,16 @@ record RedlockSettings(
     }
 
     /**
+     * The {@code PX} of an entry held for {@code lease}: the lease plus the lock-delay, in whole milliseconds rounded
+     * up. The holder's validity stays computed from the lease alone; only what the masters keep outlives it, so that a
+     * holder that crashed or was cut off keeps the key from everybody for the lock-delay after its lease ran out, while
+     * a release deletes the entry at once.
+     */
+    long entryPxMillis(Duration lease) {
+        return pxMillis(lease.plus(lockDelay));
+    }
+
+    /**
      * How long renewal and release wait for each master: a third of the ttl (at most the connect timeout), or the
      * per-instance timeout if that is longer. Unlike acquisition, nothing is gained by giving up on a slow master
      * quickly there (both are decided as soon as a majority agrees, so one dead master costs nothing), and a release
@@ -168,8 +182,12 @@ record RedlockSettings(
      * the prefix (an ACL pattern {@code ~<prefix>*} covers them) and sort beside the lock's key.
      */
     byte[] spaceKey(String key, LockKind.Space space) {
+        return suffixed(key, spaceSuffix(space));
+    }
+
+    /** {@link #redisKey} of {@code key} in UTF-8, then {@code suffix}. */
+    private byte[] suffixed(String key, byte[] suffix) {
         byte[] name = redisKey(key).getBytes(StandardCharsets.UTF_8);
-        byte[] suffix = spaceSuffix(space);
         byte[] all = Arrays.copyOf(name, name.length + suffix.length);
         System.arraycopy(suffix, 0, all, name.length, suffix.length);
         return all;
@@ -194,6 +212,18 @@ record RedlockSettings(
 
     private static final byte[] READ_WRITE_SUFFIX = {(byte) 0xFF, 'r', 'w'};
     private static final byte[] SEMAPHORE_SUFFIX = {(byte) 0xFF, 's', 'e', 'm'};
+
+    /**
+     * The Redis key of the release requests to {@code key}'s holders ({@code holders.lua} writes them, the renewal
+     * scripts read and delete them): a hash of holder (the value its entry stores) to request ids, named like {@link
+     * #spaceKey} with the suffix {@code 0xFF rq}, so it is no lock's key, stays under the prefix, and is not listed as a
+     * held key.
+     */
+    byte[] requestsKey(String key) {
+        return suffixed(key, REQUESTS_SUFFIX);
+    }
+
+    private static final byte[] REQUESTS_SUFFIX = {(byte) 0xFF, 'r', 'q'};
 
     /** The pub/sub channel on which every release of this prefix is announced. */
     String releaseChannel() {

@@ -22,12 +22,28 @@ final class Backends {
 
     static LockBackend open(
             List<String> endpoints, Duration ttl, Duration connectTimeout, Ticker ticker, Map<String, String> options) {
+        return open(endpoints, ttl, connectTimeout, Duration.ZERO, ticker, options);
+    }
+
+    /** A backend on {@code endpoints} whose locker has a lock-delay of {@code lockDelay}. */
+    static LockBackend open(List<String> endpoints, Duration ttl, Duration lockDelay) {
+        return open(endpoints, ttl, Duration.ofSeconds(5), lockDelay, Ticker.system(), Map.of());
+    }
+
+    private static LockBackend open(
+            List<String> endpoints,
+            Duration ttl,
+            Duration connectTimeout,
+            Duration lockDelay,
+            Ticker ticker,
+            Map<String, String> options) {
         String scheme = endpoints.size() == 1 ? "redis://" : "redlock://";
         BackendConfig config = new BackendConfig(
                 URI.create(scheme + String.join(",", endpoints)),
                 options,
                 ttl,
                 connectTimeout,
+                lockDelay,
                 ticker,
                 Clock.systemUTC());
         return new RedisLockBackendProvider().open(config);

@@ -85,11 +85,14 @@ final class RedisProbe implements AutoCloseable {
     /**
      * Lists the keys matching ARGV[1] inside the master, byte for byte (a read-write lock's or semaphore's key ends in
      * the byte 0xFF and a tag, which no text decodes back to): a lock as {@code key=value}, a set of holders as {@code
-     * key=[holder, ...]}.
+     * key=[holder, ...]}, a key's release requests as {@code key={holder, ids, ...}}.
      */
     private static final String LIST = "local out = {} for _, k in ipairs(redis.call('keys', ARGV[1])) do"
-            + " if redis.call('type', k).ok == 'zset' then"
+            + " local t = redis.call('type', k).ok"
+            + " if t == 'zset' then"
             + " out[#out + 1] = k .. '=[' .. table.concat(redis.call('zrange', k, 0, -1), ', ') .. ']'"
+            + " elseif t == 'hash' then"
+            + " out[#out + 1] = k .. '={' .. table.concat(redis.call('hgetall', k), ', ') .. '}'"
             + " else out[#out + 1] = k .. '=' .. tostring(redis.call('get', k)) end end return out";
 
     /** Adds {@code holder} with {@code expiry} ms from now to the set at {@code spaceKey} on master {@code index}. */
@@ -125,6 +128,11 @@ final class RedisProbe implements AutoCloseable {
     /** Sets {@code key} to {@code value} with a ttl on master {@code index} (a foreign holder's key). */
     void set(int master, String key, String value, Duration ttl) {
         on(master).psetex(key, ttl.toMillis(), value);
+    }
+
+    /** The milliseconds {@code key} has left on master {@code index}: -2 if it does not exist, -1 if it never expires. */
+    long pttl(int master, String key) {
+        return on(master).pttl(key);
     }
 
     /** Deletes {@code key} on master {@code index}, whoever holds it. */

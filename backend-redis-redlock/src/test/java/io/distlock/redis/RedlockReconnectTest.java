@@ -98,7 +98,8 @@ class RedlockReconnectTest {
                 Optional.empty(),
                 0.01,
                 "distlock:",
-                TestTimeouts.scaled(Duration.ofSeconds(20)));
+                TestTimeouts.scaled(Duration.ofSeconds(20)),
+                Duration.ZERO);
         ClientResources resources = DefaultClientResources.builder()
                 .ioThreadPoolSize(1)
                 .computationThreadPoolSize(1)
