@@ -54,13 +54,14 @@ class RedisConformanceTest extends LockerConformanceTests {
     }
 
     /**
-     * Inspection and breaking read and delete by the same script ({@code holders.lua}) and count holders by the same
-     * quorum on one master as on five: their contracts run once for Redis, in {@link RedlockConformanceTest}.
+     * Inspection, breaking and release requests read, delete and write by the same script ({@code holders.lua}) and
+     * count holders by the same quorum on one master as on five, and the lock-delay is the same {@code PX} on every
+     * master: their contracts run once for Redis, in {@link RedlockConformanceTest}.
      */
     @Override
     public Optional<String> operationsTestedElsewhere() {
-        return Optional.of("inspection and breaking run once per store: on Redis in RedlockConformanceTest"
-                + " (the same script and quorum over five masters)");
+        return Optional.of("inspection, breaking, release requests and the lock-delay run once per store: on Redis in"
+                + " RedlockConformanceTest (the same scripts and quorum over five masters)");
     }
 
     /** Port 1 on loopback: nothing listens there. */
