@@ -12,8 +12,8 @@ import java.util.HexFormat;
 final class LuaScript {
 
     static final LuaScript RELEASE = load("release.lua");
-    static final LuaScript RENEW = load("renew.lua");
-    static final LuaScript SHARED = load("shared.lua");
+    static final LuaScript RENEW = load("renew.lua", "renewed.lua");
+    static final LuaScript SHARED = load("shared.lua", "renewed.lua");
     static final LuaScript HOLDERS = load("holders.lua");
 
     private final String name;
@@ -39,12 +39,24 @@ final class LuaScript {
         return sha;
     }
 
-    private static LuaScript load(String resource) {
+    /**
+     * The script {@code resource}, after the {@code preludes} (functions it calls: a Lua script sent by {@code EVAL}
+     * cannot load another), in that order.
+     */
+    private static LuaScript load(String resource, String... preludes) {
+        StringBuilder body = new StringBuilder();
+        for (String prelude : preludes) {
+            body.append(read(prelude));
+        }
+        return new LuaScript(resource, body.append(read(resource)).toString());
+    }
+
+    private static String read(String resource) {
         try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IllegalStateException("Lua script " + resource + " missing from the backend's jar");
             }
-            return new LuaScript(resource, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("Could not read Lua script " + resource, e);
         }

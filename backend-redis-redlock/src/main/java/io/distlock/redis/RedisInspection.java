@@ -160,7 +160,8 @@ final class RedisInspection {
     private String why(Throwable e) {
         return RedisFailures.describe(e, settings.keyPrefix(), false)
                 .map(refused -> refused.startsWith("permission denied")
-                        ? refused + "; inspection needs TYPE, PTTL and ZRANGEBYSCORE besides, and the listing SCAN"
+                        ? refused + "; inspection needs TYPE, PTTL and ZRANGEBYSCORE besides, the listing SCAN,"
+                                + " and a release request HGET and HSET"
                         : refused)
                 .orElseGet(() -> String.valueOf(Master.unwrap(e)));
     }

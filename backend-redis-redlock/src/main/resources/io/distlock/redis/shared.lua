@@ -7,8 +7,8 @@
 -- acquire: ARGV[3] ttl in ms, ARGV[4] 'x' for an exclusive request, 's' for a shared one, ARGV[5] the permits ('' for
 --   a reader): 1 granted, 0 refused, -N refused because the semaphore is in use with N permits (nothing written).
 -- renew: KEYS[2] the key's release requests; ARGV[3] ttl in ms: {1} if the holder was still there (its expiry moved),
---   {0} if not (nothing written); with the requests to this holder read and deleted as renew.lua does ({1, ids}, or
---   {1, '', error} when they could not be read).
+--   {0} if not (nothing written); else what renewed() returns (renewed.lua, put before this script), the requests to
+--   this holder read and deleted.
 -- release: ARGV[3] the release channel ('' announces nothing), ARGV[4] the message: 1 if it was there, else 0.
 local set = KEYS[1]
 local time = redis.call('time')
@@ -51,15 +51,7 @@ elseif op == 'renew' then
     end
     redis.call('zadd', set, 'xx', now + tonumber(ARGV[3]), holder)
     expireAtLatest()
-    local asked = redis.pcall('hget', KEYS[2], holder)
-    if type(asked) == 'table' and asked['err'] then
-        return {1, '', asked['err']}
-    end
-    if not asked then
-        return {1}
-    end
-    redis.pcall('hdel', KEYS[2], holder)
-    return {1, asked}
+    return renewed(KEYS[2], holder)
 elseif op == 'release' then
     if redis.call('zrem', set, holder) == 0 then
         return 0

@@ -16,6 +16,9 @@ import io.distlock.testing.TestPki;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -130,6 +133,56 @@ class RedisSecurityTest {
             assertThat(operating.breakLock("inspected")).hasSize(1);
             assertThat(probe.keys("distlock:inspected")).isEmpty();
             held.release();
+        }
+    }
+
+    /**
+     * What production.md lists for release requests: a holder whose user has {@code HGET} and {@code HDEL} hears a
+     * request of a user with {@code HGET} and {@code HSET}; a holder whose user has the locker's commands alone is
+     * asked all the same, renews on and keeps its lock, and hears nothing; a requester with the locker's and the
+     * inspection's commands alone is refused, naming them.
+     */
+    @Test
+    void requestRelease_byAnAclUserWithTheRequestCommands_reachesAHolderThatMayReadThem_theLockerKeepsRenewing()
+            throws Exception {
+        RedisLockOptions operator = tls().user(SecuredRedis.OPERATOR).password(SecuredRedis.OPERATOR_PASSWORD);
+        RedisLockOptions locker = tls().user(SecuredRedis.LOCKER).password(SecuredRedis.LOCKER_PASSWORD);
+        Duration lease = TestTimeouts.scaled(Duration.ofSeconds(3));
+        try (RemoteLocker hearing = builder("rediss://" + endpoint(), operator)
+                        .leaseTime(lease)
+                        .build();
+                RemoteLocker deaf = builder("rediss://" + endpoint(), locker)
+                        .leaseTime(lease)
+                        .build();
+                RemoteLocker asking =
+                        builder("rediss://" + endpoint(), operator).build();
+                RemoteLocker lockerOnly =
+                        builder("rediss://" + endpoint(), locker).build()) {
+            BlockingQueue<RemoteLock> heard = new LinkedBlockingQueue<>();
+            RemoteLock listening = hearing.tryLock("asked").orElseThrow();
+            listening.onReleaseRequested(heard::add);
+            RemoteLock notListening = deaf.tryLock("asked-deaf").orElseThrow();
+            notListening.onReleaseRequested(heard::add);
+
+            assertThat(asking.requestRelease("asked")).hasSize(1);
+            assertThat(heard.poll(
+                            lease.dividedBy(3)
+                                    .plus(TestTimeouts.scaled(Duration.ofSeconds(1)))
+                                    .toMillis(),
+                            TimeUnit.MILLISECONDS))
+                    .as("the holder whose user may read requests hears one within a renewal")
+                    .isSameAs(listening);
+
+            assertThat(asking.requestRelease("asked-deaf")).hasSize(1);
+            Thread.sleep(lease.toMillis()); // three renewals
+            assertThat(heard).as("a holder whose user lacks HGET hears nothing").isEmpty();
+            assertThat(notListening.isHeld()).as("and renews on").isTrue();
+
+            Throwable refused = catchThrowable(() -> lockerOnly.requestRelease("asked"));
+            assertThat(refused).as("a request by the locker's commands alone").isNotNull();
+            assertThat(refused.toString()).contains("permission denied").contains("HGET and HSET");
+            listening.release();
+            notListening.release();
         }
     }
 

@@ -26,7 +26,10 @@ final class SecuredRedis {
     static final String LOCKER = "locker";
     /** An ACL user with the same commands on keys {@code other:*} only. */
     static final String STRANGER = "stranger";
-    /** An ACL user with the locker's commands and the inspection's ({@link #INSPECTION_COMMANDS}), on keys of ours. */
+    /**
+     * An ACL user with the locker's commands, the inspection's ({@link #INSPECTION_COMMANDS}) and the release
+     * requests' ({@link #REQUEST_COMMANDS}), on keys of ours.
+     */
     static final String OPERATOR = "operator";
 
     static final String LOCKER_PASSWORD = "pw-" + UUID.randomUUID();
@@ -60,6 +63,13 @@ final class SecuredRedis {
      */
     static final List<String> INSPECTION_COMMANDS = List.of("+type", "+pttl", "+zrangebyscore", "+scan");
 
+    /**
+     * What release requests add: {@code HGET} and {@code HSET} to ask ({@code holders.lua}'s {@code request}),
+     * {@code HGET} and {@code HDEL} to hear (the renewal scripts). The operator has them; the locker has not, and
+     * renews without them.
+     */
+    static final List<String> REQUEST_COMMANDS = List.of("+hget", "+hset", "+hdel");
+
     private static final Map<TestPki, String> LOCKER_OPTIONS = new ConcurrentHashMap<>();
 
     private SecuredRedis() {}
@@ -90,6 +100,7 @@ final class SecuredRedis {
     private static String[] operatorRules() {
         List<String> rules = new java.util.ArrayList<>(List.of(rules("distlock:")));
         rules.addAll(INSPECTION_COMMANDS);
+        rules.addAll(REQUEST_COMMANDS);
         return rules.toArray(String[]::new);
     }
 
