@@ -280,7 +280,7 @@ final class RedisLockBackend implements LockBackend {
      * trip each, in parallel), which the holder's next renewal reads and deletes in its own script, at no extra round
      * trip: the holder hears it within a third of the lease (the renewal period) and a renewal's round trip. A request
      * names the holder's value, random per acquisition, and lives no longer than its entry: a later holder never reads
-     * it. A holder of a fixed lease ({@code extend}), which nothing renews, does not hear it.
+     * it. A holder of a fixed lease ({@code extend}), which nothing renews after, hears none that come later.
      *
      * @throws LockBackendException if fewer than a majority of the masters answered
      */
