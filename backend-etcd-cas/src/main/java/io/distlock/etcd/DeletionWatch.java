@@ -11,9 +11,11 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -49,30 +51,58 @@ final class DeletionWatch {
             Supplier<Deadline> checkDeadline,
             Runnable onDeleted,
             Consumer<Throwable> onEnded) {
+        return start(calls, key, createRevision, readAt, checkDeadline, onDeleted, null, onEnded);
+    }
+
+    /**
+     * As {@link #start(EtcdCalls, String, long, long, Supplier, Runnable, Consumer)}, and if {@code versionSeen} is not
+     * null, the puts on that key too: {@code versionSeen} gets the key's version from each put, and from the check,
+     * which such a watch always makes once it has started (the version then, puts before {@code readAt} included);
+     * versions may come again or out of order, the caller keeps the highest.
+     */
+    static Watch.Watcher start(
+            EtcdCalls calls,
+            String key,
+            long createRevision,
+            long readAt,
+            Supplier<Deadline> checkDeadline,
+            Runnable onDeleted,
+            LongConsumer versionSeen,
+            Consumer<Throwable> onEnded) {
         AtomicBoolean fired = new AtomicBoolean();
         Runnable deleted = () -> {
             if (fired.compareAndSet(false, true)) {
                 onDeleted.run();
             }
         };
-        return calls.watchDeletesFromNow(
+        return calls.watchFromNow(
                 key,
+                versionSeen != null,
                 (WatchResponse response) -> {
                     if (response.isCreatedNotify()) {
-                        if (response.getHeader().getRevision() > readAt) {
+                        // A put may also have come before readAt: a release request on a waiter's key that was the
+                        // holder's by the grant rule before the waiter saw its grant. So a watch of puts always checks.
+                        if (response.getHeader().getRevision() > readAt || versionSeen != null) {
                             // the store moved on between the read and the watch's start: was the key deleted there?
-                            isStillThere(calls, key, createRevision, checkDeadline.get())
-                                    .whenComplete((there, failure) -> {
+                            versionIfStillThere(calls, key, createRevision, checkDeadline.get())
+                                    .whenComplete((version, failure) -> {
                                         if (failure != null) {
                                             onEnded.accept(failure);
-                                        } else if (!there) {
+                                        } else if (version.isEmpty()) {
                                             deleted.run();
+                                        } else if (versionSeen != null) {
+                                            versionSeen.accept(version.getAsLong());
                                         }
                                     });
                         }
                         return;
                     }
                     for (WatchEvent event : response.getEvents()) {
+                        if (versionSeen != null
+                                && event.getEventType() == WatchEvent.EventType.PUT
+                                && event.getKeyValue().getCreateRevision() == createRevision) {
+                            versionSeen.accept(event.getKeyValue().getVersion());
+                        }
                         // A member behind the one that answered the read starts the watch at its own, older revision,
                         // and may show the deletion of an earlier key of that name: only a later deletion counts.
                         if (event.getEventType() == WatchEvent.EventType.DELETE
@@ -160,13 +190,27 @@ final class DeletionWatch {
     /** One transaction: does {@code key} still exist with {@code createRevision}? */
     static CompletableFuture<Boolean> isStillThere(
             EtcdCalls calls, String key, long createRevision, Deadline deadline) {
+        return versionIfStillThere(calls, key, createRevision, deadline).thenApply(OptionalLong::isPresent);
+    }
+
+    /** One transaction: the version of {@code key} if it still exists with {@code createRevision}, else empty. */
+    static CompletableFuture<OptionalLong> versionIfStillThere(
+            EtcdCalls calls, String key, long createRevision, Deadline deadline) {
         return calls.txn(
                         "checking that " + key + " still exists",
                         // The read makes etcd serve the transaction linearizably: one with no operations counts as
                         // serializable and is answered by whichever member got it, perhaps one that lags behind.
                         txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(createRevision)))
+                                .Then(Op.get(bytes(key), GetOption.DEFAULT))
                                 .Else(Op.get(bytes(key), GetOption.DEFAULT)),
                         deadline)
-                .thenApply(response -> response.isSucceeded());
+                .thenApply(response -> response.isSucceeded()
+                                && !response.getGetResponses().get(0).getKvs().isEmpty()
+                        ? OptionalLong.of(response.getGetResponses()
+                                .get(0)
+                                .getKvs()
+                                .get(0)
+                                .getVersion())
+                        : OptionalLong.empty());
     }
 }

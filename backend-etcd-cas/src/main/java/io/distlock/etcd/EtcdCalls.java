@@ -226,9 +226,18 @@ final class EtcdCalls {
      * first response is the creation notice, whose header revision says from where on nothing is missed.
      */
     Watch.Watcher watchDeletesFromNow(String key, Consumer<WatchResponse> onResponse, Consumer<Throwable> onError) {
+        return watchFromNow(key, false, onResponse, onError);
+    }
+
+    /**
+     * As {@link #watchDeletesFromNow}, with the puts on {@code key} too if {@code puts}: a holder's own key, whose puts
+     * after its grant are release requests ({@link EtcdInspection#requestRelease}).
+     */
+    Watch.Watcher watchFromNow(
+            String key, boolean puts, Consumer<WatchResponse> onResponse, Consumer<Throwable> onError) {
         requests.increment();
         WatchOption option =
-                WatchOption.builder().withNoPut(true).withCreateNotify(true).build();
+                WatchOption.builder().withNoPut(!puts).withCreateNotify(true).build();
         return track(client.getWatchClient().watch(bytes(key), option, Watch.listener(onResponse, onError)));
     }
 

@@ -16,6 +16,7 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -129,8 +130,61 @@ final class EtcdInspection {
         return broken;
     }
 
-    /** A holder as shown, and the key that holds it, with that key's create revision. */
-    private record Held(LockHolder holder, String etcdKey, long createRevision) {}
+    /**
+     * Asks the holders to let go: puts each holder's key again with the value and lease it has, if it is still the one
+     * read (its create revision and version), as {@code etcdctl put --ignore-value --ignore-lease} would (jetcd has no
+     * such options, so the read's value and lease are put, and the version's compare makes sure they are still the
+     * key's). Only the key's version and mod revision change, which nothing of distlock's nor of etcd's {@code
+     * concurrency} package compares; the holder's locker watches its key for such puts ({@link OwnKeyWatch}), and
+     * the waiters' watches see deletions only. One transaction per holder after the look-up; a free key is not
+     * written. The compare also keeps a repeat after a lost reply from asking twice: it finds the version moved, and
+     * reads the key instead, which is still the holder's.
+     *
+     * @return the holders whose keys this call put, or found put again by another request meanwhile
+     */
+    List<LockHolder> requestRelease(String key) {
+        List<Held> holders = found(key, read(key)).holders();
+        List<CompletableFuture<TxnResponse>> puts = new ArrayList<>();
+        for (Held held : holders) {
+            KeyValue kv = held.kv();
+            ByteSequence etcdKey = kv.getKey();
+            puts.add(calls.txn(
+                    "asking the holder of '" + key + "' to let go",
+                    txn -> txn.If(
+                                    new Cmp(etcdKey, Cmp.Op.EQUAL, CmpTarget.createRevision(kv.getCreateRevision())),
+                                    new Cmp(etcdKey, Cmp.Op.EQUAL, CmpTarget.version(kv.getVersion())))
+                            .Then(Op.put(
+                                    etcdKey,
+                                    kv.getValue(),
+                                    PutOption.builder()
+                                            .withLeaseId(kv.getLease())
+                                            .build()))
+                            .Else(Op.get(etcdKey, GetOption.DEFAULT)),
+                    deadline()));
+        }
+        List<LockHolder> asked = new ArrayList<>();
+        for (int i = 0; i < holders.size(); i++) {
+            TxnResponse response = await(puts.get(i), key);
+            Held held = holders.get(i);
+            if (response.isSucceeded()
+                    || response.getGetResponses().get(0).getKvs().stream()
+                            .anyMatch(now -> now.getCreateRevision() == held.createRevision())) {
+                asked.add(held.holder());
+            }
+        }
+        return asked;
+    }
+
+    /** A holder as shown, and the key that holds it as read. */
+    private record Held(LockHolder holder, KeyValue kv) {
+        String etcdKey() {
+            return text(kv.getKey());
+        }
+
+        long createRevision() {
+            return kv.getCreateRevision();
+        }
+    }
 
     /** The holders of a key, in grant order (create revision), and how many wait behind them. */
     private record Found(List<Held> holders, int waiting) {}
@@ -205,7 +259,7 @@ final class EtcdInspection {
                 Optional.empty(),
                 Optional.empty(),
                 OptionalLong.of(kv.getCreateRevision()));
-        return new Held(holder, etcdKey, kv.getCreateRevision());
+        return new Held(holder, kv);
     }
 
     /**
@@ -223,7 +277,7 @@ final class EtcdInspection {
                 Optional.empty(),
                 Optional.empty(),
                 OptionalLong.of(kv.getCreateRevision()));
-        return new Held(holder, etcdKey, kv.getCreateRevision());
+        return new Held(holder, kv);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.distlock.toolkit.LeaseLoss;
 import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -29,6 +30,12 @@ final class EtcdLease implements Lease {
     private final long confirmedAt;
     private final EtcdSession session;
     private final LeaseLoss loss;
+    private final LeaseLossListener listener;
+    /**
+     * The highest version of the key seen since the grant: 1, the grant's own put, then one more for each release
+     * request ({@link #keyVersionSeen}).
+     */
+    private final AtomicLong versionSeen = new AtomicLong(1);
     /** For the watch on the key (see {@link OwnKeyWatch}): its requests, each bounded by {@code operationTimeout}. */
     private final EtcdCalls calls;
 
@@ -60,6 +67,7 @@ final class EtcdLease implements Lease {
         this.confirmedAt = confirmedAt;
         this.session = session;
         this.loss = new LeaseLoss(lossListener);
+        this.listener = lossListener;
         this.calls = calls;
         this.operationTimeout = operationTimeout;
     }
@@ -84,6 +92,18 @@ final class EtcdLease implements Lease {
     @Override
     public OptionalLong fencingToken() {
         return OptionalLong.of(createRevision);
+    }
+
+    /**
+     * The key was seen at {@code version} (by the watch on it, or a read): every put on it after the grant's is a
+     * release request ({@link EtcdInspection#requestRelease}), since nothing else puts a granted key; each version above
+     * the highest seen so far is told to the locker once, however often and in whatever order it is seen.
+     */
+    void keyVersionSeen(long version) {
+        long before = versionSeen.getAndAccumulate(version, Math::max);
+        for (long v = before; v < version && !releasing.get() && !isLost(); v++) {
+            listener.releaseRequested();
+        }
     }
 
     /** The session's keep-alives go unanswered ({@code true}) or are answered again ({@code false}). */

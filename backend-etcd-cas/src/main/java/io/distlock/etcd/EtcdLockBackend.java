@@ -81,7 +81,12 @@ final class EtcdLockBackend implements LockBackend {
         // Read-write locks and semaphores: queues in the fair layout (FairQueue), holders' records in cas (CasRecord)
         this.capabilities = new Capabilities(true, mode == EtcdLockMode.FAIR, true, LeaseModel.SESSION)
                 .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-                .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK, Capabilities.Operation.WARN);
+                .with(
+                        Capabilities.Operation.INSPECT,
+                        Capabilities.Operation.BREAK,
+                        Capabilities.Operation.WARN,
+                        Capabilities.Operation.LOCK_DELAY,
+                        Capabilities.Operation.REQUEST_RELEASE);
         this.inspection = new EtcdInspection(calls, location.prefix(), mode, operationTimeout);
         this.acquisitions = new EtcdAcquisition.Shared(
                 calls,
@@ -418,6 +423,16 @@ final class EtcdLockBackend implements LockBackend {
     @Override
     public List<LockHolder> breakLock(String key) {
         return inspection.breakLock(key);
+    }
+
+    /**
+     * Puts each holder's key again, value and lease unchanged, if it is still the one read: the holder's locker sees
+     * the put on the watch it keeps on its own key and tells the lock once per put ({@link EtcdInspection#requestRelease},
+     * {@link OwnKeyWatch}). One transaction per holder after the look-up; nothing is written for a free key.
+     */
+    @Override
+    public List<LockHolder> requestRelease(String key) {
+        return inspection.requestRelease(key);
     }
 
     /** Every request sent to etcd since the backend opened (transactions, keep-alives, grants, watch creations). */

@@ -136,6 +136,7 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         Duration connectTimeout = config.connectTimeout();
         Duration operationTimeout = config.durationOption(OPERATION_TIMEOUT, connectTimeout);
         long ttlSeconds = ttlSeconds(config.leaseTime());
+        long delaySeconds = delaySeconds(config.lockDelay(), ttlSeconds);
         config.rejectUnknownOptions(NAME);
 
         Client client = connect.apply(connectTimeout);
@@ -147,7 +148,7 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         });
         timer.setRemoveOnCancelPolicy(true);
         EtcdCalls calls = new EtcdCalls(client, location.describeEndpoints(), config.ticker(), timer);
-        Sessions sessions = new Sessions(calls, ttlSeconds, operationTimeout);
+        Sessions sessions = new Sessions(calls, ttlSeconds, delaySeconds, operationTimeout);
         // TLS spoken to a plaintext member or the reverse: found on the first unanswered connection, not waited out.
         Optional<ProtocolProbe> probe = connection.map(
                 c -> new ProtocolProbe(c.location(), c.tls().isPresent(), min(connectTimeout, PROBE_TIMEOUT)));
@@ -206,5 +207,19 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
                     + DurationText.of(leaseTime) + " (at most " + Integer.MAX_VALUE + " seconds)");
         }
         return Math.max(1, seconds);
+    }
+
+    /**
+     * The lock-delay in the whole seconds an etcd lease counts: rounded up (0 for none), so that a key outlives its
+     * holder's validity by at least the delay; the lease's TTL, {@code ttlSeconds} plus this, must fit etcd's.
+     */
+    static long delaySeconds(Duration lockDelay, long ttlSeconds) {
+        long seconds = lockDelay.getSeconds() + (lockDelay.getNano() > 0 ? 1 : 0);
+        if (ttlSeconds + seconds > Integer.MAX_VALUE) {
+            throw new LockConfigurationException("Option 'lockDelay' is too long for an etcd lease: "
+                    + DurationText.of(lockDelay) + " plus the lease's " + ttlSeconds + " s is more than "
+                    + Integer.MAX_VALUE + " seconds");
+        }
+        return seconds;
     }
 }

@@ -31,6 +31,13 @@ import org.slf4j.LoggerFactory;
  * do. So the bound never overstates what etcd guarantees. The session is lost when etcd says the lease is gone, or when no keep-alive has succeeded by
  * the end of the validity; its locks are then reported lost and the session is replaced for later acquisitions.
  *
+ * <p>With a lock-delay ({@link io.distlock.spi.BackendConfig#lockDelay()}, whole seconds, rounded up) the lease is
+ * granted for the lock's TTL plus the delay, and every keep-alive renews it to that: etcd keeps the keys one delay
+ * longer after the last keep-alive. The validity stays the TTL alone: an answer's TTL less the delay, from its send, as
+ * above, and the keep-alives go every third of that. A session lost while it holds a lock is then not revoked (its
+ * holder froze or was cut off: the delay is for it to notice), and its keys end with the lease; a release deletes a
+ * key, and closing revokes the lease, at once.
+ *
  * <p>In fair mode a lock's key is {@code <prefix>/<name>/<lease id in hex>}, so one session may queue for a name only
  * once at a time: {@link #claim} and {@link #unclaim} keep track of that.
  */
@@ -40,7 +47,11 @@ final class EtcdSession {
 
     private final EtcdCalls calls;
     private final long id;
+    /** The validity a keep-alive gives: the TTL without the lock-delay. */
     private final long ttlNanos;
+    /** The lock-delay in whole seconds, granted on top of the TTL (see the class comment); 0 for none. */
+    private final long delaySeconds;
+
     private final Duration requestTimeout;
     private final Runnable onLost;
     private final Consumer<EtcdSession> onIdle;
@@ -75,17 +86,24 @@ final class EtcdSession {
     EtcdSession(
             EtcdCalls calls,
             long id,
-            long ttlSeconds,
+            long grantedTtlSeconds,
+            long delaySeconds,
             long grantSentNanos,
             Runnable onLost,
             Consumer<EtcdSession> onIdle) {
         this.calls = calls;
         this.id = id;
-        this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
+        this.delaySeconds = delaySeconds;
+        this.ttlNanos = validityNanos(grantedTtlSeconds);
         this.validUntilNanos = grantSentNanos + ttlNanos - driftNanos(ttlNanos);
         this.requestTimeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), ttlNanos / 3));
         this.onLost = onLost;
         this.onIdle = onIdle;
+    }
+
+    /** The validity an answer with {@code ttlSeconds} gives: that TTL less the lock-delay, at least a second. */
+    private long validityNanos(long ttlSeconds) {
+        return TimeUnit.SECONDS.toNanos(Math.max(1, ttlSeconds - delaySeconds));
     }
 
     /** The clock-drift allowance of a lease of {@code ttlNanos}: TTL/100 + 2 ms (see the class comment). */
@@ -224,7 +242,7 @@ final class EtcdSession {
         long sent = calls.ticker().read();
         return calls.keepAliveOnce(id, deadline).handle((response, failure) -> {
             if (failure == null && response.getTTL() > 0) {
-                long ttl = TimeUnit.SECONDS.toNanos(response.getTTL());
+                long ttl = validityNanos(response.getTTL());
                 long until = sent + ttl - driftNanos(ttl);
                 synchronized (this) {
                     if (until > validUntilNanos) {
@@ -308,6 +326,7 @@ final class EtcdSession {
         log.warn("etcd session (lease {}) lost: {}", hexId(), reason);
         stopKeepAlive();
         onLost.run();
+        boolean held = !leases.isEmpty();
         for (EtcdLease lease : leases) {
             lease.lose(calls.ticker().read(), reason);
         }
@@ -316,6 +335,11 @@ final class EtcdSession {
             waiter.accept(reason);
         }
         waiters.clear();
+        if (held && delaySeconds > 0) {
+            // An unclean end: the keys stay until the lease, TTL plus lock-delay, runs out (see the class comment).
+            log.debug("Not revoking etcd lease {}: its locks are kept for the lock-delay", hexId());
+            return;
+        }
         revoke(Deadline.after(requestTimeout, calls.ticker()));
     }
 

@@ -20,13 +20,17 @@ final class Sessions {
 
     private final EtcdCalls calls;
     private final long ttlSeconds;
+    /** The lock-delay in whole seconds: each lease is granted for {@code ttlSeconds} plus this (see {@link EtcdSession}). */
+    private final long delaySeconds;
+
     private final Duration operationTimeout;
     private final List<EtcdSession> live = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    Sessions(EtcdCalls calls, long ttlSeconds, Duration operationTimeout) {
+    Sessions(EtcdCalls calls, long ttlSeconds, long delaySeconds, Duration operationTimeout) {
         this.calls = calls;
         this.ttlSeconds = ttlSeconds;
+        this.delaySeconds = delaySeconds;
         this.operationTimeout = operationTimeout;
     }
 
@@ -65,10 +69,16 @@ final class Sessions {
             return CompletableFuture.failedFuture(new LockBackendException("The etcd backend is closed"));
         }
         long sent = calls.ticker().read();
-        return calls.grant(ttlSeconds, deadline).thenApply(response -> {
+        return calls.grant(ttlSeconds + delaySeconds, deadline).thenApply(response -> {
             EtcdSession[] self = new EtcdSession[1];
             EtcdSession session = new EtcdSession(
-                    calls, response.getID(), response.getTTL(), sent, () -> live.remove(self[0]), this::retireIfSpare);
+                    calls,
+                    response.getID(),
+                    response.getTTL(),
+                    delaySeconds,
+                    sent,
+                    () -> live.remove(self[0]),
+                    this::retireIfSpare);
             self[0] = session;
             live.add(session);
             session.start();

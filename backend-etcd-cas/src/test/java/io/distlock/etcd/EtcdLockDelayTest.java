@@ -1,0 +1,130 @@
+package io.distlock.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.distlock.ReleaseResult;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.testing.EtcdCluster;
+import io.distlock.testing.TcpProxy;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.LeaseOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Lock-delay on etcd ({@link EtcdSession}): the locker's lease is granted for the TTL plus the delay, whole seconds,
+ * while the holder's validity stays the TTL; a release frees the key at once, a holder cut off keeps it from the next
+ * for the delay after it was told it lost it.
+ */
+class EtcdLockDelayTest extends OneMemberEtcdTests {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLockDelayTest.class);
+
+    @RegisterExtension
+    static final EtcdCluster ETCD = EtcdCluster.builder().build();
+
+    @Override
+    EtcdCluster etcd() {
+        return ETCD;
+    }
+
+    private RemoteLocker delayed(String uri, EtcdLockMode mode, Duration ttl, Duration delay) {
+        return RemoteLockers.builder()
+                .uri(uri + "?mode=" + mode.optionValue())
+                .leaseTime(ttl)
+                .lockDelay(delay)
+                .build();
+    }
+
+    /**
+     * A lease of 3 s with a delay of 1.2 s: etcd grants the locker's lease 5 s (3 + 2, the delay rounded up), the
+     * holder's validity is at most 3 s ahead, and a release frees the key at once for another locker.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lockDelay_etcdLeaseIsTtlPlusDelay_validityTtlAlone_releaseFreesAtOnce(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("delay");
+        Duration ttl = Duration.ofSeconds(3);
+        try (RemoteLocker holderLocker = delayed(EtcdTesting.uri(ETCD, PREFIX), mode, ttl, Duration.ofMillis(1200));
+                RemoteLocker other = locker(mode, ttl)) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            Thread.sleep(1200); // keep-alives have renewed the lease meanwhile
+            assertThat(Duration.between(Instant.now(), held.validUntil()))
+                    .as("the holder's validity left")
+                    .isLessThanOrEqualTo(ttl);
+            List<KeyValue> keys = List.copyOf(keysUnder(lockPrefix(mode, key)).values());
+            assertThat(keys).hasSize(1);
+            long granted = inspector
+                    .getLeaseClient()
+                    .timeToLive(keys.get(0).getLease(), LeaseOption.DEFAULT)
+                    .get(10, TimeUnit.SECONDS)
+                    .getGrantedTTL();
+            assertEquals(5, granted, "the etcd lease's granted TTL: 3 s + 1.2 s rounded up to 2 s");
+            assertEquals(ReleaseResult.RELEASED, held.release());
+            assertTrue(other.tryLock(key).isPresent(), "a released key was not free at once");
+        }
+    }
+
+    /**
+     * The holder is cut off from etcd (its proxy black-holes): it is told it lost the lock when its validity (the TTL)
+     * runs out, and the waiter is granted after that, no earlier than TTL + delay after the last keep-alive (so TTL +
+     * delay less a keep-alive period after the cut), and within TTL + delay + slack of the cut. The session is not revoked, so the key ends with the lease.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lockDelay_holderCutOff_keyTakenForTheDelayAfterItsLoss(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("delay-cut");
+        Duration ttl = Duration.ofSeconds(2);
+        Duration delay = Duration.ofSeconds(3);
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (RemoteLocker holderLocker = delayed(EtcdTesting.proxiedUri(ETCD, PREFIX), mode, ttl, delay);
+                RemoteLocker waiterLocker = locker(mode, ttl)) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            CompletableFuture<Long> lostAt = new CompletableFuture<>();
+            held.onLost(l -> lostAt.complete(System.nanoTime()));
+            Thread.sleep(300);
+            long cut = System.nanoTime();
+            proxy.blackhole();
+            RemoteLock next = waiterLocker.lock(key, maxWait());
+            long granted = System.nanoTime();
+            long lost = lostAt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            log.info(
+                    "etcd {}: ttl 2s, lockDelay 3s, holder cut off: told lost {} ms after the cut, the waiter granted"
+                            + " {} ms after the cut, {} ms after the loss",
+                    mode.optionValue(),
+                    TimeUnit.NANOSECONDS.toMillis(lost - cut),
+                    TimeUnit.NANOSECONDS.toMillis(granted - cut),
+                    TimeUnit.NANOSECONDS.toMillis(granted - lost));
+            assertThat(Duration.ofNanos(lost - cut))
+                    .as("cut to lost")
+                    .isLessThanOrEqualTo(ttl.plus(TestTimeouts.scaled(Duration.ofSeconds(1))));
+            assertTrue(granted - lost > 0, "the waiter was granted before the holder was told it lost the lock");
+            // etcd keeps the key TTL + delay from the last keep-alive's arrival, sent at most a keep-alive period (a
+            // third of the TTL) before the cut
+            assertThat(Duration.ofNanos(granted - cut))
+                    .as("cut to the next grant")
+                    .isGreaterThanOrEqualTo(ttl.plus(delay).minus(ttl.dividedBy(3)));
+            assertThat(Duration.ofNanos(granted - cut))
+                    .as("cut to the next grant")
+                    .isLessThanOrEqualTo(ttl.plus(delay).plus(TestTimeouts.scaled(Duration.ofSeconds(2))));
+            assertTrue(Deadlines.within(maxWait(), () -> !held.isHeld()));
+            assertEquals(ReleaseResult.RELEASED, next.release());
+        } finally {
+            proxy.heal();
+        }
+    }
+}
