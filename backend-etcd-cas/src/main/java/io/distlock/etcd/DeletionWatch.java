@@ -40,25 +40,14 @@ final class DeletionWatch {
      * onDeleted} at most once, when that key (this incarnation of it) is deleted. {@code onEnded} gets a failure of the
      * watch (etcd or the connection ended it) or of the check: the key's fate is then unknown, the caller reads again.
      *
+     * <p>If {@code versionSeen} is not null, the watch takes the puts on that key too: {@code versionSeen} gets the
+     * key's version from each put, and from the check, which such a watch always makes once it has started (the
+     * version then, puts before {@code readAt} included); versions may come again or out of order, the caller keeps
+     * the highest.
+     *
      * @param checkDeadline the deadline of the check transaction, taken when it is sent
+     * @param versionSeen told the key's versions (a holder's own key, whose puts are release requests), or null
      * @return the watch, to be closed by the caller when it no longer waits
-     */
-    static Watch.Watcher start(
-            EtcdCalls calls,
-            String key,
-            long createRevision,
-            long readAt,
-            Supplier<Deadline> checkDeadline,
-            Runnable onDeleted,
-            Consumer<Throwable> onEnded) {
-        return start(calls, key, createRevision, readAt, checkDeadline, onDeleted, null, onEnded);
-    }
-
-    /**
-     * As {@link #start(EtcdCalls, String, long, long, Supplier, Runnable, Consumer)}, and if {@code versionSeen} is not
-     * null, the puts on that key too: {@code versionSeen} gets the key's version from each put, and from the check,
-     * which such a watch always makes once it has started (the version then, puts before {@code readAt} included);
-     * versions may come again or out of order, the caller keeps the highest.
      */
     static Watch.Watcher start(
             EtcdCalls calls,

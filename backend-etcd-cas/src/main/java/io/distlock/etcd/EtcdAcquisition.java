@@ -242,8 +242,8 @@ abstract class EtcdAcquisition {
      */
     final void watchForDeletion(String key, long createRevision, long readAt, Runnable onDeleted) {
         park(
-                (once, ended) ->
-                        DeletionWatch.start(calls, key, createRevision, readAt, this::requestDeadline, once, ended),
+                (once, ended) -> DeletionWatch.start(
+                        calls, key, createRevision, readAt, this::requestDeadline, once, null, ended),
                 key,
                 onDeleted);
     }

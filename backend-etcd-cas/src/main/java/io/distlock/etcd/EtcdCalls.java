@@ -221,17 +221,11 @@ final class EtcdCalls {
     }
 
     /**
-     * Watches {@code key} for deletions from now on, without a start revision: etcd registers such a watch as synced,
-     * so its events come at once rather than from etcd's 100 ms catch-up loop for watches that start in the past. The
-     * first response is the creation notice, whose header revision says from where on nothing is missed.
-     */
-    Watch.Watcher watchDeletesFromNow(String key, Consumer<WatchResponse> onResponse, Consumer<Throwable> onError) {
-        return watchFromNow(key, false, onResponse, onError);
-    }
-
-    /**
-     * As {@link #watchDeletesFromNow}, with the puts on {@code key} too if {@code puts}: a holder's own key, whose puts
-     * after its grant are release requests ({@link EtcdInspection#requestRelease}).
+     * Watches {@code key} for deletions from now on, and for puts too if {@code puts} (a holder's own key, whose puts
+     * after its grant are release requests, {@link EtcdInspection#requestRelease}), without a start revision: etcd
+     * registers such a watch as synced, so its events come at once rather than from etcd's 100 ms catch-up loop for
+     * watches that start in the past. The first response is the creation notice, whose header revision says from where
+     * on nothing is missed.
      */
     Watch.Watcher watchFromNow(
             String key, boolean puts, Consumer<WatchResponse> onResponse, Consumer<Throwable> onError) {
@@ -243,7 +237,7 @@ final class EtcdCalls {
 
     /**
      * Watches the keys from {@code key} to {@code rangeEnd} for deletions from now on, each event with the deleted key's
-     * last state (so its create revision is known); otherwise as {@link #watchDeletesFromNow}.
+     * last state (so its create revision is known); otherwise as {@link #watchFromNow}.
      */
     Watch.Watcher watchRangeDeletesFromNow(
             String key, String rangeEnd, Consumer<WatchResponse> onResponse, Consumer<Throwable> onError) {

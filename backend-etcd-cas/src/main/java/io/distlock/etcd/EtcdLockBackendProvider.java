@@ -35,6 +35,9 @@ import java.util.function.UnaryOperator;
  *   <li>{@code ttl} (common, default 30s): the TTL of the backend's etcd lease, rounded up to whole seconds (etcd
  *       counts seconds, and raises a TTL below its minimum, about 1.5 election timeouts). A crashed or cut-off
  *       holder's locks are freed one TTL after its last keep-alive.
+ *   <li>{@code lockDelay} (common, default none): the etcd lease is granted for the TTL plus the delay, rounded up to
+ *       whole seconds, so a crashed or cut-off holder's locks are freed that much later; the holder's validity stays
+ *       the TTL, and a release frees a lock at once (see {@link io.distlock.RemoteLockerBuilder#lockDelay}).
  *   <li>{@code connectTimeout} (common, default 10s): how long opening waits for etcd to grant the first lease.
  *   <li>{@code tls}, {@code caFile}, {@code certFile}, {@code keyFile} (common TLS options, see {@link
  *       io.distlock.toolkit.TlsSettings}): {@code etcd+https} (or {@code tls=true}) connects over TLS, trusting the PEM

@@ -10,6 +10,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
+import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.TestPki;
@@ -17,6 +18,7 @@ import io.etcd.jetcd.Client;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -87,20 +89,30 @@ class EtcdSecuredConnectionTest {
         assertThat(SECURED.keysUnder(root, PREFIX)).isEmpty();
     }
 
-    /** The locker's role, read-write on its prefix, is all inspection needs: a look-up, the listing, a break. */
+    /**
+     * The locker's role, read-write on its prefix, is all inspection needs: a look-up, the listing, a release request
+     * (a put on the holder's key with the holder's lease), a break.
+     */
     @ParameterizedTest
     @EnumSource(EtcdLockMode.class)
-    void inspection_asTheLockerUser_readsListsAndBreaks(EtcdLockMode mode) throws Exception {
+    void inspection_asTheLockerUser_readsListsAsksAndBreaks(EtcdLockMode mode) throws Exception {
         String key = EtcdTesting.unique("inspected");
         try (RemoteLocker holder = builder(SECURED.lockerUri(PREFIX, mode))
                         .ownerLabel("holder")
                         .build();
                 RemoteLocker operator = builder(SECURED.lockerUri(PREFIX, mode)).build()) {
             RemoteLock held = holder.tryLock(key).orElseThrow();
+            AtomicInteger asked = new AtomicInteger();
+            held.onReleaseRequested(l -> asked.incrementAndGet());
 
             assertThat(operator.inspect(key).holders()).singleElement().satisfies(h -> assertThat(h.ownerLabel())
                     .isEqualTo("holder"));
             assertThat(operator.listHeld()).extracting(LockState::key).contains(key);
+            assertThat(operator.requestRelease(key)).hasSize(1);
+            Deadlines.await(
+                    () -> asked.get() == 1,
+                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    () -> "the holder did not hear the request");
             assertThat(operator.breakLock(key)).hasSize(1);
             assertThat(EtcdTesting.lockKeys(root, PREFIX, key, mode)).isEmpty();
             held.release();

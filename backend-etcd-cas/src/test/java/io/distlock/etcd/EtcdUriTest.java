@@ -194,6 +194,21 @@ class EtcdUriTest {
         assertThat(EtcdLockBackendProvider.ttlSeconds(Duration.ofSeconds(30))).isEqualTo(30);
     }
 
+    /** The lock-delay is added to the lease's TTL in whole seconds, rounded up; none adds nothing. */
+    @Test
+    void lockDelay_roundsUpToWholeSeconds_andMustFitTheLease() {
+        assertThat(EtcdLockBackendProvider.delaySeconds(Duration.ZERO, 30)).isZero();
+        assertThat(EtcdLockBackendProvider.delaySeconds(Duration.ofNanos(1), 30))
+                .isEqualTo(1);
+        assertThat(EtcdLockBackendProvider.delaySeconds(Duration.ofMillis(1500), 30))
+                .isEqualTo(2);
+        assertThat(EtcdLockBackendProvider.delaySeconds(Duration.ofSeconds(2), 30))
+                .isEqualTo(2);
+        assertThatThrownBy(() -> EtcdLockBackendProvider.delaySeconds(Duration.ofSeconds(Integer.MAX_VALUE), 30))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("lockDelay");
+    }
+
     @Test
     void keyCodec_encodesOnlySeparatorAndPercent_andRoundTrips() {
         assertThat(KeyCodec.encode("orders")).isEqualTo("orders");
