@@ -14,6 +14,12 @@ import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.TcpProxy;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.LeaseOption;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -48,6 +54,78 @@ class EtcdLockDelayTest extends OneMemberEtcdTests {
                 .leaseTime(ttl)
                 .lockDelay(delay)
                 .build();
+    }
+
+    /**
+     * The holder's keep-alives stop reaching etcd (they go unanswered) while its connection works: its validity runs
+     * out, it is told it lost the lock, and its session is not revoked, though etcd could be reached: the waiter is
+     * granted no earlier than TTL + delay after the last keep-alive. (Revoking it, as a session without a delay is
+     * revoked on its loss, granted the waiter 11-18 ms after the loss.)
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void lockDelay_keepAlivesUnanswered_sessionNotRevokedOnItsLoss(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("delay-frozen");
+        Duration ttl = Duration.ofSeconds(2);
+        Duration delay = Duration.ofSeconds(3);
+        KeepAliveBlocker blocker = new KeepAliveBlocker();
+        try (RemoteLocker holderLocker = RemoteLockers.builder()
+                        .uri(EtcdTesting.uri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
+                        .provider(new EtcdLockBackendProvider(client -> client.interceptor(blocker)))
+                        .leaseTime(ttl)
+                        .lockDelay(delay)
+                        .build();
+                RemoteLocker waiterLocker = locker(mode, ttl)) {
+            RemoteLock held = holderLocker.lock(key, maxWait());
+            CompletableFuture<Long> lostAt = new CompletableFuture<>();
+            held.onLost(l -> lostAt.complete(System.nanoTime()));
+            Thread.sleep(300);
+            long blocked = System.nanoTime();
+            blocker.blocked = true;
+            RemoteLock next = waiterLocker.lock(key, maxWait());
+            long granted = System.nanoTime();
+            long lost = lostAt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            log.info(
+                    "etcd {}: ttl 2s, lockDelay 3s, keep-alives unanswered: told lost {} ms after, the waiter granted"
+                            + " {} ms after, {} ms after the loss",
+                    mode.optionValue(),
+                    TimeUnit.NANOSECONDS.toMillis(lost - blocked),
+                    TimeUnit.NANOSECONDS.toMillis(granted - blocked),
+                    TimeUnit.NANOSECONDS.toMillis(granted - lost));
+            assertTrue(granted - lost > 0, "the waiter was granted before the holder was told it lost the lock");
+            assertThat(Duration.ofNanos(granted - blocked))
+                    .as("keep-alives blocked to the next grant")
+                    .isGreaterThanOrEqualTo(ttl.plus(delay).minus(ttl.dividedBy(3)));
+            assertEquals(ReleaseResult.RELEASED, next.release());
+        }
+    }
+
+    /** Makes every keep-alive call go unanswered once {@link #blocked}: it never leaves the client. */
+    private static final class KeepAliveBlocker implements ClientInterceptor {
+        volatile boolean blocked;
+
+        @Override
+        public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+            if (!blocked || !method.getFullMethodName().endsWith("/LeaseKeepAlive")) {
+                return next.newCall(method, options);
+            }
+            return new ClientCall<>() {
+                @Override
+                public void start(Listener<R> listener, Metadata headers) {}
+
+                @Override
+                public void request(int n) {}
+
+                @Override
+                public void cancel(String message, Throwable cause) {}
+
+                @Override
+                public void halfClose() {}
+
+                @Override
+                public void sendMessage(Q message) {}
+            };
+        }
     }
 
     /**
