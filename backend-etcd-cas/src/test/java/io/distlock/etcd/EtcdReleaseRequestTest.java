@@ -15,6 +15,7 @@ import io.etcd.jetcd.KeyValue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -136,6 +137,69 @@ class EtcdReleaseRequestTest extends OneMemberEtcdTests {
             deaf.onReleaseRequested(l -> late.add(System.nanoTime()));
             assertTrue(Deadlines.within(TestTimeouts.scaled(TOLD_WITHIN), () -> late.size() == 1));
             assertEquals(ReleaseResult.RELEASED, deaf.release());
+        }
+    }
+
+    /**
+     * Two readers of a read-write lock and a permit of a semaphore on the same key, and a writer waiting: a request
+     * names the three holders and reaches each once (their keys differ in each layout); the waiting writer is not a
+     * holder, is not named, and once granted hears nothing of it.
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void requestRelease_sharedKinds_everyHolderAskedOnce(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("shared");
+        try (RemoteLocker one = locker(mode, TTL);
+                RemoteLocker other = locker(mode, TTL);
+                RemoteLocker third = locker(mode, TTL)) {
+            List<RemoteLock> holders = List.of(
+                    one.readWriteLock(key).readLock().lock(maxWait()),
+                    other.readWriteLock(key).readLock().lock(maxWait()),
+                    one.semaphore(key, 2).lock(maxWait()));
+            List<List<Long>> told = new ArrayList<>();
+            for (RemoteLock h : holders) {
+                List<Long> calls = new CopyOnWriteArrayList<>();
+                h.onReleaseRequested(l -> calls.add(System.nanoTime()));
+                told.add(calls);
+            }
+            CompletableFuture<RemoteLock> writer = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return third.readWriteLock(key).writeLock().lock(maxWait());
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            if (mode == EtcdLockMode.FAIR) {
+                Deadlines.await(
+                        () -> other.inspect(key).waiting().orElse(0) == 1, maxWait(), () -> "the writer never queued");
+            } else {
+                Thread.sleep(300);
+            }
+
+            List<LockHolder> asked = other.requestRelease(key);
+            assertThat(asked)
+                    .extracting(LockHolder::ownerId)
+                    .containsExactlyInAnyOrderElementsOf(
+                            holders.stream().map(RemoteLock::ownerId).toList());
+            assertTrue(
+                    Deadlines.within(TestTimeouts.scaled(TOLD_WITHIN), () -> told.stream()
+                            .allMatch(c -> c.size() == 1)),
+                    "not every holder heard the request: " + told);
+            assertTrue(
+                    Deadlines.holdsFor(
+                            Duration.ofMillis(300), () -> told.stream().allMatch(c -> c.size() == 1)),
+                    "a holder heard the request twice: " + told);
+            for (RemoteLock h : holders) {
+                assertTrue(h.isHeld());
+                assertEquals(ReleaseResult.RELEASED, h.release());
+            }
+            RemoteLock write = writer.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            List<Long> writerTold = new CopyOnWriteArrayList<>();
+            write.onReleaseRequested(l -> writerTold.add(System.nanoTime()));
+            assertTrue(
+                    Deadlines.holdsFor(Duration.ofMillis(500), writerTold::isEmpty),
+                    "the writer, waiting when the holders were asked, heard it once granted");
+            assertEquals(ReleaseResult.RELEASED, write.release());
         }
     }
 
