@@ -43,6 +43,11 @@ class EtcdLockDelayTest extends OneMemberEtcdTests {
     @RegisterExtension
     static final EtcdCluster ETCD = EtcdCluster.builder().build();
 
+    /** The lease and the lock-delay of the tests whose holder's grant ends without a release. */
+    private static final Duration TTL = Duration.ofSeconds(2);
+
+    private static final Duration DELAY = Duration.ofSeconds(3);
+
     @Override
     EtcdCluster etcd() {
         return ETCD;
@@ -66,37 +71,15 @@ class EtcdLockDelayTest extends OneMemberEtcdTests {
     @EnumSource(EtcdLockMode.class)
     void lockDelay_keepAlivesUnanswered_sessionNotRevokedOnItsLoss(EtcdLockMode mode) throws Exception {
         String key = EtcdTesting.unique("delay-frozen");
-        Duration ttl = Duration.ofSeconds(2);
-        Duration delay = Duration.ofSeconds(3);
         KeepAliveBlocker blocker = new KeepAliveBlocker();
         try (RemoteLocker holderLocker = RemoteLockers.builder()
                         .uri(EtcdTesting.uri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
                         .provider(new EtcdLockBackendProvider(client -> client.interceptor(blocker)))
-                        .leaseTime(ttl)
-                        .lockDelay(delay)
+                        .leaseTime(TTL)
+                        .lockDelay(DELAY)
                         .build();
-                RemoteLocker waiterLocker = locker(mode, ttl)) {
-            RemoteLock held = holderLocker.lock(key, maxWait());
-            CompletableFuture<Long> lostAt = new CompletableFuture<>();
-            held.onLost(l -> lostAt.complete(System.nanoTime()));
-            Thread.sleep(300);
-            long blocked = System.nanoTime();
-            blocker.blocked = true;
-            RemoteLock next = waiterLocker.lock(key, maxWait());
-            long granted = System.nanoTime();
-            long lost = lostAt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
-            log.info(
-                    "etcd {}: ttl 2s, lockDelay 3s, keep-alives unanswered: told lost {} ms after, the waiter granted"
-                            + " {} ms after, {} ms after the loss",
-                    mode.optionValue(),
-                    TimeUnit.NANOSECONDS.toMillis(lost - blocked),
-                    TimeUnit.NANOSECONDS.toMillis(granted - blocked),
-                    TimeUnit.NANOSECONDS.toMillis(granted - lost));
-            assertTrue(granted - lost > 0, "the waiter was granted before the holder was told it lost the lock");
-            assertThat(Duration.ofNanos(granted - blocked))
-                    .as("keep-alives blocked to the next grant")
-                    .isGreaterThanOrEqualTo(ttl.plus(delay).minus(ttl.dividedBy(3)));
-            assertEquals(ReleaseResult.RELEASED, next.release());
+                RemoteLocker waiterLocker = locker(mode, TTL)) {
+            endUncleanly(mode, key, holderLocker, waiterLocker, () -> blocker.blocked = true, "keep-alives unanswered");
         }
     }
 
@@ -159,50 +142,61 @@ class EtcdLockDelayTest extends OneMemberEtcdTests {
 
     /**
      * The holder is cut off from etcd (its proxy black-holes): it is told it lost the lock when its validity (the TTL)
-     * runs out, and the waiter is granted after that, no earlier than TTL + delay after the last keep-alive (so TTL +
-     * delay less a keep-alive period after the cut), and within TTL + delay + slack of the cut. The session is not revoked, so the key ends with the lease.
+     * runs out, and the waiter is granted no earlier than TTL + delay after the last keep-alive ({@link #endUncleanly}).
      */
     @ParameterizedTest
     @EnumSource(EtcdLockMode.class)
     void lockDelay_holderCutOff_keyTakenForTheDelayAfterItsLoss(EtcdLockMode mode) throws Exception {
         String key = EtcdTesting.unique("delay-cut");
-        Duration ttl = Duration.ofSeconds(2);
-        Duration delay = Duration.ofSeconds(3);
         TcpProxy proxy = ETCD.member(0).proxy();
-        try (RemoteLocker holderLocker = delayed(EtcdTesting.proxiedUri(ETCD, PREFIX), mode, ttl, delay);
-                RemoteLocker waiterLocker = locker(mode, ttl)) {
-            RemoteLock held = holderLocker.lock(key, maxWait());
-            CompletableFuture<Long> lostAt = new CompletableFuture<>();
-            held.onLost(l -> lostAt.complete(System.nanoTime()));
-            Thread.sleep(300);
-            long cut = System.nanoTime();
-            proxy.blackhole();
-            RemoteLock next = waiterLocker.lock(key, maxWait());
-            long granted = System.nanoTime();
-            long lost = lostAt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
-            log.info(
-                    "etcd {}: ttl 2s, lockDelay 3s, holder cut off: told lost {} ms after the cut, the waiter granted"
-                            + " {} ms after the cut, {} ms after the loss",
-                    mode.optionValue(),
-                    TimeUnit.NANOSECONDS.toMillis(lost - cut),
-                    TimeUnit.NANOSECONDS.toMillis(granted - cut),
-                    TimeUnit.NANOSECONDS.toMillis(granted - lost));
-            assertThat(Duration.ofNanos(lost - cut))
-                    .as("cut to lost")
-                    .isLessThanOrEqualTo(ttl.plus(TestTimeouts.scaled(Duration.ofSeconds(1))));
-            assertTrue(granted - lost > 0, "the waiter was granted before the holder was told it lost the lock");
-            // etcd keeps the key TTL + delay from the last keep-alive's arrival, sent at most a keep-alive period (a
-            // third of the TTL) before the cut
-            assertThat(Duration.ofNanos(granted - cut))
-                    .as("cut to the next grant")
-                    .isGreaterThanOrEqualTo(ttl.plus(delay).minus(ttl.dividedBy(3)));
-            assertThat(Duration.ofNanos(granted - cut))
-                    .as("cut to the next grant")
-                    .isLessThanOrEqualTo(ttl.plus(delay).plus(TestTimeouts.scaled(Duration.ofSeconds(2))));
-            assertTrue(Deadlines.within(maxWait(), () -> !held.isHeld()));
-            assertEquals(ReleaseResult.RELEASED, next.release());
+        try (RemoteLocker holderLocker = delayed(EtcdTesting.proxiedUri(ETCD, PREFIX), mode, TTL, DELAY);
+                RemoteLocker waiterLocker = locker(mode, TTL)) {
+            endUncleanly(mode, key, holderLocker, waiterLocker, proxy::blackhole, "holder cut off");
         } finally {
             proxy.heal();
         }
+    }
+
+    /**
+     * Holds {@code key} with {@code holderLocker} (TTL 2 s, lock-delay 3 s), then {@code end}s the grant without a
+     * release: the holder is told it lost the lock within the TTL and a keep-alive period, and the waiter granted after
+     * that, no earlier than TTL + delay after the last keep-alive (so TTL + delay less a keep-alive period, a third of
+     * the TTL, after the end), and within TTL + delay + slack of it.
+     */
+    private void endUncleanly(
+            EtcdLockMode mode,
+            String key,
+            RemoteLocker holderLocker,
+            RemoteLocker waiterLocker,
+            Runnable end,
+            String how)
+            throws Exception {
+        RemoteLock held = holderLocker.lock(key, maxWait());
+        CompletableFuture<Long> lostAt = new CompletableFuture<>();
+        held.onLost(l -> lostAt.complete(System.nanoTime()));
+        Thread.sleep(300);
+        long ended = System.nanoTime();
+        end.run();
+        RemoteLock next = waiterLocker.lock(key, maxWait());
+        long granted = System.nanoTime();
+        long lost = lostAt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+        log.info(
+                "etcd {}: ttl 2s, lockDelay 3s, {}: told lost {} ms after, the waiter granted {} ms after, {} ms after"
+                        + " the loss",
+                mode.optionValue(),
+                how,
+                TimeUnit.NANOSECONDS.toMillis(lost - ended),
+                TimeUnit.NANOSECONDS.toMillis(granted - ended),
+                TimeUnit.NANOSECONDS.toMillis(granted - lost));
+        assertThat(Duration.ofNanos(lost - ended))
+                .as("the end to the loss")
+                .isLessThanOrEqualTo(TTL.plus(TestTimeouts.scaled(Duration.ofSeconds(1))));
+        assertTrue(granted - lost > 0, "the waiter was granted before the holder was told it lost the lock");
+        assertThat(Duration.ofNanos(granted - ended))
+                .as("the end to the next grant")
+                .isGreaterThanOrEqualTo(TTL.plus(DELAY).minus(TTL.dividedBy(3)))
+                .isLessThanOrEqualTo(TTL.plus(DELAY).plus(TestTimeouts.scaled(Duration.ofSeconds(2))));
+        assertTrue(Deadlines.within(maxWait(), () -> !held.isHeld()));
+        assertEquals(ReleaseResult.RELEASED, next.release());
     }
 }
