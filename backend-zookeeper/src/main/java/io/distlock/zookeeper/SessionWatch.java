@@ -334,6 +334,11 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
      * event of our own release would add a third to an uncontended acquire + release. Our own release forgets the
      * lease before deleting the node, so that deletion is not reported. The watch survives reconnections in the same
      * session; an expiry loses the lock anyway.
+     *
+     * <p>The same watch carries release requests: a change of the node's data ({@code NodeDataChanged}) sets the watch
+     * again, and each answer's stat tells the lease the data version ({@link ZkLease#dataVersionRead}), whose every
+     * step since the node's creation is one request. A request written before the watch was set (in the moment after
+     * the grant) is read from the first answer's version, so none is missed and none is told twice.
      */
     void watchOwned(ZkLease lease) {
         if (lease.session().holds(lease)) {
@@ -347,7 +352,7 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                 ownedNodeGone(lease);
             } else if (event.getType() != org.apache.zookeeper.Watcher.Event.EventType.None
                     && lease.session().holds(lease)) {
-                watchNow(lease); // some other change (its data set by hand): keep watching
+                watchNow(lease); // its data changed (a release request): keep watching, and read the version
             }
         };
         try {
@@ -360,6 +365,8 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                                 || (event.getResultCode() == KeeperException.Code.OK.intValue()
                                         && event.getStat() == null)) {
                             ownedNodeGone(lease);
+                        } else if (event.getResultCode() == KeeperException.Code.OK.intValue()) {
+                            lease.dataVersionRead(event.getStat().getVersion());
                         }
                     })
                     .forPath(lease.nodePath());
@@ -482,6 +489,8 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
                                     || (event.getResultCode() == KeeperException.Code.OK.intValue()
                                             && event.getStat() == null)) {
                                 ownedNodeGone(lease);
+                            } else if (event.getResultCode() == KeeperException.Code.OK.intValue()) {
+                                lease.dataVersionRead(event.getStat().getVersion());
                             }
                         })
                         .forPath(lease.nodePath());

@@ -314,6 +314,7 @@ final class ZkAcquisition {
                 request.ownerId(),
                 node.path(),
                 node.stat().getCzxid(),
+                node.stat().getVersion(),
                 session,
                 request.lossListener(),
                 sessions);

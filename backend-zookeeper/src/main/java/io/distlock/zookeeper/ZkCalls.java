@@ -288,6 +288,38 @@ final class ZkCalls {
         });
     }
 
+    /**
+     * Writes {@code read}'s data back to {@code path} unchanged, if its version is still {@code read}'s: the write moves
+     * the node's data version on and fires the {@code NodeDataChanged} watch on it, its content stays. A version moved
+     * on meanwhile (another write) reads the node again and writes that back.
+     *
+     * @return false if the node is gone (nothing is written)
+     */
+    boolean rewrite(String path, NodeData read, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        NodeData current = read;
+        while (true) {
+            NodeData expected = current;
+            boolean written = idempotent(deadline, () -> {
+                try {
+                    requests.incrementAndGet();
+                    client.setData().withVersion(expected.stat().getVersion()).forPath(path, expected.data());
+                    return true;
+                } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+                    return false;
+                }
+            });
+            if (written) {
+                return true;
+            }
+            Optional<NodeData> again = read(path, deadline);
+            if (again.isEmpty()) {
+                return false;
+            }
+            current = again.get();
+        }
+    }
+
     /** A node's data and stat, as read together. */
     record NodeData(byte[] data, Stat stat) {}
 

@@ -45,8 +45,8 @@ final class ZkInspection {
         this.operationTimeout = operationTimeout;
     }
 
-    /** The holders of a queue's head, with where their nodes are. */
-    private record Held(List<String> paths, List<LockHolder> holders, int waiting) {}
+    /** The holders of a queue's head, with where their nodes are and what they hold. */
+    private record Held(List<String> paths, List<ZkCalls.NodeData> reads, List<LockHolder> holders, int waiting) {}
 
     LockState inspect(String key) {
         return call("inspecting '" + key + "'", deadline -> {
@@ -89,6 +89,27 @@ final class ZkInspection {
         });
     }
 
+    /**
+     * Writes each holder node's data back unchanged, which moves its data version on: the holder's watch on its own node
+     * fires, and each step of the version is one request to it ({@link ZkLease#dataVersionRead}). Nothing else is
+     * written, so a key found free keeps nothing, and a later holder's node, a new node, has no request.
+     */
+    List<LockHolder> requestRelease(String key) {
+        return call("asking the holders of '" + key + "' to let go", deadline -> {
+            calls.sync(basePath, deadline);
+            List<LockHolder> asked = new ArrayList<>();
+            for (LockKind.Space space : LockKind.Space.values()) {
+                Held held = held(key, space, deadline);
+                for (int i = 0; i < held.paths().size(); i++) {
+                    if (calls.rewrite(held.paths().get(i), held.reads().get(i), deadline)) {
+                        asked.add(held.holders().get(i));
+                    }
+                }
+            }
+            return asked;
+        });
+    }
+
     private LockState state(String key, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
         List<LockHolder> holders = new ArrayList<>();
@@ -109,12 +130,14 @@ final class ZkInspection {
         queue.sort(ZkQueue.order(space));
         int count = ZkQueue.holders(space, queue);
         List<String> paths = new ArrayList<>();
+        List<ZkCalls.NodeData> reads = new ArrayList<>();
         List<LockHolder> holders = new ArrayList<>();
         for (String name : queue.subList(0, count)) {
             String node = ZKPaths.makePath(path, name);
             Optional<ZkCalls.NodeData> read = calls.read(node, deadline);
             if (read.isPresent()) {
                 paths.add(node);
+                reads.add(read.get());
                 String data = new String(read.get().data(), StandardCharsets.UTF_8);
                 Optional<Instant> since =
                         Optional.of(Instant.ofEpochMilli(read.get().stat().getCtime()));
@@ -125,7 +148,7 @@ final class ZkInspection {
                                 : LockHolder.of(kind(space, name), data, since, Optional.empty(), token));
             }
         }
-        return new Held(paths, holders, queue.size() - count);
+        return new Held(paths, reads, holders, queue.size() - count);
     }
 
     private static LockKind kind(LockKind.Space space, String name) {

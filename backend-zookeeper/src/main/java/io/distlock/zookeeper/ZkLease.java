@@ -4,6 +4,7 @@ import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.toolkit.LeaseLoss;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One granted lock: its node, the session holding it, and its fencing token (the node's {@code czxid}, the zxid of the
@@ -18,13 +19,20 @@ final class ZkLease implements Lease {
     private final long czxid;
     private final ZkSession session;
     private final LeaseLoss loss;
+    private final LeaseLossListener lossListener;
     private final SessionWatch sessions;
+    /**
+     * The version of the node's data as last read, from its creation on: every change of the data since is a release
+     * request ({@link ZooKeeperLockBackend#requestRelease}), reported once each ({@link #dataVersionRead}).
+     */
+    private final AtomicInteger dataVersion;
 
     ZkLease(
             String key,
             String ownerId,
             String nodePath,
             long czxid,
+            int dataVersion,
             ZkSession session,
             LeaseLossListener lossListener,
             SessionWatch sessions) {
@@ -34,7 +42,9 @@ final class ZkLease implements Lease {
         this.czxid = czxid;
         this.session = session;
         this.loss = new LeaseLoss(lossListener);
+        this.lossListener = lossListener;
         this.sessions = sessions;
+        this.dataVersion = new AtomicInteger(dataVersion);
     }
 
     @Override
@@ -67,6 +77,28 @@ final class ZkLease implements Lease {
     @Override
     public void onStillHeld() {
         sessions.watchOwned(this);
+    }
+
+    /**
+     * The node's data version, as an answer about the node just read it: each step past the version last read is one
+     * release request (one write of the node's data by {@link ZkInspection#requestRelease}, or by Curator's {@code
+     * Revoker}), told to the locker once, whichever answer reads it first. Ignored once the lease is lost or released.
+     */
+    void dataVersionRead(int version) {
+        while (true) {
+            int seen = dataVersion.get();
+            if (version - seen <= 0) {
+                return;
+            }
+            if (dataVersion.compareAndSet(seen, version)) {
+                if (session.holds(this) && !isLost()) {
+                    for (int i = seen; i != version; i++) {
+                        lossListener.releaseRequested();
+                    }
+                }
+                return;
+            }
+        }
     }
 
     String nodePath() {

@@ -44,7 +44,11 @@ final class ZooKeeperLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
     private static final Capabilities CAPABILITIES = new Capabilities(true, true, true, LeaseModel.SESSION)
             .with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-            .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK, Capabilities.Operation.WARN);
+            .with(
+                    Capabilities.Operation.INSPECT,
+                    Capabilities.Operation.BREAK,
+                    Capabilities.Operation.WARN,
+                    Capabilities.Operation.REQUEST_RELEASE);
 
     private final CuratorFramework client;
     private final ZkCalls calls;
@@ -263,6 +267,17 @@ final class ZooKeeperLockBackend implements LockBackend {
     @Override
     public List<LockHolder> breakLock(String key) {
         return inspection().breakLock(key);
+    }
+
+    /**
+     * A {@code sync}, the look-up of {@link #inspect}, then one {@code setData} per holder node writing its data back
+     * unchanged: each holder's watch on its own node fires ({@code NodeDataChanged}) and its locker is told (see {@link
+     * SessionWatch#watchOwned}). Curator's revocable holders act only on the data {@code __REVOKE__}, so they do not
+     * hear it; a distlock holder hears Curator's {@code Revoker} (any change of its node's data is a request).
+     */
+    @Override
+    public List<LockHolder> requestRelease(String key) {
+        return inspection().requestRelease(key);
     }
 
     private ZkInspection inspection() {
