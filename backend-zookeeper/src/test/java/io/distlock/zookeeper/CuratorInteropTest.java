@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
@@ -30,6 +31,7 @@ import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.apache.curator.utils.ZKPaths;
@@ -164,6 +166,55 @@ class CuratorInteropTest {
             assertThat(curatorWaiter.get(20, TimeUnit.SECONDS)).isTrue();
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Curator's {@code Revoker} writes {@code __REVOKE__} into a holder's node: a distlock holder hears it as a release
+     * request, since any change of its node's data is one (the node's data is then Curator's marker, which inspection
+     * shows as the label until the lock ends).
+     */
+    @Test
+    void curatorRevoker_onADistlockHolder_runsItsReleaseListenerOnce() throws Exception {
+        String key = "orders/45";
+        AtomicInteger heard = new AtomicInteger();
+        try (RemoteLock lock = locker.lock(key, WAIT)) {
+            lock.onReleaseRequested(l -> heard.incrementAndGet());
+            String lockPath = ZKPaths.makePath(BASE, KeyCodec.encode(key));
+            String node = ZKPaths.makePath(
+                    lockPath, curator.getChildren().forPath(lockPath).get(0));
+            Revoker.attemptRevoke(curator, node);
+            Conditions.await("the release listener ran", WAIT, () -> heard.get() == 1);
+            Thread.sleep(200);
+            assertThat(heard.get()).isEqualTo(1);
+            assertThat(lock.isHeld()).isTrue();
+        }
+    }
+
+    /**
+     * The other way, a limit: distlock's request writes a Curator holder's node data back unchanged, and Curator's
+     * revocable mutex acts only on {@code __REVOKE__}, so its revocation listener does not run. The holder is
+     * counted as asked (its node was written), and keeps its data.
+     */
+    @Test
+    void requestRelease_onACuratorRevocableHolder_isNotHeardByIt() throws Exception {
+        String key = "orders/46";
+        InterProcessMutex mutex = mutex(key);
+        AtomicInteger revoked = new AtomicInteger();
+        mutex.makeRevocable(m -> revoked.incrementAndGet());
+        assertThat(mutex.acquire(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            String node = mutex.getParticipantNodes().iterator().next();
+            byte[] data = curator.getData().forPath(node);
+            assertThat(locker.requestRelease(key)).hasSize(1);
+            Thread.sleep(500);
+            assertThat(revoked.get()).isZero();
+            assertThat(curator.getData().forPath(node)).isEqualTo(data);
+            // Curator's own Revoker does reach it: the mutex is revocable, so the silence above is distlock's
+            Revoker.attemptRevoke(curator, node);
+            Conditions.await("Curator's revocation listener ran", WAIT, () -> revoked.get() == 1);
+        } finally {
+            mutex.release();
         }
     }
 
