@@ -74,19 +74,7 @@ final class ZkInspection {
     }
 
     List<LockHolder> breakLock(String key) {
-        return call("breaking '" + key + "'", deadline -> {
-            calls.sync(basePath, deadline);
-            List<LockHolder> broken = new ArrayList<>();
-            for (LockKind.Space space : LockKind.Space.values()) {
-                Held held = held(key, space, deadline);
-                for (int i = 0; i < held.paths().size(); i++) {
-                    if (calls.delete(held.paths().get(i), deadline)) {
-                        broken.add(held.holders().get(i));
-                    }
-                }
-            }
-            return broken;
-        });
+        return eachHolder("breaking '" + key + "'", key, (path, read, deadline) -> calls.delete(path, deadline));
     }
 
     /**
@@ -95,18 +83,29 @@ final class ZkInspection {
      * written, so a key found free keeps nothing, and a later holder's node, a new node, has no request.
      */
     List<LockHolder> requestRelease(String key) {
-        return call("asking the holders of '" + key + "' to let go", deadline -> {
+        return eachHolder("asking the holders of '" + key + "' to let go", key, calls::rewrite);
+    }
+
+    /** What {@link #eachHolder} does to a holder's node: false if the node was gone. */
+    private interface HolderWrite {
+        boolean apply(String path, ZkCalls.NodeData read, Deadline deadline)
+                throws InterruptedException, TimeoutException, KeeperException;
+    }
+
+    /** A {@code sync}, then {@code write} on each holder node of the key's three queues: the holders written. */
+    private List<LockHolder> eachHolder(String what, String key, HolderWrite write) {
+        return call(what, deadline -> {
             calls.sync(basePath, deadline);
-            List<LockHolder> asked = new ArrayList<>();
+            List<LockHolder> written = new ArrayList<>();
             for (LockKind.Space space : LockKind.Space.values()) {
                 Held held = held(key, space, deadline);
                 for (int i = 0; i < held.paths().size(); i++) {
-                    if (calls.rewrite(held.paths().get(i), held.reads().get(i), deadline)) {
-                        asked.add(held.holders().get(i));
+                    if (write.apply(held.paths().get(i), held.reads().get(i), deadline)) {
+                        written.add(held.holders().get(i));
                     }
                 }
             }
-            return asked;
+            return written;
         });
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.distlock.Capabilities;
 import io.distlock.LeaseModel;
 import io.distlock.LockConfigurationException;
+import io.distlock.LockHolder;
 import io.distlock.LockKind;
 import io.distlock.LockTimeoutException;
 import io.distlock.LockerClosedException;
@@ -14,17 +15,21 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.TestTimeouts;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -32,8 +37,10 @@ import org.apache.curator.test.TestingServer;
 import org.apache.curator.utils.ZKPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
 /** The backend against one real in-process ZooKeeper server: exclusion, order, tokens, clean-up, keys, options. */
 @Timeout(120)
@@ -229,7 +236,8 @@ class ZooKeeperLockTest {
                         .with(
                                 Capabilities.Operation.INSPECT,
                                 Capabilities.Operation.BREAK,
-                                Capabilities.Operation.WARN));
+                                Capabilities.Operation.WARN,
+                                Capabilities.Operation.REQUEST_RELEASE));
     }
 
     @Test
@@ -489,6 +497,101 @@ class ZooKeeperLockTest {
             }
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Release requests: a rewrite of the holder node's data (same bytes, next version) reaches the holder through the
+     * watch on its own node, once per request, also when written before that watch was set; the node's data (the owner
+     * id inspection shows) stays as it was.
+     */
+    @Nested
+    class ReleaseRequests {
+
+        private String onlyNode(String key) throws Exception {
+            String path = lockPath(key);
+            List<String> children = raw.getChildren().forPath(path);
+            assertThat(children).hasSize(1);
+            return ZKPaths.makePath(path, children.get(0));
+        }
+
+        /**
+         * Five requests, each after the previous one was heard: each runs the listener once, and the time from the
+         * request's call to the listener is logged (median, max) as the bound measured on one server.
+         */
+        @Test
+        void requestRelease_reachesTheHolderOncePerRequest_leavingItsNodesDataAsIs() throws Exception {
+            BlockingQueue<Long> heard = new LinkedBlockingQueue<>();
+            try (RemoteLock lock = a.lock("rr/measured", WAIT)) {
+                lock.onReleaseRequested(l -> heard.add(System.nanoTime()));
+                Thread.sleep(300); // past the locker's deferred pass, so the watch on the node is set
+                String node = onlyNode("rr/measured");
+                byte[] before = raw.getData().forPath(node);
+                List<Long> micros = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    long asked = System.nanoTime();
+                    List<LockHolder> holders = b.requestRelease("rr/measured");
+                    assertThat(holders).extracting(LockHolder::ownerId).containsExactly(lock.ownerId());
+                    Long at = heard.poll(
+                            TestTimeouts.scaled(Duration.ofSeconds(2)).toMillis(), TimeUnit.MILLISECONDS);
+                    assertThat(at).as("listener run for request %d", i + 1).isNotNull();
+                    micros.add(TimeUnit.NANOSECONDS.toMicros(at - asked));
+                }
+                Thread.sleep(200);
+                assertThat(heard).as("listener runs beyond one per request").isEmpty();
+                assertThat(raw.getData().forPath(node)).isEqualTo(before);
+                assertThat(a.inspect("rr/measured").holders())
+                        .extracting(LockHolder::ownerId)
+                        .containsExactly(lock.ownerId());
+                assertThat(lock.isHeld()).isTrue();
+                List<Long> sorted = new ArrayList<>(micros);
+                Collections.sort(sorted);
+                LoggerFactory.getLogger(ZooKeeperLockTest.class)
+                        .info(
+                                "Release request to listener on one ZooKeeper server, 5 requests (us): {}; median {} us, max {} us",
+                                micros,
+                                sorted.get(2),
+                                sorted.get(4));
+            }
+        }
+
+        /**
+         * A request written in the moment after the grant, before the locker's deferred pass sets the watch on the node,
+         * is read from the node's data version when the watch is set: heard once, not lost.
+         */
+        @Test
+        void requestRelease_rightAfterTheGrant_beforeTheNodeIsWatched_isHeardOnce() throws Exception {
+            AtomicInteger heard = new AtomicInteger();
+            try (RemoteLock lock = a.lock("rr/early", WAIT)) {
+                assertThat(b.requestRelease("rr/early")).hasSize(1);
+                assertThat(b.requestRelease("rr/early")).hasSize(1);
+                lock.onReleaseRequested(l -> heard.incrementAndGet());
+                long until = System.nanoTime()
+                        + TestTimeouts.scaled(Duration.ofSeconds(2)).toNanos();
+                while (heard.get() < 2 && System.nanoTime() - until < 0) {
+                    Thread.sleep(10);
+                }
+                Thread.sleep(200);
+                assertThat(heard.get()).isEqualTo(2);
+                assertThat(lock.isHeld()).isTrue();
+            }
+        }
+
+        /** A free key: nothing asked, nothing written, and its next holder hears no request. */
+        @Test
+        void requestRelease_onAFreeKey_asksNobody_andReachesNoLaterHolder() throws Exception {
+            try (RemoteLock first = a.lock("rr/free", WAIT)) {
+                assertThat(first.isHeld()).isTrue();
+            }
+            assertThat(b.requestRelease("rr/free")).isEmpty();
+            AtomicInteger heard = new AtomicInteger();
+            try (RemoteLock later = a.lock("rr/free", WAIT)) {
+                later.onReleaseRequested(l -> heard.incrementAndGet());
+                Thread.sleep(500); // the watch is set, and its first answer read
+                assertThat(new String(raw.getData().forPath(onlyNode("rr/free")), StandardCharsets.UTF_8))
+                        .isEqualTo(later.ownerId());
+            }
+            assertThat(heard.get()).isZero();
         }
     }
 }
