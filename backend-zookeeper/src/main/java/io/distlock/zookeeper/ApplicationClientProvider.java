@@ -108,6 +108,14 @@ final class ApplicationClientProvider implements LockBackendProvider {
         // The application's client: nothing of it is closed with the backend.
         // Its session was created before this backend saw it: it is confirmed by heartbeats as the backend starts.
         return new ZooKeeperLockBackend(
-                client, location, sessionTimeout, tickTime, ZkSession.NONE, connectTimeout, config.ticker(), () -> {});
+                client,
+                location,
+                sessionTimeout,
+                tickTime,
+                ZkSession.NONE,
+                connectTimeout,
+                config.lockDelay(),
+                config.ticker(),
+                () -> {});
     }
 }

@@ -48,6 +48,14 @@ final class ZkAcquisition {
     private final LockRequest request;
     private final ZkQueue keyQueue;
     private final String lockPath;
+    private final ZkLockDelay lockDelay;
+    /** The lock-delay records among the queue path's children at the last look ({@link ZkLockDelay}). */
+    private List<String> records = List.of();
+    /** A ticker reading taken once our node's creation was answered: its {@code ctime} is no later. */
+    private long createdAtNanos;
+    /** How long an asynchronous wait must wait for a lock-delay before it looks again; 0 if not. */
+    private long delayedNanos;
+
     private final Runnable wakeUp = this::wake;
     /** The watcher of a blocking wait: one object, so that the client keeps one registration per watched node. */
     private final Watcher wakeWatcher = event -> wake();
@@ -72,8 +80,10 @@ final class ZkAcquisition {
             Ticker ticker,
             Duration operationTimeout,
             LockRequest request,
-            ZkQueue keyQueue) {
+            ZkQueue keyQueue,
+            ZkLockDelay lockDelay) {
         this.calls = calls;
+        this.lockDelay = lockDelay;
         this.sessions = sessions;
         this.ticker = ticker;
         this.operationTimeout = operationTimeout;
@@ -94,10 +104,10 @@ final class ZkAcquisition {
                 List<String> queue = enqueue(deadline);
                 int index = queue.indexOf(ourName());
                 if (index >= 0) {
-                    if (!keyQueue.standing(queue, index).granted()) {
+                    if (!keyQueue.standing(queue, index).granted() || delayLeftNanos(queue, deadline) > 0) {
                         return Optional.empty();
                     }
-                    lease = grant();
+                    lease = grant(deadline);
                     if (lease.isPresent()) {
                         return lease;
                     }
@@ -201,8 +211,20 @@ final class ZkAcquisition {
             return Optional.empty();
         }
         ZkQueue.Standing standing = keyQueue.standing(queue, index);
+        delayedNanos = 0;
         if (standing.granted()) {
-            Optional<Lease> granted = grant();
+            long delayed = delayLeftNanos(queue, calls);
+            if (delayed > 0) {
+                // a grant that ended without a release keeps the key for its lock-delay: look again after it (or
+                // when the queue changes)
+                if (onChange != null) {
+                    delayedNanos = delayed;
+                } else {
+                    pause(deadline, delayed);
+                }
+                return Optional.empty();
+            }
+            Optional<Lease> granted = grant(calls);
             if (granted.isEmpty()) {
                 throw placeLost(); // our session ended just now
             }
@@ -248,6 +270,7 @@ final class ZkAcquisition {
         ZkCalls.Enqueued enqueued =
                 calls.createAndList(lockPath, protectionId, keyQueue.kindName(), ZkQueue.nodeData(request), deadline);
         node = enqueued.node();
+        createdAtNanos = ticker.read();
         nodeName = ZKPaths.getNodeFromPath(node.path());
         List<String> children = enqueued.children();
         return children != null && children.contains(nodeName) ? queue(children, deadline) : queue(deadline);
@@ -289,7 +312,19 @@ final class ZkAcquisition {
     /** {@link #queue(Deadline)} from a list of the children already read. */
     private List<String> queue(List<String> read, Deadline deadline)
             throws InterruptedException, TimeoutException, KeeperException {
-        List<String> children = new ArrayList<>(read);
+        List<String> children = new ArrayList<>(read.size());
+        List<String> delayRecords = List.of();
+        for (String child : read) {
+            if (!ZkQueue.isDelayRecord(child)) {
+                children.add(child);
+            } else {
+                if (delayRecords.isEmpty()) {
+                    delayRecords = new ArrayList<>(1);
+                }
+                delayRecords.add(child);
+            }
+        }
+        records = delayRecords;
         String ours = ourName();
         String prefix = ZkCalls.protectedPrefix(protectionId);
         for (Iterator<String> it = children.iterator(); it.hasNext(); ) {
@@ -303,18 +338,41 @@ final class ZkAcquisition {
         return children;
     }
 
-    /** Turns our first-in-queue node into a lease of the session that owns it; empty if that session is gone. */
-    private Optional<Lease> grant() {
+    /**
+     * How long the grant must still wait for the lock-delay of grants that ended without a release (see {@link
+     * ZkLockDelay}); 0 if it need not.
+     */
+    private long delayLeftNanos(List<String> queue, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        if (records.isEmpty()) {
+            return 0;
+        }
+        long serverNowMillis = node.stat().getCtime() + TimeUnit.NANOSECONDS.toMillis(ticker.read() - createdAtNanos);
+        return lockDelay.leftNanos(lockPath, records, queue, serverNowMillis, deadline);
+    }
+
+    /** How long an asynchronous wait's last look found the grant held back by a lock-delay; 0 if it was not. */
+    long delayedNanos() {
+        return delayedNanos;
+    }
+
+    /**
+     * Turns our first-in-queue node into a lease of the session that owns it; empty if that session is gone. With a
+     * lock-delay, the grant's record is written first (if that fails, the caller leaves: our node and the record go).
+     */
+    private Optional<Lease> grant(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         ZkSession session = sessions.owning(node.stat().getEphemeralOwner());
         if (session == null) {
             return Optional.empty();
         }
+        String record = lockDelay.writesRecords() ? lockDelay.write(lockPath, protectionId, deadline) : null;
         ZkLease lease = new ZkLease(
                 request.key(),
                 request.ownerId(),
                 node.path(),
                 node.stat().getCzxid(),
                 node.stat().getVersion(),
+                record,
                 session,
                 request.lossListener(),
                 sessions);
@@ -387,6 +445,9 @@ final class ZkAcquisition {
                 calls.delete(ours.path(), deadline);
             } else {
                 calls.deleteProtected(lockPath, id, deadline);
+            }
+            if (lockDelay.writesRecords()) {
+                calls.delete(ZkLockDelay.recordPath(lockPath, id), deadline); // written before a grant given up
             }
         } catch (InterruptedException e) {
             interrupted = true;

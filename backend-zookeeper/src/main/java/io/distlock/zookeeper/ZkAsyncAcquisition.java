@@ -130,6 +130,8 @@ final class ZkAsyncAcquisition {
                 if (!result.complete(lease)) {
                     release.accept(lease.get()); // cancelled meanwhile: the grant is nobody's
                 }
+            } else if (acquisition.delayedNanos() > 0) {
+                lookAfter(acquisition.delayedNanos()); // a lock-delay holds the grant back: no watch fires for it
             }
         } catch (TimeoutException e) {
             if (deadline.hasPassed()) {
@@ -151,12 +153,16 @@ final class ZkAsyncAcquisition {
         }
     }
 
-    private void retryLater() {
+    private void lookAfter(long nanos) {
         try {
-            steps.schedule(this::schedule, deadline.remainingNanos(RETRY_NANOS), TimeUnit.NANOSECONDS);
+            steps.schedule(this::schedule, deadline.remainingNanos(nanos), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {
             // closing: the future is failed by the next execute, or by the locker
         }
+    }
+
+    private void retryLater() {
+        lookAfter(RETRY_NANOS);
     }
 
     private synchronized void deadlinePassed() {

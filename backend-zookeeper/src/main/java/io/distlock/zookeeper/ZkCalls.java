@@ -320,6 +320,59 @@ final class ZkCalls {
         }
     }
 
+    /** Creates the persistent node {@code path} with {@code data}; one that exists already (an answer lost) will do. */
+    void createPersistent(String path, byte[] data, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        idempotent(deadline, () -> {
+            try {
+                requests.incrementAndGet();
+                client.create().withMode(CreateMode.PERSISTENT).forPath(path, data);
+            } catch (KeeperException.NodeExistsException e) {
+                // created by an earlier try whose answer was lost
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Sets {@code path}'s data if its version is {@code version}.
+     *
+     * @return the node's stat after the write; empty if the node is gone or its version moved on
+     */
+    Optional<Stat> setData(String path, byte[] data, int version, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        return idempotent(deadline, () -> {
+            try {
+                requests.incrementAndGet();
+                return Optional.of(client.setData().withVersion(version).forPath(path, data));
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+                return Optional.empty();
+            }
+        });
+    }
+
+    /**
+     * Deletes {@code path} and {@code alongWith} in one transaction; if either is gone, deletes {@code path} alone.
+     *
+     * @return false if {@code path} was gone (as {@link #delete})
+     */
+    boolean deleteTogether(String path, String alongWith, Deadline deadline)
+            throws InterruptedException, TimeoutException, KeeperException {
+        boolean both = idempotent(deadline, () -> {
+            try {
+                requests.incrementAndGet();
+                client.transaction()
+                        .forOperations(
+                                client.transactionOp().delete().forPath(path),
+                                client.transactionOp().delete().forPath(alongWith));
+                return true;
+            } catch (KeeperException.NoNodeException e) {
+                return false;
+            }
+        });
+        return both || delete(path, deadline);
+    }
+
     /** A node's data and stat, as read together. */
     record NodeData(byte[] data, Stat stat) {}
 

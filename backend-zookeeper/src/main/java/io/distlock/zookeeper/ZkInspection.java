@@ -74,7 +74,15 @@ final class ZkInspection {
     }
 
     List<LockHolder> breakLock(String key) {
-        return eachHolder("breaking '" + key + "'", key, (path, read, deadline) -> calls.delete(path, deadline));
+        return eachHolder("breaking '" + key + "'", key, (path, read, deadline) -> {
+            // a broken grant ends as a released one: its lock-delay record goes first, so no waiter sees it orphaned
+            Optional<String> record =
+                    ZkLockDelay.recordPathOf(ZKPaths.getPathAndNode(path).getPath(), ZKPaths.getNodeFromPath(path));
+            if (record.isPresent()) {
+                calls.delete(record.get(), deadline);
+            }
+            return calls.delete(path, deadline);
+        });
     }
 
     /**
@@ -126,6 +134,7 @@ final class ZkInspection {
             throws InterruptedException, TimeoutException, KeeperException {
         String path = ZkQueue.path(basePath, space, KeyCodec.encode(key));
         List<String> queue = new ArrayList<>(calls.children(path, deadline));
+        queue.removeIf(ZkQueue::isDelayRecord);
         queue.sort(ZkQueue.order(space));
         int count = ZkQueue.holders(space, queue);
         List<String> paths = new ArrayList<>();

@@ -26,6 +26,8 @@ final class ZkLease implements Lease {
      * request ({@link ZooKeeperLockBackend#requestRelease}), reported once each ({@link #dataVersionRead}).
      */
     private final AtomicInteger dataVersion;
+    /** The grant's lock-delay record ({@link ZkLockDelay}), deleted with the node by a release; null without. */
+    private final String delayRecord;
 
     ZkLease(
             String key,
@@ -33,6 +35,7 @@ final class ZkLease implements Lease {
             String nodePath,
             long czxid,
             int dataVersion,
+            String delayRecord,
             ZkSession session,
             LeaseLossListener lossListener,
             SessionWatch sessions) {
@@ -45,6 +48,7 @@ final class ZkLease implements Lease {
         this.lossListener = lossListener;
         this.sessions = sessions;
         this.dataVersion = new AtomicInteger(dataVersion);
+        this.delayRecord = delayRecord;
     }
 
     @Override
@@ -99,6 +103,11 @@ final class ZkLease implements Lease {
                 return;
             }
         }
+    }
+
+    /** The grant's lock-delay record, if its locker has a lock-delay. */
+    java.util.Optional<String> delayRecord() {
+        return java.util.Optional.ofNullable(delayRecord);
     }
 
     String nodePath() {

@@ -55,6 +55,19 @@ final class ZkQueue {
     /** A permit node's name after its N: {@code <N>-permits-<seq>}. */
     static final String PERMIT_NAME = "-permits-";
 
+    /**
+     * The name of a lock-delay record before the protection id of the grant it is for: {@code ~delay-<uuid>}, a
+     * persistent child of the queue's path, written by a holder whose locker has a lock-delay right after its grant and
+     * deleted with its node by a release (see {@link ZkLockDelay}). {@code ~} sorts after the digits of every sequence
+     * number and the name holds none of the kinds' names, so Curator's recipes sort it last and never wait on it.
+     */
+    static final String DELAY_RECORD = "~delay-";
+
+    /** Whether the child {@code name} of a queue's path is a lock-delay record, no queue node. */
+    static boolean isDelayRecord(String name) {
+        return name.startsWith(DELAY_RECORD);
+    }
+
     /** What one look found: granted, or the nodes (names) whose deletion may grant it, to watch. */
     record Standing(boolean granted, List<String> watch) {
         static final Standing GRANTED = new Standing(true, List.of());

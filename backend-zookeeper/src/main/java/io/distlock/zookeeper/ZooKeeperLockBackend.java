@@ -48,7 +48,8 @@ final class ZooKeeperLockBackend implements LockBackend {
                     Capabilities.Operation.INSPECT,
                     Capabilities.Operation.BREAK,
                     Capabilities.Operation.WARN,
-                    Capabilities.Operation.REQUEST_RELEASE);
+                    Capabilities.Operation.REQUEST_RELEASE,
+                    Capabilities.Operation.LOCK_DELAY);
 
     private final CuratorFramework client;
     private final ZkCalls calls;
@@ -58,6 +59,8 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final Duration operationTimeout;
     /** What this backend opened and closes with it: the client it created; nothing for an application's client. */
     private final Closeable owned;
+    /** The locker's lock-delay: the records of its grants, and every acquisition's look at others' (see there). */
+    private final ZkLockDelay lockDelay;
     /** Runs the short steps of asynchronous acquisitions, in call order. */
     private final ScheduledThreadPoolExecutor steps;
 
@@ -68,6 +71,7 @@ final class ZooKeeperLockBackend implements LockBackend {
             Optional<Duration> tickTime,
             long startedNanos,
             Duration operationTimeout,
+            Duration lockDelay,
             Ticker ticker,
             Closeable owned) {
         this.client = client;
@@ -91,6 +95,7 @@ final class ZooKeeperLockBackend implements LockBackend {
                 ticker,
                 requests);
         this.calls = new ZkCalls(client, sessions, requests);
+        this.lockDelay = new ZkLockDelay(calls, lockDelay.toMillis());
         try {
             sessions.start(operationTimeout);
         } catch (RuntimeException e) {
@@ -162,7 +167,13 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     private ZkAcquisition acquisition(LockRequest request) {
         return new ZkAcquisition(
-                calls, sessions, ticker, operationTimeout, request, ZkQueue.of(request, location.basePath()));
+                calls,
+                sessions,
+                ticker,
+                operationTimeout,
+                request,
+                ZkQueue.of(request, location.basePath()),
+                lockDelay);
     }
 
     /** The parent of a key's lock nodes; give this path to Curator's {@code InterProcessMutex} to share the lock. */
@@ -219,30 +230,39 @@ final class ZooKeeperLockBackend implements LockBackend {
             return false;
         }
         try {
-            return calls.delete(zk.nodePath(), Deadline.after(operationTimeout, ticker));
+            Deadline deadline = Deadline.after(operationTimeout, ticker);
+            return zk.delayRecord().isPresent()
+                    ? calls.deleteTogether(zk.nodePath(), zk.delayRecord().get(), deadline)
+                    : calls.delete(zk.nodePath(), deadline);
         } catch (TimeoutException e) {
             if (zk.isLost()) {
                 return false; // the session expired meanwhile: its node is gone with it
             }
-            sessions.deleteInBackground(zk.nodePath());
+            deleteInBackground(zk);
             throw new LockBackendException("Could not confirm the release of lock '" + lease.key() + "' within "
                     + DurationText.of(operationTimeout) + ": no answer from ZooKeeper at " + location.connectString()
                     + "; its node is deleted as soon as the connection returns, or by the session's expiry");
         } catch (KeeperException e) {
             // Not a connection loss the call could repeat (SESSIONMOVED, a refusal): the node would otherwise stay for
             // the session's life, which on an application's client is unbounded.
-            sessions.deleteInBackground(zk.nodePath());
+            deleteInBackground(zk);
             throw new LockBackendException(
                     "ZooKeeper at " + location.connectString() + " failed releasing lock '" + lease.key() + "': " + e
                             + "; its node is deleted in the background (Curator's guaranteed delete), or goes with"
                             + " the session",
                     e);
         } catch (InterruptedException e) {
-            sessions.deleteInBackground(zk.nodePath());
+            deleteInBackground(zk);
             Thread.currentThread().interrupt();
             throw new LockBackendException(
                     "Interrupted releasing lock '" + lease.key() + "'; its node is deleted in the background", e);
         }
+    }
+
+    /** A release finished in the background: the record first, so that the grant never looks ended uncleanly. */
+    private void deleteInBackground(ZkLease zk) {
+        zk.delayRecord().ifPresent(sessions::deleteInBackground);
+        sessions.deleteInBackground(zk.nodePath());
     }
 
     /**

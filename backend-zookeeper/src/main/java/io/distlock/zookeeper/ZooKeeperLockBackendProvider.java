@@ -139,7 +139,15 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
                             + ZooKeeperLockOptions.PASSWORD + "')");
             CuratorFramework owned = client;
             return new ZooKeeperLockBackend(
-                    client, location, sessionTimeout, tickTime, startedNanos, connectTimeout, config.ticker(), () -> {
+                    client,
+                    location,
+                    sessionTimeout,
+                    tickTime,
+                    startedNanos,
+                    connectTimeout,
+                    config.lockDelay(),
+                    config.ticker(),
+                    () -> {
                         CloseableUtils.closeQuietly(owned);
                         tls.ifPresent(ZkTls::close);
                     });

@@ -29,6 +29,7 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -388,6 +389,114 @@ class SessionLossTest {
             assertThat(locker.tryLock("no-warning")).isPresent();
             assertThat(provider.opened().client().getZookeeperClient().getConnectionTimeoutMs())
                     .isLessThanOrEqualTo(2000);
+        }
+    }
+
+    /**
+     * The lock-delay on a session store ({@link ZkLockDelay}): a holder whose session expires leaves a record behind
+     * its node, which keeps the key from every distlock locker (with a delay of its own or not, waiting or arriving
+     * later) for the delay after the record is first seen without its node; a broken holder's key is free at once.
+     */
+    @Nested
+    class LockDelay {
+
+        private static final Duration DELAY = Duration.ofMillis(1500);
+
+        /** The queue nodes of {@code key} (its lock-delay records left out); -1 when not connected. */
+        private int queueNodes(String key) {
+            try {
+                String path = ZKPaths.makePath(BASE, KeyCodec.encode(key));
+                return raw.checkExists().forPath(path) == null
+                        ? 0
+                        : (int) raw.getChildren().forPath(path).stream()
+                                .filter(name -> !ZkQueue.isDelayRecord(name))
+                                .count();
+            } catch (Exception e) {
+                return -1;
+            }
+        }
+
+        /** Expires the holder's session and returns a reading taken once its node was seen gone. */
+        private long expireAndAwaitNodeGone(CapturingProvider provider, String key) throws Exception {
+            expireOnServer(provider.opened().client().getZookeeperClient().getZooKeeper());
+            Conditions.await("the expired holder's node gone", WAIT, () -> queueNodes(key) == 0);
+            return System.nanoTime();
+        }
+
+        @Test
+        void lockDelay_expiredHolder_keyStaysTakenForTheDelay_forWaitersAndLaterArrivals_thenTheRecordGoes()
+                throws Exception {
+            CapturingProvider provider = new CapturingProvider();
+            try (RemoteLocker holder = open("lockDelay=" + DELAY.toMillis() + "ms", provider);
+                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
+                holder.lock("delay-expired", WAIT);
+                assertThat(nodes("delay-expired")).isEqualTo(2); // the holder's node and its record
+                long gone = expireAndAwaitNodeGone(provider, "delay-expired");
+                assertThat(other.tryLock("delay-expired"))
+                        .as("a later arrival during the delay")
+                        .isEmpty();
+                try (RemoteLock next = other.lock("delay-expired", WAIT)) {
+                    long took = System.nanoTime() - gone;
+                    assertThat(Duration.ofNanos(took)).isGreaterThanOrEqualTo(DELAY.minusMillis(50));
+                    assertThat(Duration.ofNanos(took))
+                            .isLessThanOrEqualTo(DELAY.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
+                    assertThat(nodes("delay-expired"))
+                            .as("the record deleted, our node alone")
+                            .isEqualTo(1);
+                }
+            }
+        }
+
+        /** A {@code tryLock} caller alone, never waiting, is granted once the delay after the first look passed. */
+        @Test
+        void lockDelay_expiredHolder_tryLockAlone_isGrantedOnceTheDelayPassed() throws Exception {
+            CapturingProvider provider = new CapturingProvider();
+            try (RemoteLocker holder = open("lockDelay=" + DELAY.toMillis() + "ms", provider);
+                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
+                holder.lock("delay-try", WAIT);
+                long gone = expireAndAwaitNodeGone(provider, "delay-try");
+                java.util.Optional<RemoteLock> got = other.tryLock("delay-try");
+                while (got.isEmpty()) {
+                    assertThat(Duration.ofNanos(System.nanoTime() - gone))
+                            .isLessThan(DELAY.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
+                    Thread.sleep(50);
+                    got = other.tryLock("delay-try");
+                }
+                assertThat(Duration.ofNanos(System.nanoTime() - gone)).isGreaterThanOrEqualTo(DELAY.minusMillis(50));
+                got.get().close();
+            }
+        }
+
+        /** The asynchronous wait looks again when the delay has passed: no watch fires for it. */
+        @Test
+        void lockDelay_expiredHolder_lockAsync_isGrantedAfterTheDelay() throws Exception {
+            CapturingProvider provider = new CapturingProvider();
+            try (RemoteLocker holder = open("lockDelay=" + DELAY.toMillis() + "ms", provider);
+                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
+                holder.lock("delay-async", WAIT);
+                long gone = expireAndAwaitNodeGone(provider, "delay-async");
+                try (RemoteLock next = other.lockAsync("delay-async", WAIT).get(30, TimeUnit.SECONDS)) {
+                    long took = System.nanoTime() - gone;
+                    assertThat(Duration.ofNanos(took)).isGreaterThanOrEqualTo(DELAY.minusMillis(50));
+                    assertThat(Duration.ofNanos(took))
+                            .isLessThanOrEqualTo(DELAY.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
+                }
+            }
+        }
+
+        /** A broken grant ends as a released one: its record goes with it, and the key is free at once. */
+        @Test
+        void lockDelay_brokenHolder_keyIsFreeAtOnce() throws Exception {
+            try (RemoteLocker holder = RemoteLockers.open(uri("lockDelay=1h"));
+                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
+                RemoteLock lock = holder.lock("delay-broken", WAIT);
+                assertThat(other.breakLock("delay-broken")).hasSize(1);
+                java.util.Optional<RemoteLock> got = other.tryLock("delay-broken");
+                assertThat(got).isPresent();
+                assertThat(nodes("delay-broken")).isEqualTo(1);
+                got.get().close();
+                lock.close();
+            }
         }
     }
 }

@@ -237,7 +237,8 @@ class ZooKeeperLockTest {
                                 Capabilities.Operation.INSPECT,
                                 Capabilities.Operation.BREAK,
                                 Capabilities.Operation.WARN,
-                                Capabilities.Operation.REQUEST_RELEASE));
+                                Capabilities.Operation.REQUEST_RELEASE,
+                                Capabilities.Operation.LOCK_DELAY));
     }
 
     @Test
