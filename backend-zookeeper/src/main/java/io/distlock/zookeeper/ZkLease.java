@@ -3,6 +3,7 @@ package io.distlock.zookeeper;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.toolkit.LeaseLoss;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -106,8 +107,8 @@ final class ZkLease implements Lease {
     }
 
     /** The grant's lock-delay record, if its locker has a lock-delay. */
-    java.util.Optional<String> delayRecord() {
-        return java.util.Optional.ofNullable(delayRecord);
+    Optional<String> delayRecord() {
+        return Optional.ofNullable(delayRecord);
     }
 
     String nodePath() {

@@ -34,7 +34,10 @@ import org.slf4j.LoggerFactory;
 final class ZkLockDelay {
 
     private static final Logger log = LoggerFactory.getLogger(ZkLockDelay.class);
+    /** What a record's data ends with once an acquirer saw it without its node. */
     private static final String ENDED = " ended";
+    /** The length of a protection id: a UUID's text. */
+    private static final int PROTECTION_ID_LENGTH = 36;
 
     private final ZkCalls calls;
     /** This locker's lock-delay, in milliseconds; 0 for none. */
@@ -55,15 +58,17 @@ final class ZkLockDelay {
         return ZKPaths.makePath(queuePath, ZkQueue.DELAY_RECORD + protectionId);
     }
 
-    /** The record a queue node named {@code nodeName} would have, if it is a protected node. */
+    /**
+     * The record a queue node named {@code nodeName} would have: the node's protection id follows the protected prefix
+     * ({@link ZkCalls#protectedPrefix}); empty for a name without one.
+     */
     static Optional<String> recordPathOf(String queuePath, String nodeName) {
-        if (!nodeName.startsWith(ZkCalls.PROTECTED_PREFIX)) {
+        int start = ZkCalls.PROTECTED_PREFIX.length();
+        int end = start + PROTECTION_ID_LENGTH;
+        if (!nodeName.startsWith(ZkCalls.PROTECTED_PREFIX) || nodeName.length() <= end || nodeName.charAt(end) != '-') {
             return Optional.empty();
         }
-        int end = nodeName.indexOf('-', ZkCalls.PROTECTED_PREFIX.length() + 35);
-        return end < 0
-                ? Optional.empty()
-                : Optional.of(recordPath(queuePath, nodeName.substring(ZkCalls.PROTECTED_PREFIX.length(), end)));
+        return Optional.of(recordPath(queuePath, nodeName.substring(start, end)));
     }
 
     /** Writes the record of a grant, with this locker's delay. */

@@ -12,6 +12,7 @@ import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.TcpProxy;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -416,72 +417,77 @@ class SessionLossTest {
             }
         }
 
-        /** Expires the holder's session and returns a reading taken once its node was seen gone. */
-        private long expireAndAwaitNodeGone(CapturingProvider provider, String key) throws Exception {
-            expireOnServer(provider.opened().client().getZookeeperClient().getZooKeeper());
-            Conditions.await("the expired holder's node gone", WAIT, () -> queueNodes(key) == 0);
-            return System.nanoTime();
+        /** What a test does once a holder with the delay lost its node: with another locker, and when it went. */
+        private interface AfterExpiry {
+            void run(RemoteLocker other, long gone) throws Exception;
+        }
+
+        /**
+         * A locker with the delay takes {@code key} (its node and its record), its session is expired on the server,
+         * and once its node is seen gone {@code then} runs with another locker, without a delay of its own.
+         */
+        private void afterAnExpiredHolder(String key, AfterExpiry then) throws Exception {
+            CapturingProvider provider = new CapturingProvider();
+            try (RemoteLocker holder = open("lockDelay=" + DELAY.toMillis() + "ms", provider);
+                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
+                holder.lock(key, WAIT);
+                assertThat(nodes(key)).as("the holder's node and its record").isEqualTo(2);
+                expireOnServer(provider.opened().client().getZookeeperClient().getZooKeeper());
+                Conditions.await("the expired holder's node gone", WAIT, () -> queueNodes(key) == 0);
+                then.run(other, System.nanoTime());
+            }
+        }
+
+        /**
+         * Asserts that a grant came no sooner than the delay after {@code gone} (less 50 ms for the server's millisecond
+         * stamps and the two clocks read), and within the delay plus a slack.
+         */
+        private void assertGrantedAfterTheDelay(long gone) {
+            assertThat(Duration.ofNanos(System.nanoTime() - gone))
+                    .isGreaterThanOrEqualTo(DELAY.minusMillis(50))
+                    .isLessThanOrEqualTo(DELAY.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
         }
 
         @Test
         void lockDelay_expiredHolder_keyStaysTakenForTheDelay_forWaitersAndLaterArrivals_thenTheRecordGoes()
                 throws Exception {
-            CapturingProvider provider = new CapturingProvider();
-            try (RemoteLocker holder = open("lockDelay=" + DELAY.toMillis() + "ms", provider);
-                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
-                holder.lock("delay-expired", WAIT);
-                assertThat(nodes("delay-expired")).isEqualTo(2); // the holder's node and its record
-                long gone = expireAndAwaitNodeGone(provider, "delay-expired");
+            afterAnExpiredHolder("delay-expired", (other, gone) -> {
                 assertThat(other.tryLock("delay-expired"))
                         .as("a later arrival during the delay")
                         .isEmpty();
                 try (RemoteLock next = other.lock("delay-expired", WAIT)) {
-                    long took = System.nanoTime() - gone;
-                    assertThat(Duration.ofNanos(took)).isGreaterThanOrEqualTo(DELAY.minusMillis(50));
-                    assertThat(Duration.ofNanos(took))
-                            .isLessThanOrEqualTo(DELAY.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
+                    assertGrantedAfterTheDelay(gone);
                     assertThat(nodes("delay-expired"))
                             .as("the record deleted, our node alone")
                             .isEqualTo(1);
                 }
-            }
+            });
         }
 
         /** A {@code tryLock} caller alone, never waiting, is granted once the delay after the first look passed. */
         @Test
         void lockDelay_expiredHolder_tryLockAlone_isGrantedOnceTheDelayPassed() throws Exception {
-            CapturingProvider provider = new CapturingProvider();
-            try (RemoteLocker holder = open("lockDelay=" + DELAY.toMillis() + "ms", provider);
-                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
-                holder.lock("delay-try", WAIT);
-                long gone = expireAndAwaitNodeGone(provider, "delay-try");
-                java.util.Optional<RemoteLock> got = other.tryLock("delay-try");
+            afterAnExpiredHolder("delay-try", (other, gone) -> {
+                Optional<RemoteLock> got = other.tryLock("delay-try");
                 while (got.isEmpty()) {
                     assertThat(Duration.ofNanos(System.nanoTime() - gone))
                             .isLessThan(DELAY.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
                     Thread.sleep(50);
                     got = other.tryLock("delay-try");
                 }
-                assertThat(Duration.ofNanos(System.nanoTime() - gone)).isGreaterThanOrEqualTo(DELAY.minusMillis(50));
+                assertGrantedAfterTheDelay(gone);
                 got.get().close();
-            }
+            });
         }
 
         /** The asynchronous wait looks again when the delay has passed: no watch fires for it. */
         @Test
         void lockDelay_expiredHolder_lockAsync_isGrantedAfterTheDelay() throws Exception {
-            CapturingProvider provider = new CapturingProvider();
-            try (RemoteLocker holder = open("lockDelay=" + DELAY.toMillis() + "ms", provider);
-                    RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
-                holder.lock("delay-async", WAIT);
-                long gone = expireAndAwaitNodeGone(provider, "delay-async");
+            afterAnExpiredHolder("delay-async", (other, gone) -> {
                 try (RemoteLock next = other.lockAsync("delay-async", WAIT).get(30, TimeUnit.SECONDS)) {
-                    long took = System.nanoTime() - gone;
-                    assertThat(Duration.ofNanos(took)).isGreaterThanOrEqualTo(DELAY.minusMillis(50));
-                    assertThat(Duration.ofNanos(took))
-                            .isLessThanOrEqualTo(DELAY.plus(TestTimeouts.scaled(Duration.ofSeconds(3))));
+                    assertGrantedAfterTheDelay(gone);
                 }
-            }
+            });
         }
 
         /** A broken grant ends as a released one: its record goes with it, and the key is free at once. */
@@ -491,7 +497,7 @@ class SessionLossTest {
                     RemoteLocker other = RemoteLockers.open(uri("sessionTimeout=10s"))) {
                 RemoteLock lock = holder.lock("delay-broken", WAIT);
                 assertThat(other.breakLock("delay-broken")).hasSize(1);
-                java.util.Optional<RemoteLock> got = other.tryLock("delay-broken");
+                Optional<RemoteLock> got = other.tryLock("delay-broken");
                 assertThat(got).isPresent();
                 assertThat(nodes("delay-broken")).isEqualTo(1);
                 got.get().close();
