@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockBackendException;
+import io.distlock.LockState;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
@@ -23,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.KillSession;
 import org.apache.curator.test.TestingServer;
@@ -486,6 +488,36 @@ class SessionLossTest {
             afterAnExpiredHolder("delay-async", (other, gone) -> {
                 try (RemoteLock next = other.lockAsync("delay-async", WAIT).get(30, TimeUnit.SECONDS)) {
                     assertGrantedAfterTheDelay(gone);
+                }
+            });
+        }
+
+        /**
+         * Curator's mutex is not held back by a record (it sorts it after its own nodes), and does not honour the
+         * delay: it takes the key at once. distlock's inspection leaves the record out; the next distlock acquirer still
+         * waits the delay, counted from when it first sees the record without its node.
+         */
+        @Test
+        void lockDelay_expiredHolder_curatorMutexIgnoresTheRecord_distlockStillWaits() throws Exception {
+            afterAnExpiredHolder("delay-curator", (other, gone) -> {
+                InterProcessMutex mutex =
+                        new InterProcessMutex(raw, ZKPaths.makePath(BASE, KeyCodec.encode("delay-curator")));
+                assertThat(mutex.acquire(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                        .isTrue();
+                assertThat(Duration.ofNanos(System.nanoTime() - gone)).isLessThan(DELAY);
+                try {
+                    LockState state = other.inspect("delay-curator");
+                    assertThat(state.holders()).hasSize(1);
+                    assertThat(state.waiting()).hasValue(0);
+                } finally {
+                    mutex.release();
+                }
+                long seen = System.nanoTime();
+                assertThat(other.tryLock("delay-curator"))
+                        .as("distlock during the delay")
+                        .isEmpty();
+                try (RemoteLock next = other.lock("delay-curator", WAIT)) {
+                    assertGrantedAfterTheDelay(seen);
                 }
             });
         }
