@@ -216,7 +216,10 @@ final class ZooKeeperLockBackend implements LockBackend {
      * validity ran out (the locker cleaning up after a suspension) is deleted without waiting. Otherwise waits for the
      * server's answer up to the operation timeout; the deletion is guaranteed (Curator retries it after a
      * reconnection), so a timeout here still ends with the node deleted or its session expired. A failure that is
-     * not a connection loss ({@code SESSIONMOVED}, a refusal) hands the node to the same background deletion.
+     * not a connection loss ({@code SESSIONMOVED}, a refusal) hands the node to the same background deletion. A grant
+     * of a locker with a lock-delay has its record deleted with the node, in one transaction (in the background: the
+     * record first); one whose validity ran out, or whose session is lost, keeps its record: it ended without a
+     * release, and the next acquirer waits the delay ({@link ZkLockDelay}).
      */
     @Override
     public boolean release(Lease lease) {
