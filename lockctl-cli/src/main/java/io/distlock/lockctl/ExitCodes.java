@@ -23,6 +23,11 @@ final class ExitCodes {
     static final int BUSY = 75;
     /** {@code run}: the lock was lost while the command ran; the command was terminated. */
     static final int LOCK_LOST = 76;
+    /**
+     * {@code run --on-release-request=terminate}: somebody asked the holder to let go ({@code lockctl locks
+     * request-release}, {@code RemoteLocker.requestRelease}); the command was terminated and the lock released.
+     */
+    static final int RELEASE_REQUESTED = 77;
     /** {@code run}: the command was found but could not be started. */
     static final int CANNOT_EXECUTE = 126;
     /** {@code run}: the command was not found. */
@@ -40,6 +45,8 @@ final class ExitCodes {
         "  69   the store could not be reached or failed",
         "  75   run: the lock (read lock, write lock, permit) is busy (--wait 0) or was not granted within --wait",
         "  76   run: the lock was lost while the command ran; the command was terminated",
+        "  77   run --on-release-request=terminate: asked to let go (locks request-release); the command was",
+        "       terminated and the lock released",
         "  126  run: the command could not be started; 127: the command was not found",
         "Errors are one line; --verbose adds the stack trace."
     };

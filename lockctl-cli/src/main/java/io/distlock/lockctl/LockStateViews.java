@@ -72,6 +72,11 @@ final class LockStateViews {
         return table.toString();
     }
 
+    /** The holders of one key as {@link #table(List, Instant)} shows them, relative to now; no waiting count. */
+    static String table(String key, List<LockHolder> holders) {
+        return table(List.of(new LockState(key, holders, OptionalInt.empty())), Instant.now());
+    }
+
     /**
      * {@code then} relative to {@code now}, to the second: {@code 12s ago}, {@code in 3m05s}, {@code 2h07m ago},
      * {@code in 3d04h}; {@code now} within a second.
@@ -111,11 +116,14 @@ final class LockStateViews {
         return array;
     }
 
-    /** What {@code locks break} deleted, as JSON: {@code {"key": ..., "broken": [...]}}. */
-    static ObjectNode broken(String key, List<LockHolder> holders) {
+    /**
+     * What a {@code locks} command did to a key's holders, as JSON: {@code {"key": ..., "broken": [...]}} for {@code
+     * break}, {@code {"key": ..., "asked": [...]}} for {@code request-release}.
+     */
+    static ObjectNode outcome(String key, String field, List<LockHolder> holders) {
         ObjectNode node = NODES.objectNode();
         node.put("key", key);
-        node.set("broken", holders(holders));
+        node.set(field, holders(holders));
         return node;
     }
 

@@ -9,7 +9,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -66,27 +65,24 @@ final class LocksBreakCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("lockctl: " + String.format(NO_TERMINAL, key));
             return ExitCodes.USAGE;
         }
-        Optional<String> chosen = options.chosen(spec);
-        if (chosen.isEmpty()) {
-            return printBroken(List.of());
+        return options.onKey(spec, key, () -> printBroken(List.of()), locker -> breakOn(locker, terminal));
+    }
+
+    private int breakOn(RemoteLocker locker, Optional<Terminal> terminal) {
+        if (!locker.capabilities().offers(Operation.BREAK)) {
+            locker.breakLock(key); // refuses, in the API's words naming what the store offers, and deletes nothing
         }
-        try (DefaultStore defaults = DefaultStore.unless(chosen.get(), "locks");
-                RemoteLocker locker = LocksStore.open(defaults, chosen.get())) {
-            if (!locker.capabilities().offers(Operation.BREAK)) {
-                locker.breakLock(key); // refuses, in the API's words naming what the store offers, and deletes nothing
+        if (!yes) {
+            Optional<LockState> shown = show(locker);
+            if (shown.isPresent() && !shown.get().held()) {
+                return printBroken(List.of());
             }
-            if (!yes) {
-                Optional<LockState> shown = show(locker);
-                if (shown.isPresent() && !shown.get().held()) {
-                    return printBroken(List.of());
-                }
-                if (!confirmed(terminal.get(), shown)) {
-                    spec.commandLine().getErr().println("lockctl: '" + key + "' not broken");
-                    return ExitCodes.FAILED;
-                }
+            if (!confirmed(terminal.get(), shown)) {
+                spec.commandLine().getErr().println("lockctl: '" + key + "' not broken");
+                return ExitCodes.FAILED;
             }
-            return printBroken(locker.breakLock(key));
         }
+        return printBroken(locker.breakLock(key));
     }
 
     /** The key's holders, shown on stderr; empty where the store offers no inspection. */
@@ -115,12 +111,12 @@ final class LocksBreakCommand implements Callable<Integer> {
     private int printBroken(List<LockHolder> broken) {
         PrintWriter out = spec.commandLine().getOut();
         if (options.json) {
-            out.print(LockStateViews.print(LockStateViews.broken(key, broken)));
+            out.print(LockStateViews.print(LockStateViews.outcome(key, "broken", broken)));
         } else if (broken.isEmpty()) {
             out.println("'" + key + "' was free: nothing broken.");
         } else {
             out.println("Broke '" + key + "': deleted the entries of");
-            out.print(LockStateViews.table(List.of(new LockState(key, broken, OptionalInt.empty())), Instant.now()));
+            out.print(LockStateViews.table(key, broken));
         }
         out.flush();
         return ExitCodes.OK;

@@ -1,11 +1,9 @@
 package io.distlock.lockctl;
 
 import io.distlock.LockState;
-import io.distlock.RemoteLocker;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.List;
-import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -43,20 +41,14 @@ final class LocksShowCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        LocksStore.key(spec, key);
-        Optional<String> chosen = options.chosen(spec);
-        if (chosen.isEmpty()) {
-            print(new LockState(key, List.of(), OptionalInt.of(0)));
-            return ExitCodes.OK;
-        }
-        try (DefaultStore defaults = DefaultStore.unless(chosen.get(), "locks");
-                RemoteLocker locker = LocksStore.open(defaults, chosen.get())) {
-            print(locker.inspect(key));
-            return ExitCodes.OK;
-        }
+        return options.onKey(
+                spec,
+                key,
+                () -> print(new LockState(key, List.of(), OptionalInt.of(0))),
+                locker -> print(locker.inspect(key)));
     }
 
-    private void print(LockState state) {
+    private int print(LockState state) {
         PrintWriter out = spec.commandLine().getOut();
         if (options.json) {
             out.print(LockStateViews.print(LockStateViews.json(state)));
@@ -66,6 +58,7 @@ final class LocksShowCommand implements Callable<Integer> {
             out.print(LockStateViews.table(List.of(state), Instant.now()));
         }
         out.flush();
+        return ExitCodes.OK;
     }
 
     /** {@code 'k' is free.}, with how many wait where the store says and some do (a grant is on its way). */

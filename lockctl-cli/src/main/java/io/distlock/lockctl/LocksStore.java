@@ -3,6 +3,8 @@ package io.distlock.lockctl;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import java.util.Optional;
+import java.util.function.IntSupplier;
+import java.util.function.ToIntFunction;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -39,6 +41,23 @@ final class LocksStore {
             spec.commandLine().getErr().println(PRIVATE_STORE);
         }
         return Optional.ofNullable(chosen);
+    }
+
+    /**
+     * What a {@code locks} command on one key does: checks {@code key}, then applies {@code action} to a locker on the
+     * chosen store and returns its exit code; where no store is chosen, says so on stderr ({@link #chosen}) and returns
+     * {@code none}'s.
+     */
+    int onKey(CommandSpec spec, String key, IntSupplier none, ToIntFunction<RemoteLocker> action) throws Exception {
+        key(spec, key);
+        Optional<String> chosen = chosen(spec);
+        if (chosen.isEmpty()) {
+            return none.getAsInt();
+        }
+        try (DefaultStore defaults = DefaultStore.unless(chosen.get(), "locks");
+                RemoteLocker locker = open(defaults, chosen.get())) {
+            return action.applyAsInt(locker);
+        }
     }
 
     /** Opens a locker on {@code uri}, a URI {@link #chosen} gave, resolved by {@code defaults}. */

@@ -17,13 +17,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
@@ -45,7 +47,10 @@ import sun.misc.SignalHandler;
             "Instead of the lock, --read and --write take a side of the key's read-write lock (readers run together,",
             "a writer alone) and --permits N one of the N permits of its semaphore (at most N commands run at once:",
             "limiting how many hosts run a job at the same time is a common use). The lock, the read-write lock and",
-            "the semaphore on one key are separate: they never exclude each other."
+            "the semaphore on one key are separate: they never exclude each other.",
+            "When somebody asks the holder to let go ('lockctl locks request-release'), lockctl says so on stderr and,",
+            "by default, keeps the lock and the command running; --on-release-request=terminate terminates the",
+            "command as on a lost lock, releases the lock and exits 77."
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -56,6 +61,8 @@ import sun.misc.SignalHandler;
             "  lockctl run --store redis://127.0.0.1:6379 --key report --wait 5m -- sh -c 'echo $DISTLOCK_FENCING_TOKEN'",
             "  lockctl run --store zk://10.0.0.1:2181/locks --key nightly-import --permits 3 --wait 1h -- ./import.sh"
                     + "   # at most 3 hosts",
+            "  lockctl run --key reindex --on-release-request=terminate -- ./reindex.sh   # exits 77 when asked to let go",
+            "  lockctl run --store etcd://127.0.0.1:2379/locks --key ledger --lock-delay 5s -- ./post-ledger.sh",
             "  lockctl run --store etcd://127.0.0.1:2379/locks --key catalog --read -- ./export.sh      # beside other readers",
             "  lockctl run --store etcd://127.0.0.1:2379/locks --key catalog --write -- ./reindex.sh   # alone"
         })
@@ -130,8 +137,32 @@ final class RunCommand implements Callable<Integer> {
             names = "--grace",
             defaultValue = "10s",
             converter = DurationConverter.class,
-            description = "After the lock is lost: time between SIGTERM and SIGKILL (default: ${DEFAULT-VALUE}).")
+            description = "After the lock is lost (or, with --on-release-request=terminate, a request to let go): time"
+                    + " between SIGTERM and SIGKILL (default: ${DEFAULT-VALUE}).")
     Duration grace;
+
+    @Option(
+            names = "--on-release-request",
+            paramLabel = "ignore|terminate",
+            defaultValue = "ignore",
+            converter = OnReleaseRequest.Converter.class,
+            description = "What to do when somebody asks this holder to let go ('lockctl locks request-release'):"
+                    + " ignore keeps the lock and the command running, as any holder that does not listen does;"
+                    + " terminate terminates the command as on a lost lock (SIGTERM, then SIGKILL after --grace),"
+                    + " releases the lock and exits 77. Either way lockctl says on stderr that it was asked"
+                    + " (default: ${DEFAULT-VALUE}).")
+    OnReleaseRequest onReleaseRequest;
+
+    @Option(
+            names = "--lock-delay",
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
+            description = "Keep the key from everyone for DURATION after the lease when this holder ends without a"
+                    + " release (lockctl killed, frozen or cut off from the store); a release frees it at once. It"
+                    + " gives a frozen holder time to notice it lost the lock before the next one writes. Keep it a"
+                    + " small part of the lease. A store that cannot keep it exits 2 (default: none; the same as the"
+                    + " URI option lockDelay).")
+    Duration lockDelay;
 
     @Parameters(paramLabel = "COMMAND", arity = "0..*", description = "The command and its arguments, after --.")
     List<String> command = new ArrayList<>();
@@ -149,6 +180,9 @@ final class RunCommand implements Callable<Integer> {
         RemoteLockerBuilder builder = RemoteLockers.builder();
         if (owner != null) {
             builder.ownerLabel(owner);
+        }
+        if (lockDelay != null) {
+            builder.lockDelay(lockDelay); // a store that cannot keep it refuses at build() (exit 2)
         }
         PrintWriter err = spec.commandLine().getErr();
         String chosen = DefaultStore.chosen(store, LockCtl.env(spec));
@@ -264,21 +298,53 @@ final class RunCommand implements Callable<Integer> {
             return missing ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
         }
         signals.started(child);
-        AtomicBoolean lost = new AtomicBoolean();
-        lock.onLost(l -> {
-            lost.set(true);
-            terminate(child);
+        AtomicReference<Stop> stopped = new AtomicReference<>();
+        lock.onLost(l -> stop(child, stopped, Stop.LOST));
+        // registered after the start: a request that came before is heard at once
+        lock.onReleaseRequested(l -> {
+            err.println("lockctl: asked to let go of " + what + "; "
+                    + (onReleaseRequest == OnReleaseRequest.TERMINATE
+                            ? "terminating the command (--on-release-request=terminate)"
+                            : "keeping it, the command goes on (--on-release-request=ignore)"));
+            if (onReleaseRequest == OnReleaseRequest.TERMINATE) {
+                stop(child, stopped, Stop.ASKED);
+            }
         });
         try {
             int code = child.waitFor();
-            if (lost.get()) {
+            Stop stop = stopped.get();
+            if (stop == Stop.LOST) {
                 err.println("lockctl: " + what + " was lost while the command ran; the command was"
                         + " terminated (it exited with " + code + ")");
                 return ExitCodes.LOCK_LOST;
             }
+            if (stop == Stop.ASKED) {
+                err.println("lockctl: asked to let go of " + what + ": the command was terminated (it exited with "
+                        + code + "); releasing the lock");
+                return ExitCodes.RELEASE_REQUESTED;
+            }
             return code;
         } finally {
             previous.forEach(Signal::handle);
+        }
+    }
+
+    /** Why lockctl terminated the command. */
+    private enum Stop {
+        /** The lock was lost. */
+        LOST,
+        /** Somebody asked the holder to let go, and {@code --on-release-request=terminate}. */
+        ASKED
+    }
+
+    /**
+     * Terminates the command for {@code why}, once. A loss overrides a request being honoured (the command may then
+     * have run without the lock, which the exit code must say); a request after a loss changes nothing.
+     */
+    private void stop(Process child, AtomicReference<Stop> stopped, Stop why) {
+        Stop before = why == Stop.LOST ? stopped.getAndSet(Stop.LOST) : stopped.compareAndExchange(null, why);
+        if (before == null) {
+            terminate(child);
         }
     }
 
@@ -298,6 +364,27 @@ final class RunCommand implements Callable<Integer> {
                 "lockctl-terminate");
         killer.setDaemon(true);
         killer.start();
+    }
+
+    /** {@code --on-release-request}: what a holder asked to let go does. */
+    enum OnReleaseRequest {
+        /** Keeps the lock and the command running: the API's rule for a holder that does not listen. */
+        IGNORE,
+        /** Terminates the command as on a lost lock, releases the lock, exits {@value ExitCodes#RELEASE_REQUESTED}. */
+        TERMINATE;
+
+        /** Reads {@code ignore} and {@code terminate}, as the help writes them. */
+        static final class Converter implements ITypeConverter<OnReleaseRequest> {
+            @Override
+            public OnReleaseRequest convert(String value) {
+                for (OnReleaseRequest choice : values()) {
+                    if (choice.name().equalsIgnoreCase(value.strip())) {
+                        return choice;
+                    }
+                }
+                throw new TypeConversionException("'" + value + "' is neither ignore nor terminate");
+            }
+        }
     }
 
     /** Passes SIGINT and SIGTERM on to the command; lockctl itself keeps running until the command exits. */

@@ -23,13 +23,15 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code lockctl locks list/show/break} and {@code lockctl run --owner} on the in-JVM store, where lockers of this JVM
+ * {@code lockctl locks list/show/request-release/break} and {@code lockctl run --owner} on the in-JVM store, where lockers of this JVM
  * on one {@code memory://space} see each other: the table and the JSON, a free key, the question before breaking and
  * the refusal without a terminal, bad input. Across processes on ZooKeeper: {@link LocksOnZooKeeperTest}.
  */
@@ -171,6 +173,53 @@ class LocksCommandTest {
     }
 
     @Test
+    void requestRelease_onAHeldKey_asksItsHolders_printsThem_andDeletesNothing() throws Exception {
+        try (RemoteLocker holder = RemoteLockers.builder()
+                        .uri(store)
+                        .ownerLabel("reindex on host-b")
+                        .build();
+                RemoteLock lock = holder.lock("catalog")) {
+            BlockingQueue<RemoteLock> asked = new LinkedBlockingQueue<>();
+            lock.onReleaseRequested(asked::add);
+
+            Cli table = Cli.run("locks", "request-release", "--store", store, "catalog");
+
+            assertThat(table.exitCode()).as(table.err()).isZero();
+            assertThat(table.out()).startsWith("Asked the holders of 'catalog' to let go (each decides whether to):\n");
+            assertThat(table.out())
+                    .contains("reindex on host-b")
+                    .contains(Long.toString(lock.fencingToken().getAsLong()));
+            assertThat(asked.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the holder's listener ran")
+                    .isSameAs(lock);
+
+            Cli json = Cli.run("locks", "request-release", "--store", store, "--json", "catalog");
+
+            assertThat(json.exitCode()).as(json.err()).isZero();
+            JsonNode answer = JSON.readTree(json.out());
+            assertThat(answer.get("key").asText()).isEqualTo("catalog");
+            assertThat(answer.get("asked")).hasSize(1);
+            assertThat(answer.get("asked").get(0).get("ownerId").asText()).isEqualTo(lock.ownerId());
+            assertThat(asked.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isSameAs(lock);
+            assertThat(lock.isHeld())
+                    .as("the holder decides; this one did not let go")
+                    .isTrue();
+            assertThat(holder.inspect("catalog").held()).isTrue();
+        }
+    }
+
+    @Test
+    void requestRelease_aFreeKey_saysThereIsNothingToAsk_andExits0() throws Exception {
+        Cli text = Cli.run("locks", "request-release", "--store", store, "nobody-holds-this");
+        Cli json = Cli.run("locks", "request-release", "--store", store, "--json", "nobody-holds-this");
+
+        assertThat(text.exitCode()).as(text.err()).isZero();
+        assertThat(text.out()).isEqualTo("'nobody-holds-this' is free: nothing to ask.\n");
+        assertThat(json.exitCode()).as(json.err()).isZero();
+        assertThat(JSON.readTree(json.out())).isEqualTo(JSON.readTree("{\"key\":\"nobody-holds-this\",\"asked\":[]}"));
+    }
+
+    @Test
     void break_atATerminal_showsTheHolders_andBreaksOnlyWhenTheAnswerIsYes() throws Exception {
         try (RemoteLocker stuck =
                 RemoteLockers.builder().uri(store).ownerLabel("stuck job").build()) {
@@ -218,6 +267,8 @@ class LocksCommandTest {
             {"locks", "show", "--store", "uninspectable://x", "k"},
             {"locks", "list", "--store", "uninspectable://x"},
             {"locks", "break", "--store", "uninspectable://x", "--yes", "k"},
+            {"locks", "request-release", "--store", "uninspectable://x", "k"},
+            {"locks", "request-release", "--store", store, " "},
             {"locks"},
         }) {
             Cli cli = Cli.run(args);
@@ -235,6 +286,9 @@ class LocksCommandTest {
         assertThat(Cli.run("locks", "break", "--store", "uninspectable://x", "--yes", "k")
                         .err())
                 .contains("offers no breaking a lock (it offers [])");
+        assertThat(Cli.run("locks", "request-release", "--store", "uninspectable://x", "k")
+                        .err())
+                .contains("offers no asking a holder to let go (it offers [])");
     }
 
     @Test
@@ -258,13 +312,16 @@ class LocksCommandTest {
         Cli locks = Cli.run("locks", "--help");
 
         assertThat(root.out())
-                .containsPattern("locks\\s+Shows who holds a store's keys; breaks a stuck holder's lock.\\n");
+                .containsPattern("locks\\s+Shows who holds a store's keys; asks their holders to let go, or breaks a"
+                        + "\\s+stuck holder's lock.\\n");
         assertThat(locks.out())
                 .containsPattern("list\\s+Lists every held key of the store with its holders.\\n")
                 .containsPattern("show\\s+Shows who holds KEY and how many wait.\\n")
+                .containsPattern("request-release\\s+Asks KEY's holders to let go; each holder decides.\\n")
                 .containsPattern("break\\s+Breaks KEY: deletes its holders' entries, after asking.\\n")
                 .contains("relative to now ('3m12s ago', 'in 12s'); --json gives ISO-8601 UTC")
                 .contains("lockctl locks break nightly-backup --yes")
+                .contains("lockctl locks request-release nightly-backup")
                 .contains("locks break: not confirmed");
     }
 

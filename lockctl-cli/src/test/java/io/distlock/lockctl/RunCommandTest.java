@@ -13,9 +13,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,7 @@ class RunCommandTest {
     @AfterEach
     void stopLosing() {
         LosingProvider.LOSE.set(false);
+        LosingProvider.CUT_OFF.set(false);
     }
 
     @Test
@@ -108,31 +110,155 @@ class RunCommandTest {
 
     @Test
     void run_lockLostWhileRunning_killsTheCommand_andExits76() throws Exception {
-        Path started = dir.resolve("started");
-        CompletableFuture<Cli> run = CompletableFuture.supplyAsync(() -> Cli.run(
-                "run",
-                "--store",
-                "losing://run?ttl=900ms",
-                "--key",
-                "lost",
-                "--grace",
-                "2s",
-                "--",
-                "sh",
-                "-c",
-                "touch " + started + "; exec sleep 120"));
-        long deadline =
-                System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(20)).toNanos();
-        while (!Files.exists(started) && System.nanoTime() < deadline && !run.isDone()) {
-            Thread.onSpinWait();
-        }
-        assertThat(started).as("the command started").exists();
+        Cli.Running run = runUntilStarted("losing://run?ttl=900ms", "lost", "--grace", "2s");
 
         LosingProvider.LOSE.set(true);
-        Cli cli = run.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+        Cli cli = run.done().get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(cli.exitCode()).isEqualTo(ExitCodes.LOCK_LOST);
         assertThat(cli.err()).contains("was lost while the command ran").contains("terminated");
+    }
+
+    @Test
+    void runOnReleaseRequestTerminate_askedByLocksRequestRelease_terminatesTheCommand_exits77_andFreesTheKey()
+            throws Exception {
+        String store = "memory://run-asked-" + UUID.randomUUID();
+        Cli.Running run = runUntilStarted(
+                store, "reindex", "--owner", "reindex job", "--on-release-request=terminate", "--grace", "2s");
+
+        Cli ask = Cli.run("locks", "request-release", "--store", store, "reindex");
+
+        assertThat(ask.exitCode()).as(ask.err()).isZero();
+        assertThat(ask.out()).contains("reindex job");
+        // the command sleeps 120 s: only its termination ends the run within this bound
+        Cli cli = run.done().get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(cli.exitCode()).as(cli.err()).isEqualTo(ExitCodes.RELEASE_REQUESTED);
+        assertThat(cli.err())
+                .contains("lockctl: asked to let go of the lock on 'reindex'; terminating the command"
+                        + " (--on-release-request=terminate)")
+                .contains("the command was terminated (it exited with 143); releasing the lock");
+        try (RemoteLocker locker = RemoteLockers.open(store)) {
+            assertThat(locker.inspect("reindex").held())
+                    .as("released, not left to expire")
+                    .isFalse();
+        }
+    }
+
+    @Test
+    void runOnReleaseRequestIgnore_theDefault_askedToLetGo_saysSo_andKeepsTheLockAndTheCommand() throws Exception {
+        String store = "memory://run-ignored-" + UUID.randomUUID();
+        Path stop = dir.resolve("stop");
+        Path started = dir.resolve("started");
+        Cli.Running run = Cli.start(
+                "run",
+                "--store",
+                store,
+                "--key",
+                "report",
+                "--",
+                "sh",
+                "-c",
+                "touch " + started + "; while [ ! -e " + stop + " ]; do sleep 0.05; done; exit 3");
+        try {
+            awaitStarted(run, started);
+
+            Cli ask = Cli.run("locks", "request-release", "--store", store, "report");
+
+            assertThat(ask.exitCode()).as(ask.err()).isZero();
+            String heard = "lockctl: asked to let go of the lock on 'report'; keeping it, the command goes on"
+                    + " (--on-release-request=ignore)";
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!run.err().contains(heard) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(run.err()).as("the request reached the holder").contains(heard);
+            assertThat(run.done()).as("the command goes on").isNotDone();
+            try (RemoteLocker locker = RemoteLockers.open(store)) {
+                assertThat(locker.inspect("report").held()).isTrue();
+            }
+        } finally {
+            Files.write(stop, new byte[0]); // a failed test leaves no command running behind it
+        }
+        Cli cli = run.done().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(cli.exitCode()).as("the command's own code: " + cli.err()).isEqualTo(3);
+    }
+
+    @Test
+    void run_badOnReleaseRequest_exits2_namingTheChoices() {
+        Cli cli = Cli.run("run", "--store", "memory:", "--key", "k", "--on-release-request=stop", "--", "true");
+
+        assertThat(cli.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(cli.err()).contains("'stop' is neither ignore nor terminate");
+    }
+
+    @Test
+    void runLockDelay_aHolderCutOffFromTheStore_keepsTheKeyTakenForTheDelayAfterItsLease() throws Exception {
+        // The holder's renewals and its release cannot reach the store: its lock is lost when its lease runs out and
+        // its entry stays. Renewed every second on a 3 s lease, the entry is valid when cut off, so with the delay it
+        // keeps the key no earlier than until then + the delay; without, it is free within the 3 s lease.
+        String store = "losing://run-delay-" + UUID.randomUUID() + "?ttl=3s";
+        Duration delay = Duration.ofSeconds(5);
+        Cli.Running run = runUntilStarted(store, "ledger", "--lock-delay", "5s", "--grace", "2s");
+
+        long lose = System.nanoTime();
+        LosingProvider.CUT_OFF.set(true);
+        Cli cli = run.done().get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(cli.exitCode()).as(cli.err()).isEqualTo(ExitCodes.LOCK_LOST);
+        LosingProvider.CUT_OFF.set(false);
+
+        try (RemoteLocker next = RemoteLockers.open(store)) {
+            Optional<RemoteLock> granted = Optional.empty();
+            long deadline = lose + TestTimeouts.scaled(Duration.ofSeconds(30)).toNanos();
+            while (granted.isEmpty() && System.nanoTime() < deadline) {
+                granted = next.tryLock("ledger");
+                if (granted.isEmpty()) {
+                    Thread.sleep(50);
+                }
+            }
+            Duration after = Duration.ofNanos(System.nanoTime() - lose);
+            assertThat(granted)
+                    .as("granted once the lease and the delay are over")
+                    .isPresent();
+            // without the delay it is granted within the 3 s lease
+            assertThat(after).as("granted after").isGreaterThanOrEqualTo(delay);
+            granted.get().close();
+        }
+    }
+
+    @Test
+    void runLockDelay_onAStoreThatCannotKeepIt_exits2_namingWhatItOffers() {
+        Cli cli = Cli.run("run", "--store", "uninspectable://x", "--key", "k", "--lock-delay", "2s", "--", "true");
+
+        assertThat(cli.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(cli.err().strip().lines()).hasSize(1);
+        assertThat(cli.err()).contains("offers no lock-delay (it offers [])").contains("lockDelay=2s");
+        Cli help = Cli.run("run", "--help");
+        assertThat(help.out().replaceAll("\\s+", " "))
+                .contains("gives a frozen holder time to notice it lost the lock before the next one writes")
+                .contains("--on-release-request=ignore|terminate")
+                .contains("77 run --on-release-request=terminate: asked to let go");
+    }
+
+    /** Starts {@code lockctl run} on {@code store} and {@code key} with {@code options}, its command a long sleep. */
+    private Cli.Running runUntilStarted(String store, String key, String... options) throws InterruptedException {
+        Path started = dir.resolve("started-" + key);
+        List<String> args = new ArrayList<>(List.of("run", "--store", store, "--key", key));
+        args.addAll(List.of(options));
+        args.addAll(List.of("--", "sh", "-c", "touch " + started + "; exec sleep 120"));
+        Cli.Running run = Cli.start(args.toArray(String[]::new));
+        awaitStarted(run, started);
+        return run;
+    }
+
+    private static void awaitStarted(Cli.Running run, Path started) throws InterruptedException {
+        long deadline =
+                System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(20)).toNanos();
+        while (!Files.exists(started)
+                && System.nanoTime() < deadline
+                && !run.done().isDone()) {
+            Thread.sleep(10);
+        }
+        assertThat(started).as("the command started: " + run.err()).exists();
     }
 
     @Test
