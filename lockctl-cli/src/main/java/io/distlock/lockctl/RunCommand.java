@@ -339,9 +339,13 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * Terminates the command for {@code why}, once. A loss overrides a request being honoured (the command may then
-     * have run without the lock, which the exit code must say); a request after a loss changes nothing.
+     * have run without the lock, which the exit code must say); a request after a loss, or after the command ended by
+     * itself, changes nothing.
      */
     private void stop(Process child, AtomicReference<Stop> stopped, Stop why) {
+        if (why == Stop.ASKED && !child.isAlive()) {
+            return; // the command ended by itself: its own exit code stands
+        }
         Stop before = why == Stop.LOST ? stopped.getAndSet(Stop.LOST) : stopped.compareAndExchange(null, why);
         if (before == null) {
             terminate(child);
