@@ -24,9 +24,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Opens the driver session of a backend or time service, and checks or creates the schema. */
 final class CassandraConnection {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CassandraConnection.class);
 
     /** Schema changes wait for every node to agree; on a busy cluster that takes longer than a lock operation. */
     private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(60);
@@ -138,10 +142,13 @@ final class CassandraConnection {
      * statement is idempotent), otherwise fails naming them. Reads {@code system_schema} rather than the driver's
      * schema metadata, which an application's session may have turned off or limited to other keyspaces.
      *
-     * @return the queue table's {@code gc_grace_seconds}
+     * A keyspace that lacks only {@linkplain CassandraStatements#OPTIONAL_TABLES optional tables} (made by an older
+     * version) opens without them when not {@code create}, with a warning naming the statement that adds them.
+     *
+     * @return the queue table's {@code gc_grace_seconds} and whether the keyspace has the release table
      */
-    static int ensureSchema(CqlSession session, CassandraSettings settings) {
-        createMissingTables(session, settings);
+    static Schema ensureSchema(CqlSession session, CassandraSettings settings) {
+        boolean releaseTable = createMissingTables(session, settings);
         String keyspace = settings.location().keyspace();
         SimpleStatement gcGraceQuery = SimpleStatement.newInstance(
                         "SELECT gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
@@ -150,7 +157,7 @@ final class CassandraConnection {
                 .setTimeout(SCHEMA_TIMEOUT);
         try {
             Row row = session.execute(gcGraceQuery).one();
-            return row == null ? CassandraStatements.MARK_TTL_SECONDS : row.getInt(0);
+            return new Schema(row == null ? CassandraStatements.MARK_TTL_SECONDS : row.getInt(0), releaseTable);
         } catch (DriverException e) {
             throw new LockBackendException(
                     "Could not read the schema of keyspace '" + keyspace + "' at "
@@ -159,7 +166,16 @@ final class CassandraConnection {
         }
     }
 
-    private static void createMissingTables(CqlSession session, CassandraSettings settings) {
+    /**
+     * What {@link #ensureSchema} found.
+     *
+     * @param gcGraceSeconds the queue table's {@code gc_grace_seconds}
+     * @param releaseTable whether the keyspace has {@link CassandraStatements#RELEASE_TABLE}
+     */
+    record Schema(int gcGraceSeconds, boolean releaseTable) {}
+
+    /** Creates or checks the tables; answers whether the release table is there. */
+    private static boolean createMissingTables(CqlSession session, CassandraSettings settings) {
         String keyspace = settings.location().keyspace();
         SimpleStatement keyspaceQuery = SimpleStatement.newInstance(
                         "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", keyspace)
@@ -203,7 +219,17 @@ final class CassandraConnection {
             }
         }
         if (missing.isEmpty()) {
-            return;
+            return true;
+        }
+        if (!settings.createSchema() && missing.stream().allMatch(CassandraConnection::optional)) {
+            LOG.warn(
+                    "Keyspace '{}' lacks table {}: its lockers neither ask holders to let go nor hear such requests"
+                            + " (requestRelease); open once with {}=true or run: {}",
+                    keyspace,
+                    CassandraStatements.RELEASE_TABLE,
+                    CassandraLockOptions.CREATE_SCHEMA,
+                    String.join("; ", missing));
+            return false;
         }
         if (!settings.createSchema()) {
             throw new LockBackendException("Keyspace '" + keyspace + "' lacks the lock tables; open with option "
@@ -224,5 +250,11 @@ final class CassandraConnection {
                         "Could not create the lock tables in keyspace '" + keyspace + "': " + e, e);
             }
         }
+        return true;
+    }
+
+    /** Whether a {@code CREATE TABLE} of {@link CassandraStatements#SCHEMA} makes an optional table. */
+    private static boolean optional(String createTable) {
+        return CassandraStatements.OPTIONAL_TABLES.stream().anyMatch(table -> createTable.contains("." + table + " "));
     }
 }

@@ -1,12 +1,14 @@
 package io.distlock.cassandra;
 
 import io.distlock.spi.Lease;
+import io.distlock.spi.LeaseLossListener;
 import java.time.Duration;
 import java.util.OptionalLong;
 
 /**
  * One grant: the key, the partition and entry of its space ({@link SharedEntries}), the owner id, the queue ticket and the owner cell's slot (absent for the legacy algorithm), the fencing token when
- * fencing is on, the lease time its cells' TTL is rewritten for, and the validity of the last grant or renewal.
+ * fencing is on, the lease time its cells' TTL is rewritten for, the validity of the last grant or renewal, and the
+ * release requests it has heard.
  */
 final class CassandraLease implements Lease {
 
@@ -20,6 +22,7 @@ final class CassandraLease implements Lease {
     private final Duration leaseTime;
     private final OptionalLong fencingToken;
     private final RewriteFence fence;
+    private final HeardRequests heard;
     private volatile long validUntilNanos;
 
     CassandraLease(
@@ -29,8 +32,9 @@ final class CassandraLease implements Lease {
             String slot,
             Duration leaseTime,
             OptionalLong fencingToken,
-            long validUntilNanos) {
-        this(key, key, ownerId, true, ownerId, ticket, slot, leaseTime, fencingToken, validUntilNanos);
+            long validUntilNanos,
+            LeaseLossListener listener) {
+        this(key, key, ownerId, true, ownerId, ticket, slot, leaseTime, fencingToken, validUntilNanos, listener);
     }
 
     /** A grant in the space whose partition of the key is {@code partition}, its owner cell holding {@code entry}. */
@@ -44,7 +48,8 @@ final class CassandraLease implements Lease {
             String slot,
             Duration leaseTime,
             OptionalLong fencingToken,
-            long validUntilNanos) {
+            long validUntilNanos,
+            LeaseLossListener listener) {
         this(
                 key,
                 partition,
@@ -56,7 +61,8 @@ final class CassandraLease implements Lease {
                 leaseTime,
                 fencingToken,
                 validUntilNanos,
-                new RewriteFence());
+                new RewriteFence(),
+                new HeardRequests(listener));
     }
 
     private CassandraLease(
@@ -70,7 +76,8 @@ final class CassandraLease implements Lease {
             Duration leaseTime,
             OptionalLong fencingToken,
             long validUntilNanos,
-            RewriteFence fence) {
+            RewriteFence fence,
+            HeardRequests heard) {
         this.key = key;
         this.partition = partition;
         this.entry = entry;
@@ -82,6 +89,7 @@ final class CassandraLease implements Lease {
         this.fencingToken = fencingToken;
         this.validUntilNanos = validUntilNanos;
         this.fence = fence;
+        this.heard = heard;
     }
 
     /** The same lease with its fencing token. */
@@ -97,7 +105,8 @@ final class CassandraLease implements Lease {
                 leaseTime,
                 OptionalLong.of(token),
                 validUntilNanos,
-                fence);
+                fence,
+                heard);
     }
 
     @Override
@@ -138,6 +147,11 @@ final class CassandraLease implements Lease {
     /** Orders this lease's renewal rewrites before its release (shared with its copy that carries the token). */
     RewriteFence fence() {
         return fence;
+    }
+
+    /** The release requests this grant has heard (shared with its copy that carries the token). */
+    HeardRequests heard() {
+        return heard;
     }
 
     Duration leaseTime() {

@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * Locks in Cassandra by one of seed 000's algorithms ({@link QueueAlgorithm} or {@link LegacyAlgorithm}), leases as
  * TTLs on the lock's cells rewritten by the locker's renewal, optional fencing tokens ({@link Fencing}), and for the
  * queue a GlobalTime replica ({@link GlobalTime}) for its tickets. One driver session per backend: its own, closed
- * with it, or the application's, left open. Breaking a key for both algorithms, looking holders up for the queue
- * ({@link Inspection}).
+ * with it, or the application's, left open. Breaking a key for both algorithms, looking holders up and asking them to
+ * let go for the queue ({@link Inspection}); a lock-delay for both ({@link Ttl#held}).
  */
 final class CassandraLockBackend implements LockBackend {
 
@@ -63,14 +63,21 @@ final class CassandraLockBackend implements LockBackend {
         this.time = time;
         this.algorithm = algorithm;
         this.fencing = settings.fencing() ? new Fencing(calls, statements) : null;
-        Capabilities locks = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL);
+        // Both algorithms keep a grant's cells the lock-delay longer than the lease (Ttl.held).
+        Capabilities locks = new Capabilities(settings.fencing(), algorithm.fair(), false, LeaseModel.RENEWED_TTL)
+                .with(Capabilities.Operation.LOCK_DELAY);
         // The queue serves read-write locks and semaphores too (SharedEntries); the legacy algorithm only locks. Its
         // main row has key columns only, whose TTL Cassandra does not show: no look-up, which must give a lease end.
         boolean queue = algorithm instanceof QueueAlgorithm;
-        this.capabilities = queue
-                ? locks.with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
-                        .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK)
-                : locks.with(Capabilities.Operation.BREAK);
+        // Release requests: the queue's holders read them at each renewal, if the keyspace has their table (a keyspace
+        // made by an older version may lack it). The legacy holders do not read them.
+        Capabilities queueCapabilities = locks.with(LockKind.READ, LockKind.WRITE, LockKind.PERMIT)
+                .with(Capabilities.Operation.INSPECT, Capabilities.Operation.BREAK);
+        this.capabilities = !queue
+                ? locks.with(Capabilities.Operation.BREAK)
+                : statements.readReleaseRequests == null
+                        ? queueCapabilities
+                        : queueCapabilities.with(Capabilities.Operation.REQUEST_RELEASE);
         this.inspection = new Inspection(calls, statements, fencing, queue, clock);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "distlock-cassandra-time");
@@ -204,6 +211,18 @@ final class CassandraLockBackend implements LockBackend {
     @Override
     public List<LockHolder> breakLock(String key) {
         return inspection.breakLock(key);
+    }
+
+    /**
+     * Writes a release request per holder, which each reads at its next renewal (a third of the lease plus a request).
+     * See {@link Inspection#requestRelease}.
+     */
+    @Override
+    public List<LockHolder> requestRelease(String key) {
+        if (!capabilities.offers(Capabilities.Operation.REQUEST_RELEASE)) {
+            return LockBackend.super.requestRelease(key);
+        }
+        return inspection.requestRelease(key);
     }
 
     @Override

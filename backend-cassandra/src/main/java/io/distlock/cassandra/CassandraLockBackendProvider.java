@@ -77,7 +77,8 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
     static LockBackend openOn(
             CqlSession session, boolean ownsSession, CassandraSettings settings, BackendConfig config) {
         try {
-            int gcGrace = CassandraConnection.ensureSchema(session, settings);
+            CassandraConnection.Schema schema = CassandraConnection.ensureSchema(session, settings);
+            int gcGrace = schema.gcGraceSeconds();
             int markTtl = settings.markTtlSeconds(gcGrace);
             if (markTtl < gcGrace) {
                 LOG.warn(
@@ -104,7 +105,8 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                     settings.location().keyspace(),
                     settings.consistency(),
                     settings.serialConsistency(),
-                    markTtl);
+                    markTtl,
+                    schema.releaseTable());
             GlobalTime time = null;
             LockAlgorithm algorithm;
             WakeUps wakeUps = new WakeUps();
@@ -130,10 +132,17 @@ public final class CassandraLockBackendProvider implements LockBackendProvider {
                         settings.pollMin(),
                         settings.pollMax(),
                         config.connectTimeout(),
-                        settings.validity());
+                        settings.validity(),
+                        config.lockDelay());
             } else {
                 algorithm = new LegacyAlgorithm(
-                        calls, statements, config.ticker(), settings.validity(), wakeUps, config.connectTimeout());
+                        calls,
+                        statements,
+                        config.ticker(),
+                        settings.validity(),
+                        wakeUps,
+                        config.connectTimeout(),
+                        config.lockDelay());
             }
             return new CassandraLockBackend(
                     session, ownsSession, settings, calls, statements, time, algorithm, config.clock());

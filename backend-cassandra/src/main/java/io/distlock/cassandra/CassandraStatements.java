@@ -31,10 +31,22 @@ final class CassandraStatements {
     static final String LEGACY_MAIN_TABLE = "distlock_legacy_main";
     /** Seed 000 section 4: the legacy algorithm's shadow table. */
     static final String LEGACY_SHADOW_TABLE = "distlock_legacy_shadow";
+    /**
+     * Release requests ({@code RemoteLocker.requestRelease}): one clustering row per request, under the holder's
+     * partition and owner cell value, written with a TTL and read by the holder at each renewal. Optional: a keyspace
+     * made before it opens without release requests ({@link #OPTIONAL_TABLES}).
+     */
+    static final String RELEASE_TABLE = "distlock_release";
 
     /** The tables every algorithm may use. */
-    static final List<String> TABLES =
-            List.of(QUEUE_TABLE, OWNER_TABLE, TIME_TABLE, FENCE_TABLE, LEGACY_MAIN_TABLE, LEGACY_SHADOW_TABLE);
+    static final List<String> TABLES = List.of(
+            QUEUE_TABLE, OWNER_TABLE, TIME_TABLE, FENCE_TABLE, LEGACY_MAIN_TABLE, LEGACY_SHADOW_TABLE, RELEASE_TABLE);
+
+    /**
+     * The tables a keyspace may lack when opened without {@code createSchema=true}: the backend then opens without what
+     * they serve (a keyspace whose tables an older version made, which the locker must not refuse).
+     */
+    static final List<String> OPTIONAL_TABLES = List.of(RELEASE_TABLE);
 
     /** The schema, idempotent; shown in docs/cassandra.md. */
     static final List<String> SCHEMA = List.of(
@@ -47,7 +59,9 @@ final class CassandraStatements {
             "CREATE TABLE IF NOT EXISTS " + LEGACY_MAIN_TABLE
                     + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))",
             "CREATE TABLE IF NOT EXISTS " + LEGACY_SHADOW_TABLE
-                    + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))");
+                    + " (lock_id text, owner text, PRIMARY KEY (lock_id, owner))",
+            "CREATE TABLE IF NOT EXISTS " + RELEASE_TABLE
+                    + " (lock_id text, owner text, request text, PRIMARY KEY (lock_id, owner, request))");
 
     /**
      * The tables whose cells a release or a withdrawn attempt deletes: their tombstones stay {@code gc_grace_seconds}
@@ -93,6 +107,10 @@ final class CassandraStatements {
     final Cql deleteOwner;
     final Cql inspectOwners;
     final Cql scanOwners;
+    /** Null when the keyspace has no {@link #RELEASE_TABLE}. */
+    final Cql writeReleaseRequest;
+    /** Null when the keyspace has no {@link #RELEASE_TABLE}. */
+    final Cql readReleaseRequests;
 
     final Cql legacyReadMain;
     final Cql legacyReadMainOwner;
@@ -115,16 +133,20 @@ final class CassandraStatements {
     private final String keyspace;
 
     CassandraStatements(CqlSession session, String keyspace, ConsistencyLevel consistency, ConsistencyLevel serial) {
-        this(session, keyspace, consistency, serial, MARK_TTL_SECONDS);
+        this(session, keyspace, consistency, serial, MARK_TTL_SECONDS, false);
     }
 
-    /** The statements, the low-water mark written with TTL {@code markTtlSeconds}. */
+    /**
+     * The statements, the low-water mark written with TTL {@code markTtlSeconds}; those of release requests only if
+     * {@code releaseTable} (the keyspace has {@link #RELEASE_TABLE}: a statement on a missing table cannot be prepared).
+     */
     CassandraStatements(
             CqlSession session,
             String keyspace,
             ConsistencyLevel consistency,
             ConsistencyLevel serial,
-            int markTtlSeconds) {
+            int markTtlSeconds,
+            boolean releaseTable) {
         this.keyspace = CqlIdentifier.fromInternal(keyspace).asCql(true);
         enqueue = prepare(
                 session,
@@ -167,14 +189,32 @@ final class CassandraStatements {
         deleteOwner = prepare(
                 session, "DELETE FROM " + in(OWNER_TABLE) + " WHERE lock_id = ? AND slot = ?", consistency, serial);
 
-        // Inspection (read-only): every owner cell of a partition with the seconds its TTL has left; every owner cell
+        // Inspection (read-only): every owner cell of a partition with the seconds its TTL has left and when it was
+        // last
+        // written (for a release request's TTL); every owner cell
         // of the table (a scan, paged), for the listing of held keys.
         inspectOwners = prepare(
                 session,
-                "SELECT slot, owner, TTL(owner) FROM " + in(OWNER_TABLE) + " WHERE lock_id = ?",
+                "SELECT slot, owner, TTL(owner), WRITETIME(owner) FROM " + in(OWNER_TABLE) + " WHERE lock_id = ?",
                 consistency,
                 serial);
         scanOwners = prepare(session, "SELECT lock_id, owner FROM " + in(OWNER_TABLE), consistency, serial);
+
+        // Release requests: a row per request under the holder's partition and owner cell value (ReleaseRequests).
+        writeReleaseRequest = !releaseTable
+                ? null
+                : prepare(
+                        session,
+                        "INSERT INTO " + in(RELEASE_TABLE) + " (lock_id, owner, request) VALUES (?, ?, ?) USING TTL ?",
+                        consistency,
+                        serial);
+        readReleaseRequests = !releaseTable
+                ? null
+                : prepare(
+                        session,
+                        "SELECT request FROM " + in(RELEASE_TABLE) + " WHERE lock_id = ? AND owner = ?",
+                        consistency,
+                        serial);
 
         legacyReadMain = prepare(
                 session,

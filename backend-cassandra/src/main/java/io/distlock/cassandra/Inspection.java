@@ -15,6 +15,7 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 
 /**
  * Who holds a key, read from the lock tables at the backend's consistency (writes nothing, renews nothing), and
@@ -128,6 +129,46 @@ final class Inspection {
             calls.execute(statements.legacyDeleteMain.bind(key, owner), "deleting a holder's main cell");
         }
         return broken;
+    }
+
+    /**
+     * Asks every holder of {@code key} in its three spaces to let go: after the look-up, a row of {@link
+     * CassandraStatements#RELEASE_TABLE} per holder under its partition and owner cell value, named by one random id
+     * for this call. Each holder reads it at its next renewal ({@link QueueAlgorithm#renewalCheck}). A key with no
+     * holder gets nothing; a holder that released meanwhile leaves a row no later holder reads (it is under the old
+     * owner id, unique per acquisition) until its TTL ends ({@link #requestTtl}).
+     *
+     * @return the holders asked, as {@link #inspect} shows them
+     */
+    List<LockHolder> requestRelease(String key) {
+        String request = UUID.randomUUID().toString();
+        long nowMicros = clock.millis() * 1000;
+        List<LockHolder> asked = new ArrayList<>();
+        for (LockKind.Space space : LockKind.Space.values()) {
+            Space read = read(space, key);
+            for (Row owner : read.owners) {
+                calls.execute(
+                        statements.writeReleaseRequest.bind(
+                                read.partition(), owner.getString(1), request, requestTtl(owner, nowMicros)),
+                        "asking a holder to let go");
+            }
+            asked.addAll(read.holders());
+        }
+        return asked;
+    }
+
+    /**
+     * A request's TTL: it must last until the holder's next renewal reads it. A renewal comes within a third of the
+     * lease after the last rewrite of the owner cell, or the lease is lost by then (a holder whose renewals fail tries
+     * until its validity ends, before its cell does). Its last rewrite may be just after this request (a renewal whose
+     * read went just before), so the request outlives the owner cell's whole TTL from now: the seconds it has left plus
+     * those since it was written (by the writer's clock, so at least twice what it has left), plus 2 s.
+     */
+    static int requestTtl(Row owner, long nowMicros) {
+        long left = owner.isNull(2) ? Ttl.MAX_TTL_SECONDS / 2 : owner.getInt(2);
+        long sinceWritten = owner.isNull(3) ? 0 : Math.max(0, (nowMicros - owner.getLong(3)) / 1_000_000);
+        long total = Math.max(2 * left, left + sinceWritten);
+        return (int) Math.min(Ttl.MAX_TTL_SECONDS, total + 2);
     }
 
     /** What one space of {@code key} holds: its owner cells (with their slots) and its queue. */

@@ -50,11 +50,13 @@ final class LegacyAlgorithm implements LockAlgorithm {
     private final LeaseValidity validity;
     private final WakeUps wakeUps;
     private final Duration outageLimit;
+    private final Duration lockDelay;
     private final ScheduledExecutorService timers = CassandraAcquisition.newTimer();
 
     /**
      * @param outageLimit how long the store may fail every attempt of a wait before the wait fails with the store's
      *     failure, deadline or not (the backend's {@code connectTimeout})
+     * @param lockDelay how much longer than the lease a main cell keeps the key unless deleted (zero for none)
      */
     LegacyAlgorithm(
             CassandraCalls calls,
@@ -62,7 +64,9 @@ final class LegacyAlgorithm implements LockAlgorithm {
             Ticker ticker,
             LeaseValidity validity,
             WakeUps wakeUps,
-            Duration outageLimit) {
+            Duration outageLimit,
+            Duration lockDelay) {
+        this.lockDelay = lockDelay;
         this.calls = calls;
         this.statements = statements;
         this.ticker = ticker;
@@ -106,24 +110,28 @@ final class LegacyAlgorithm implements LockAlgorithm {
         String key = request.key();
         String owner = request.ownerId();
         int ttl = Ttl.seconds(request.leaseTime());
+        int heldTtl = Ttl.held(request.leaseTime(), lockDelay); // the main cell's: the lease plus the lock-delay
         // Lines 1-6.
         return calls.sendForRows(statements.legacyReadMain.bind(key), "reading the main row")
                 .thenCompose(main -> {
                     if (main.isEmpty()) {
-                        return contend(request, ttl);
+                        return contend(request, ttl, heldTtl);
                     }
                     if (main.size() == 1 && main.get(0).getString(0).equals(owner)) {
                         // Ours already (a write whose answer was lost): rewrite it for a fresh TTL.
                         long sent = ticker.read();
-                        return calls.send(statements.legacyWriteMain.bind(key, owner, ttl), "writing the main cell")
+                        return calls.send(statements.legacyWriteMain.bind(key, owner, heldTtl), "writing the main cell")
                                 .thenApply(written -> Result.of(Outcome.SUCCESS, lease(request, sent)));
                     }
                     return CompletableFuture.completedFuture(Result.of(Outcome.ANOTHER_THREAD_IS_OWNER, null));
                 });
     }
 
-    /** Listing 3 lines 7-15; withdraws our cells unless granted (also when a step fails). */
-    private CompletionStage<Result> contend(LockRequest request, int ttl) {
+    /**
+     * Listing 3 lines 7-15, the shadow cell written with {@code ttl}, the main cell with {@code heldTtl}; withdraws our
+     * cells unless granted (also when a step fails).
+     */
+    private CompletionStage<Result> contend(LockRequest request, int ttl, int heldTtl) {
         String key = request.key();
         String owner = request.ownerId();
         AtomicBoolean mainWritten = new AtomicBoolean();
@@ -139,7 +147,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
                     // Lines 11-13.
                     long sent = ticker.read();
                     mainWritten.set(true);
-                    return calls.send(statements.legacyWriteMain.bind(key, owner, ttl), "writing the main cell")
+                    return calls.send(statements.legacyWriteMain.bind(key, owner, heldTtl), "writing the main cell")
                             .thenCompose(written -> deleteShadowAsync(key, owner))
                             .thenApply(deleted -> Result.of(Outcome.SUCCESS, lease(request, sent)));
                 });
@@ -160,7 +168,8 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 null,
                 request.leaseTime(),
                 OptionalLong.empty(),
-                validity.until(sentNanos, request.leaseTime()));
+                validity.until(sentNanos, request.leaseTime()),
+                request.lossListener());
     }
 
     /** Listing 3 line 7: writes our shadow cell. */
@@ -216,29 +225,39 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 .isEmpty();
     }
 
+    /** Rewrites the main cell with the TTL of the lease plus the lock-delay; the validity is the lease's alone. */
     @Override
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
         long sent = ticker.read();
-        // Sent again after a replica timeout, each time only while the lease is not released (CassandraCalls.rewrite).
-        boolean rewritten = calls.rewrite(
-                lease.fence(),
-                requestTimeout -> calls.sendOnce(
-                                statements.legacyWriteMain.bindNotResent(
-                                        lease.key(), lease.ownerId(), Ttl.seconds(leaseTime)),
-                                "renewing the lease",
-                                requestTimeout)
-                        .thenApply(result -> null),
-                "renewing the lease");
-        if (!rewritten) {
+        if (!rewriteMain(lease, Ttl.held(leaseTime, lockDelay))) {
             return OptionalLong.empty(); // released meanwhile
         }
-        if (ticker.read() - lease.validUntilNanos() > 0) {
-            calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
+        long late = ticker.read() - lease.validUntilNanos();
+        if (late > 0) {
+            // Lost; within the lock-delay the cell cannot have expired: it keeps the key until the delay after our
+            // validity ends (QueueAlgorithm.renewalRewrite), else it is withdrawn.
+            long delayLeft = lockDelay.toNanos() - late;
+            if (delayLeft <= 0 || !rewriteMain(lease, Ttl.seconds(Duration.ofNanos(delayLeft)))) {
+                calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
+            }
             return OptionalLong.empty();
         }
         long validUntil = validity.until(sent, leaseTime);
         lease.extendTo(validUntil);
         return OptionalLong.of(validUntil);
+    }
+
+    /** Rewrites the lease's main cell with TTL {@code ttl}; false if the lease was released meanwhile. */
+    private boolean rewriteMain(CassandraLease lease, int ttl) {
+        // Sent again after a replica timeout, each time only while the lease is not released (CassandraCalls.rewrite).
+        return calls.rewrite(
+                lease.fence(),
+                requestTimeout -> calls.sendOnce(
+                                statements.legacyWriteMain.bindNotResent(lease.key(), lease.ownerId(), ttl),
+                                "renewing the lease",
+                                requestTimeout)
+                        .thenApply(result -> null),
+                "renewing the lease");
     }
 
     @Override

@@ -65,6 +65,7 @@ final class QueueAlgorithm implements LockAlgorithm {
     private final ScheduledExecutorService polls;
     private final Duration outageLimit;
     private final LeaseValidity validity;
+    private final Duration lockDelay;
 
     QueueAlgorithm(
             CassandraCalls calls,
@@ -75,8 +76,10 @@ final class QueueAlgorithm implements LockAlgorithm {
             Duration pollMin,
             Duration pollMax,
             Duration outageLimit,
-            LeaseValidity validity) {
+            LeaseValidity validity,
+            Duration lockDelay) {
         this.validity = validity;
+        this.lockDelay = lockDelay;
         this.calls = calls;
         this.outageLimit = outageLimit;
         this.statements = statements;
@@ -166,17 +169,78 @@ final class QueueAlgorithm implements LockAlgorithm {
         return renewalRewrite(lease, leaseTime);
     }
 
+    /**
+     * Whether our owner cell is still there; in parallel, the release requests for it (one more read per renewal, when
+     * the keyspace has the release table), each reported once to the lease's listener if the cell is ours. A failed
+     * read of the requests fails nothing: the next renewal reads them again.
+     */
     @Override
     public boolean renewalCheck(CassandraLease lease) {
-        return holdsOwnerCell(lease);
+        CompletableFuture<List<String>> requests = releaseRequestsAsync(lease);
+        boolean ours = holdsOwnerCell(lease);
+        if (ours) {
+            lease.heard().read(CassandraCalls.join(requests));
+        }
+        return ours;
     }
 
+    /** The ids of the release requests for the lease's owner cell; empty if none, or if they could not be read. */
+    private CompletableFuture<List<String>> releaseRequestsAsync(CassandraLease lease) {
+        if (statements.readReleaseRequests == null) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        try {
+            return calls.sendForRows(
+                            statements.readReleaseRequests.bind(lease.partition(), lease.entry()),
+                            "reading the release requests")
+                    .thenApply(
+                            rows -> rows.stream().map(row -> row.getString(0)).toList())
+                    .exceptionally(e -> {
+                        LOG.debug(
+                                "Could not read the release requests of lock '{}' ({}); the next renewal reads them",
+                                lease.key(),
+                                CassandraCalls.unwrap(e).toString());
+                        return List.of();
+                    })
+                    .toCompletableFuture();
+        } catch (RuntimeException e) {
+            LOG.debug("Could not read the release requests of lock '{}' ({})", lease.key(), e.toString());
+            return CompletableFuture.completedFuture(List.of());
+        }
+    }
+
+    /**
+     * Rewrites both cells with the TTL of the lease plus the lock-delay ({@link Ttl#held}); the validity is the lease's
+     * alone.
+     */
     @Override
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
-        int ttl = Ttl.seconds(leaseTime);
         long sent = ticker.read();
+        if (!rewriteCells(lease, Ttl.held(leaseTime, lockDelay))) {
+            return OptionalLong.empty(); // released meanwhile
+        }
+        long late = ticker.read() - lease.validUntilNanos();
+        if (late > 0) {
+            // Our validity ran out before the rewrite landed (this process was paused, or the store slow): the lease
+            // is lost. Without a lock-delay, or past it, the cells may have expired between the check and the rewrite,
+            // which brought them back while another owner may hold the lock: withdraw them. Within the lock-delay
+            // they cannot have expired; they keep the key until the delay after our validity ends, as a crashed
+            // holder's would (a paused holder learns of its loss before anybody else is granted).
+            long delayLeft = lockDelay.toNanos() - late;
+            if (delayLeft <= 0 || !rewriteCells(lease, Ttl.seconds(Duration.ofNanos(delayLeft)))) {
+                deleteCells(lease);
+            }
+            return OptionalLong.empty();
+        }
+        long validUntil = validity.until(sent, leaseTime);
+        lease.extendTo(validUntil);
+        return OptionalLong.of(validUntil);
+    }
+
+    /** Rewrites the lease's queue and owner cells with TTL {@code ttl}; false if the lease was released meanwhile. */
+    private boolean rewriteCells(CassandraLease lease, int ttl) {
         // Sent again after a replica timeout, each time only while the lease is not released (CassandraCalls.rewrite).
-        boolean rewritten = calls.rewrite(
+        return calls.rewrite(
                 lease.fence(),
                 requestTimeout -> calls.sendAllOnce(
                         "renewing the lease",
@@ -184,18 +248,6 @@ final class QueueAlgorithm implements LockAlgorithm {
                         statements.enqueue.bindNotResent(lease.partition(), lease.ticket(), ttl),
                         statements.writeOwner.bindNotResent(lease.partition(), lease.slot(), lease.entry(), ttl)),
                 "renewing the lease");
-        if (!rewritten) {
-            return OptionalLong.empty(); // released meanwhile
-        }
-        if (ticker.read() - lease.validUntilNanos() > 0) {
-            // The cells may have expired between the check and the rewrite, and the rewrite brought them back while
-            // another owner may hold the lock: withdraw them.
-            deleteCells(lease);
-            return OptionalLong.empty();
-        }
-        long validUntil = validity.until(sent, leaseTime);
-        lease.extendTo(validUntil);
-        return OptionalLong.of(validUntil);
     }
 
     /** Section 5.3: deletes our owner cell, then our queue cell. */
@@ -337,6 +389,7 @@ final class QueueAlgorithm implements LockAlgorithm {
         private final String entry;
         private final String slot;
         private final int ttl;
+        private final int heldTtl; // a claim's: the lease plus the lock-delay
         private final long keepAliveNanos;
         private String ticket;
         private String mark; // the largest low-water mark seen; queue reads start past it
@@ -354,6 +407,7 @@ final class QueueAlgorithm implements LockAlgorithm {
             this.entry = SharedEntries.entry(request);
             this.ticket = ticket;
             this.ttl = Ttl.seconds(request.leaseTime());
+            this.heldTtl = Ttl.held(request.leaseTime(), lockDelay);
             this.keepAliveNanos = request.leaseTime().toNanos() / 3;
             this.slot = slots.take(key);
             this.mark = marks.get(key);
@@ -516,18 +570,23 @@ final class QueueAlgorithm implements LockAlgorithm {
                                     slot,
                                     request.leaseTime(),
                                     OptionalLong.empty(),
-                                    validity.until(sent, request.leaseTime()))))
+                                    validity.until(sent, request.leaseTime()),
+                                    request.lossListener())))
                             : withdrawClaimAsync().thenApply(v -> Optional.<CassandraLease>empty()));
         }
 
-        /** Listing 6 line 3. */
+        /**
+         * Listing 6 line 3. Both cells get the TTL of a grant, the lease plus the lock-delay: a holder that crashes
+         * right after keeps the key that long, and its queue cell stays first as long as its owner cell (a waiter's
+         * keep-alive writes its queue cell back with the lease's TTL).
+         */
         CompletionStage<Void> writeOwnerAsync() {
             claimed = true;
             long sent = ticker.read();
             return calls.sendAll(
                             "writing the owner cell",
-                            statements.enqueue.bind(key, ticket, ttl),
-                            statements.writeOwner.bind(key, slot, entry, ttl))
+                            statements.enqueue.bind(key, ticket, heldTtl),
+                            statements.writeOwner.bind(key, slot, entry, heldTtl))
                     .thenRun(() -> queueWrittenAt = sent);
         }
 

@@ -22,4 +22,13 @@ final class Ttl {
         long whole = (millis + 999) / 1000;
         return (int) Math.min(MAX_TTL_SECONDS, Math.max(1, whole) + 1);
     }
+
+    /**
+     * The TTL in seconds of a grant's cells: they keep the key at least {@code leaseTime} plus the locker's {@code
+     * lockDelay} (zero for none) unless deleted, so that a grant that ends without a release (its holder crashed,
+     * froze or was cut off) leaves the key taken the delay longer than the lease; a release deletes them at once.
+     */
+    static int held(Duration leaseTime, Duration lockDelay) {
+        return seconds(leaseTime.plus(lockDelay));
+    }
 }
