@@ -2,6 +2,7 @@ package io.distlock.cassandra;
 
 import io.distlock.kit.AbandonedAttemptContract;
 import io.distlock.kit.InspectionContract;
+import io.distlock.kit.LockDelayContract;
 import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MutualExclusionContract;
 import io.distlock.testing.CassandraCluster;
@@ -15,8 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The conformance kit against one Cassandra node (shared with the backend's own tests, {@link OneNodeFixture}, a
  * keyspace per class): the whole kit for the queue algorithm with {@code fencing=true} (which runs every step of the
  * queue without fencing too, plus the token), the exclusion and abandoned-attempt contracts without fencing (where a
- * grant is handed over with no step after it), and the exclusion and inspection contracts for the legacy algorithm (which
- * offers breaking a key, not looking it up). The inspection contract runs here only, once per algorithm.
+ * grant is handed over with no step after it), and the exclusion, inspection and lock-delay contracts for the legacy
+ * algorithm (which offers breaking a key, not looking it up, and reads no release requests). The inspection contract runs here only, once per algorithm.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class CassandraSingleNodeTest {
@@ -57,8 +58,9 @@ class CassandraSingleNodeTest {
         }
     }
 
+    /** Legacy keeps a lock-delay too (its main cell's TTL); it reads no release requests. */
     @Nested
-    class LegacyKit implements MutualExclusionContract, InspectionContract, CassandraKitHooks {
+    class LegacyKit implements MutualExclusionContract, InspectionContract, LockDelayContract, CassandraKitHooks {
         @Override
         public CassandraCluster cluster() {
             return CASSANDRA;

@@ -166,7 +166,11 @@ class LockDelayAndRequestsTest extends OneNodeFixture {
             AtomicInteger heard = new AtomicInteger();
             LockRequest first = listened(key, lease, LockKind.LOCK, heard);
             Lease held = a.tryAcquire(first).orElseThrow();
+            long before = a.storeRequests().getAsLong();
             assertThat(a.renew(held, lease)).isPresent();
+            assertThat(a.storeRequests().getAsLong() - before)
+                    .as("requests of a renewal: the owner-cell check, the requests' read, two rewrites")
+                    .isEqualTo(4);
             assertThat(heard).as("before any request").hasValue(0);
 
             List<LockHolder> asked = c.requestRelease(key);
