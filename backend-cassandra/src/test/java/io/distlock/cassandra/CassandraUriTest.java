@@ -148,7 +148,9 @@ class CassandraUriTest {
         for (int i = 0; i < CassandraStatements.TABLES.size(); i++) {
             String table = CassandraStatements.TABLES.get(i);
             String cql = CassandraStatements.createTable(i, "ks", 3_600);
-            if (table.equals(CassandraStatements.TIME_TABLE) || table.equals(CassandraStatements.FENCE_TABLE)) {
+            if (table.equals(CassandraStatements.TIME_TABLE)
+                    || table.equals(CassandraStatements.FENCE_TABLE)
+                    || table.equals(CassandraStatements.RELEASE_TABLE)) {
                 assertThat(cql).doesNotContain("gc_grace_seconds");
             } else {
                 assertThat(cql)

@@ -1,6 +1,7 @@
 package io.distlock.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.Capabilities;
 import io.distlock.LockHolder;
@@ -248,6 +249,42 @@ class LockDelayAndRequestsTest extends OneNodeFixture {
                 "requestRelease to onReleaseRequested, lease 3 s (renewal every 1 s): {} ms, median {} ms",
                 millis,
                 sorted.get(sorted.size() / 2));
+    }
+
+    /**
+     * A keyspace whose tables an older version made (no {@code distlock_release}) opens without {@code createSchema}
+     * as before: locks are taken, renewed and released, a lock-delay is kept, and only release requests are missing
+     * ({@code requestRelease} refused naming what the backend offers; the open warned naming the table).
+     */
+    @Test
+    void open_keyspaceWithoutTheReleaseTable_locksAsBefore_withoutReleaseRequests() throws Exception {
+        String keyspace = "distlock_older_layout";
+        session.execute("CREATE KEYSPACE IF NOT EXISTS " + keyspace
+                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
+        try {
+            for (int i = 0; i < CassandraStatements.TABLES.size(); i++) {
+                if (!CassandraStatements.OPTIONAL_TABLES.contains(CassandraStatements.TABLES.get(i))) {
+                    session.execute(CassandraStatements.createTable(i, keyspace, 3_600));
+                }
+            }
+            String uri = "cassandra://" + CASSANDRA.contactPointsString() + "/" + keyspace + "?localDatacenter="
+                    + CASSANDRA.localDatacenter() + "&ttl=3s&lockDelay=1s";
+            try (RemoteLocker locker = RemoteLockers.open(uri)) {
+                assertThat(locker.capabilities().operations())
+                        .contains(Capabilities.Operation.LOCK_DELAY)
+                        .doesNotContain(Capabilities.Operation.REQUEST_RELEASE);
+                RemoteLock lock = locker.tryLock("older").orElseThrow();
+                Thread.sleep(1500); // a renewal (every second) in between
+                assertThat(lock.isHeld()).isTrue();
+                assertThatThrownBy(() -> locker.requestRelease("older"))
+                        .isInstanceOf(UnsupportedOperationException.class)
+                        .hasMessageContaining("asking a holder to let go");
+                lock.release();
+                assertThat(locker.tryLock("older")).hasValueSatisfying(RemoteLock::release);
+            }
+        } finally {
+            session.execute("DROP KEYSPACE IF EXISTS " + keyspace);
+        }
     }
 
     private static LockRequest listened(String key, Duration lease, LockKind kind, AtomicInteger heard) {
