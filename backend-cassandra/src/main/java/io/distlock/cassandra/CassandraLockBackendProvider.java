@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  * algorithm}, {@code pollMin}, {@code pollMax}, {@code createSchema}, {@code fencing}, {@code timeService}, {@code
  * timePeriod}, {@code timeMaxLead}, {@code clockDrift}, {@code keyRetention}; the connection's {@code user}, {@code password} (or {@code
  * passwordFile}, {@code passwordEnv}), {@code tls}, {@code caFile}, {@code certFile}, {@code keyFile}, {@code
- * verifyHost} and {@code driverConfig}; and the common {@code ttl} and {@code connectTimeout} (which is also each store
- * request's timeout).
+ * verifyHost} and {@code driverConfig}; and the common {@code ttl}, {@code connectTimeout} (which is also each store
+ * request's timeout) and {@code lockDelay} (the TTL of a grant's cells is the lease plus the delay).
  *
  * <p>An application's own {@code CqlSession} is used through {@link CassandraLockers#using}.
  *

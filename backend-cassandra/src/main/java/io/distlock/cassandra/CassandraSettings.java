@@ -94,13 +94,16 @@ record CassandraSettings(
         // A release's deletes must outlive every copy of the cells they delete: once a tombstone is purged, a replica
         // that missed the delete would serve the cell again unless it has expired by then (its TTL runs from its last
         // write, at most a request timeout before the delete).
-        Duration floor = Duration.ofSeconds(Ttl.seconds(config.leaseTime())).plus(config.connectTimeout());
+        // A grant's cells carry the lease plus the lock-delay (Ttl.held).
+        int heldTtl = Ttl.held(config.leaseTime(), config.lockDelay());
+        Duration floor = Duration.ofSeconds(heldTtl).plus(config.connectTimeout());
         Optional<Duration> keyRetention = config.option(CassandraLockOptions.KEY_RETENTION)
                 .map(v -> config.durationOption(CassandraLockOptions.KEY_RETENTION, floor));
         if (keyRetention.isPresent() && keyRetention.get().compareTo(floor) <= 0) {
             throw new LockConfigurationException("Option '" + CassandraLockOptions.KEY_RETENTION + "' ("
                     + DurationText.of(keyRetention.get()) + ") must be longer than the lease's time to live in the"
-                    + " store (" + Ttl.seconds(config.leaseTime()) + "s: ttl " + DurationText.of(config.leaseTime())
+                    + " store (" + heldTtl + "s: ttl " + DurationText.of(config.leaseTime())
+                    + (config.lockDelay().isZero() ? "" : " plus lockDelay " + DurationText.of(config.lockDelay()))
                     + " rounded up to whole seconds, plus 1s) plus connectTimeout ("
                     + DurationText.of(config.connectTimeout())
                     + "): a released cell's tombstone must outlive the cell on every replica, or a replica that missed"

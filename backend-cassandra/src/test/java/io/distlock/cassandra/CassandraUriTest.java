@@ -175,6 +175,33 @@ class CassandraUriTest {
                 java.time.Clock.systemUTC()));
     }
 
+    /**
+     * With a lock-delay a grant's cells live the lease plus the delay: the retention's floor counts it (lease 30 s,
+     * delay 60 s, connectTimeout 10 s: TTL 91 s, floor 101 s), and the held TTL is rounded up like the lease's.
+     */
+    @Test
+    void keyRetention_withALockDelay_mustOutliveTheLeasePlusTheDelay() {
+        java.util.function.Function<String, io.distlock.spi.BackendConfig> config =
+                retention -> new io.distlock.spi.BackendConfig(
+                        URI.create("cassandra://h/ks"),
+                        retention.isEmpty() ? java.util.Map.of() : java.util.Map.of("keyRetention", retention),
+                        Duration.ofSeconds(30),
+                        Duration.ofSeconds(10),
+                        Duration.ofSeconds(60),
+                        io.distlock.Ticker.system(),
+                        java.time.Clock.systemUTC());
+        assertThatThrownBy(() -> CassandraSettings.read(config.apply("100s")))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("91s")
+                .hasMessageContaining("lockDelay 1m")
+                .hasMessageContaining("give more than 1m41s");
+        assertThat(CassandraSettings.read(config.apply("102s")).markTtlSeconds(864_000))
+                .isEqualTo(102);
+        assertThat(CassandraSettings.read(config.apply("")).markTtlSeconds(0)).isEqualTo(91 + 10 + 1);
+        assertThat(Ttl.held(Duration.ofMillis(1500), Duration.ofMillis(1600))).isEqualTo(5);
+        assertThat(Ttl.held(Duration.ofSeconds(2), Duration.ZERO)).isEqualTo(Ttl.seconds(Duration.ofSeconds(2)));
+    }
+
     @Test
     void ttl_isWholeSecondsAndNeverShorterThanTheLease() {
         assertThat(Ttl.seconds(Duration.ofMillis(300))).isEqualTo(2);
