@@ -225,26 +225,18 @@ final class LegacyAlgorithm implements LockAlgorithm {
                 .isEmpty();
     }
 
-    /** Rewrites the main cell with the TTL of the lease plus the lock-delay; the validity is the lease's alone. */
+    /** Rewrites the main cell: {@link LockAlgorithm#renewal}. */
     @Override
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
-        long sent = ticker.read();
-        if (!rewriteMain(lease, Ttl.held(leaseTime, lockDelay))) {
-            return OptionalLong.empty(); // released meanwhile
-        }
-        long late = ticker.read() - lease.validUntilNanos();
-        if (late > 0) {
-            // Lost; within the lock-delay the cell cannot have expired: it keeps the key until the delay after our
-            // validity ends (QueueAlgorithm.renewalRewrite), else it is withdrawn.
-            long delayLeft = lockDelay.toNanos() - late;
-            if (delayLeft <= 0 || !rewriteMain(lease, Ttl.seconds(Duration.ofNanos(delayLeft)))) {
-                calls.execute(statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell");
-            }
-            return OptionalLong.empty();
-        }
-        long validUntil = validity.until(sent, leaseTime);
-        lease.extendTo(validUntil);
-        return OptionalLong.of(validUntil);
+        return LockAlgorithm.renewal(
+                lease,
+                leaseTime,
+                lockDelay,
+                ticker,
+                validity,
+                ttl -> rewriteMain(lease, ttl),
+                () -> calls.execute(
+                        statements.legacyDeleteMain.bind(lease.key(), lease.ownerId()), "deleting the main cell"));
     }
 
     /** Rewrites the lease's main cell with TTL {@code ttl}; false if the lease was released meanwhile. */

@@ -1,11 +1,13 @@
 package io.distlock.cassandra;
 
+import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.IntPredicate;
 
 /** One of the backend's two algorithms: seed 000's queue (section 5) or the legacy shadow table (section 4). */
 interface LockAlgorithm {
@@ -44,6 +46,44 @@ interface LockAlgorithm {
 
     /** Whether waiters are served in ticket order. */
     boolean fair();
+
+    /**
+     * A renewal of {@code lease}: rewrites its cells with the TTL of the lease plus the lock-delay ({@link Ttl#held})
+     * and answers the validity, the lease's alone from before the rewrite ({@code validity}); empty if it was released
+     * meanwhile, or if the rewrite landed after the validity ran out (this process paused, or the store slow). Then,
+     * without a lock-delay or past it, the cells may have expired between the check and the rewrite, which brought
+     * them back while another owner may hold the lock: they are withdrawn. Within the lock-delay they cannot have
+     * expired: they are written again with the TTL of the delay left, so that the key stays taken until the delay
+     * after the validity ends, as a crashed holder's would (a paused holder learns of its loss before anybody else is
+     * granted).
+     *
+     * @param rewrite rewrites the lease's cells with the TTL given (seconds); false if the lease was released
+     * @param withdraw deletes the lease's cells
+     */
+    static OptionalLong renewal(
+            CassandraLease lease,
+            Duration leaseTime,
+            Duration lockDelay,
+            Ticker ticker,
+            LeaseValidity validity,
+            IntPredicate rewrite,
+            Runnable withdraw) {
+        long sent = ticker.read();
+        if (!rewrite.test(Ttl.held(leaseTime, lockDelay))) {
+            return OptionalLong.empty(); // released meanwhile
+        }
+        long late = ticker.read() - lease.validUntilNanos();
+        if (late > 0) {
+            long delayLeft = lockDelay.toNanos() - late;
+            if (delayLeft <= 0 || !rewrite.test(Ttl.seconds(Duration.ofNanos(delayLeft)))) {
+                withdraw.run();
+            }
+            return OptionalLong.empty();
+        }
+        long validUntil = validity.until(sent, leaseTime);
+        lease.extendTo(validUntil);
+        return OptionalLong.of(validUntil);
+    }
 
     /** Stops the algorithm's own threads, if it has any. */
     default void close() {}

@@ -209,32 +209,17 @@ final class QueueAlgorithm implements LockAlgorithm {
         }
     }
 
-    /**
-     * Rewrites both cells with the TTL of the lease plus the lock-delay ({@link Ttl#held}); the validity is the lease's
-     * alone.
-     */
+    /** Rewrites both cells: {@link LockAlgorithm#renewal}. */
     @Override
     public OptionalLong renewalRewrite(CassandraLease lease, Duration leaseTime) {
-        long sent = ticker.read();
-        if (!rewriteCells(lease, Ttl.held(leaseTime, lockDelay))) {
-            return OptionalLong.empty(); // released meanwhile
-        }
-        long late = ticker.read() - lease.validUntilNanos();
-        if (late > 0) {
-            // Our validity ran out before the rewrite landed (this process was paused, or the store slow): the lease
-            // is lost. Without a lock-delay, or past it, the cells may have expired between the check and the rewrite,
-            // which brought them back while another owner may hold the lock: withdraw them. Within the lock-delay
-            // they cannot have expired; they keep the key until the delay after our validity ends, as a crashed
-            // holder's would (a paused holder learns of its loss before anybody else is granted).
-            long delayLeft = lockDelay.toNanos() - late;
-            if (delayLeft <= 0 || !rewriteCells(lease, Ttl.seconds(Duration.ofNanos(delayLeft)))) {
-                deleteCells(lease);
-            }
-            return OptionalLong.empty();
-        }
-        long validUntil = validity.until(sent, leaseTime);
-        lease.extendTo(validUntil);
-        return OptionalLong.of(validUntil);
+        return LockAlgorithm.renewal(
+                lease,
+                leaseTime,
+                lockDelay,
+                ticker,
+                validity,
+                ttl -> rewriteCells(lease, ttl),
+                () -> deleteCells(lease));
     }
 
     /** Rewrites the lease's queue and owner cells with TTL {@code ttl}; false if the lease was released meanwhile. */

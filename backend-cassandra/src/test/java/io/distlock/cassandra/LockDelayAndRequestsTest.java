@@ -11,19 +11,15 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.Ticker;
 import io.distlock.kit.TestTimeouts;
-import io.distlock.spi.BackendConfig;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLossListener;
 import io.distlock.spi.LockRequest;
-import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.UUID;
@@ -47,15 +43,7 @@ class LockDelayAndRequestsTest extends OneNodeFixture {
 
     /** A backend with {@code lockDelay}, opened through the provider as a locker would. */
     static CassandraLockBackend openDelayed(String options, Duration lease, Duration lockDelay) {
-        String full = CassandraKitHooks.uri(CASSANDRA, options);
-        URI bare = URI.create(full.substring(0, full.indexOf('?')));
-        Map<String, String> map = new LinkedHashMap<>();
-        for (String pair : full.substring(full.indexOf('?') + 1).split("&")) {
-            map.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
-        }
-        BackendConfig config = new BackendConfig(
-                bare, map, lease, Duration.ofSeconds(20), lockDelay, Ticker.system(), Clock.systemUTC());
-        return (CassandraLockBackend) new CassandraLockBackendProvider().open(config);
+        return open(CASSANDRA, options, lease, Duration.ofSeconds(20), lockDelay, Clock.systemUTC());
     }
 
     /**

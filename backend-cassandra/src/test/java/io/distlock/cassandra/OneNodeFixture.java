@@ -65,13 +65,24 @@ abstract class OneNodeFixture {
     /** A backend on {@code cluster}'s keyspace with {@code options}, opened through the provider. */
     static CassandraLockBackend open(
             CassandraCluster cluster, String options, Duration lease, Duration connectTimeout, Clock clock) {
+        return open(cluster, options, lease, connectTimeout, Duration.ZERO, clock);
+    }
+
+    /** A backend on {@code cluster}'s keyspace with {@code options} and a lock-delay, opened through the provider. */
+    static CassandraLockBackend open(
+            CassandraCluster cluster,
+            String options,
+            Duration lease,
+            Duration connectTimeout,
+            Duration lockDelay,
+            Clock clock) {
         String full = CassandraKitHooks.uri(cluster, options);
         URI bare = URI.create(full.substring(0, full.indexOf('?')));
         Map<String, String> map = new java.util.LinkedHashMap<>();
         for (String pair : full.substring(full.indexOf('?') + 1).split("&")) {
             map.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
         }
-        BackendConfig config = new BackendConfig(bare, map, lease, connectTimeout, Ticker.system(), clock);
+        BackendConfig config = new BackendConfig(bare, map, lease, connectTimeout, lockDelay, Ticker.system(), clock);
         return (CassandraLockBackend) new CassandraLockBackendProvider().open(config);
     }
 
