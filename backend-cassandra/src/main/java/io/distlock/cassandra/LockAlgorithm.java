@@ -75,8 +75,11 @@ interface LockAlgorithm {
         long late = ticker.read() - lease.validUntilNanos();
         if (late > 0) {
             long delayLeft = lockDelay.toNanos() - late;
-            if (delayLeft <= 0 || !rewrite.test(Ttl.seconds(Duration.ofNanos(delayLeft)))) {
+            if (delayLeft <= 0) {
                 withdraw.run();
+            } else {
+                // False if released meanwhile: the release deleted the cells (and its slot may be reused already).
+                rewrite.test(Ttl.seconds(Duration.ofNanos(delayLeft)));
             }
             return OptionalLong.empty();
         }
