@@ -26,6 +26,11 @@ public class Operations {
             for (LockState held : operator.listHeld()) {
                 System.out.println(held.key() + ": " + held.holders().size() + " holder(s)");
             }
+            // Ask the holder to let go: its listener runs (once per request) and the holder decides.
+            stuck.onReleaseRequested(lock -> System.out.println("asked to let go of " + lock.key()));
+            for (LockHolder asked : operator.requestRelease("ledger")) {
+                System.out.println("asked " + asked.ownerLabel() + " to let go");
+            }
             // A stuck holder's lock broken as an administrator would: its holder is told (onLost), a waiter served.
             for (LockHolder broken : operator.breakLock("ledger")) {
                 System.out.println("broke the " + broken.kind().label() + " of " + broken.ownerLabel());
