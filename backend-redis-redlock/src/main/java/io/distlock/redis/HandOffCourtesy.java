@@ -17,13 +17,21 @@ import java.util.OptionalLong;
  * message wakes its own next waiter only after what is left of the courtesy, or at the locker's turn, while other
  * lockers take the key.
  *
- * <p><b>The turn.</b> Within the courtesy, the locker's turn comes back once every other locker seen lately releasing
- * the key has released it once since this locker did: each locker (the first 16 characters of a release id, {@link
- * Redlock#newValue}) that released the key within {@link #RIVALS_SEEN_COURTESIES} courtesies is a rival, and the
- * release that makes as many rival releases as there are rivals since this locker's own wakes its waiter at once,
- * instead of at the courtesy's end; the rival releases before it wake nobody here. Contended by lockers that hand the
- * key on faster than the courtesy, the grants go round, one per locker, with one woken waiter per release instead of
- * one in every locker; a rival that stopped asking holds the turn back at most until the courtesy's end, as before.
+ * <p><b>The turn.</b> Within the courtesy, the locker's turn comes back once every other locker seen lately on the
+ * key has released it once since this locker did: each locker (the first 16 characters of a release id, {@link
+ * Redlock#newValue}) that released the key, or was heard waiting for it ({@link #heardWaiting}), within {@link
+ * #RIVALS_SEEN_COURTESIES} courtesies is a rival, and the release that makes as many rival releases as there are
+ * rivals since this locker's own wakes its waiter at once, instead of at the courtesy's end; the rival releases before
+ * it wake nobody here. Contended by lockers that hand the key on faster than the courtesy, the grants go round, one
+ * per locker, with one woken waiter per release instead of one in every locker; a rival that stopped asking holds the
+ * turn back at most until the courtesy's end, as before.
+ *
+ * <p><b>Waiters are rivals.</b> A locker whose waiter finds the key held says so ({@link #announcesWait}, at most
+ * every half of {@link #RIVALS_SEEN_COURTESIES} courtesies per key, on the release channel). Counting only the lockers
+ * seen releasing starved one that never held the key: two lockers handing it to each other by turns each woke its own
+ * waiter at the other's release, ahead of, or together with, the waiter of a third that had lost the first race, and
+ * the third lost every race after it. Heard waiting, the third is a rival of both: neither's turn comes before it
+ * released, so at the next release its waiter tries alone.
  */
 final class HandOffCourtesy {
 
@@ -53,6 +61,7 @@ final class HandOffCourtesy {
 
     private final long courtesyNanos;
     private final long rivalsSeenNanos;
+    private final String lockerId;
 
     /**
      * Release id (see {@code release.lua}) to the {@link System#nanoTime()} of each of this locker's releases of a
@@ -63,9 +72,50 @@ final class HandOffCourtesy {
     /** Redis key to what this locker knows of its hand-offs; guarded by {@link #ownReleases}, as every field here. */
     private final Map<String, Turns> keys = remembered(REMEMBERED_KEYS);
 
-    HandOffCourtesy(Duration courtesy) {
+    /** A locker's courtesy; {@code lockerId} names it in release messages ({@link Redlock#lockerId}). */
+    HandOffCourtesy(Duration courtesy, String lockerId) {
         this.courtesyNanos = courtesy.toNanos();
         this.rivalsSeenNanos = RIVALS_SEEN_COURTESIES * courtesyNanos;
+        this.lockerId = lockerId;
+    }
+
+    /** What names this locker in release messages. */
+    String lockerId() {
+        return lockerId;
+    }
+
+    /**
+     * Whether a waiter of this locker that just found {@code redisKey} held should tell the other lockers that this
+     * one waits for it: with the courtesy on, if it has not done so for the key in the last half of the time a rival
+     * is remembered (so that it stays a rival as long as its waiters keep losing).
+     */
+    boolean announcesWait(String redisKey) {
+        if (courtesyNanos == 0) {
+            return false;
+        }
+        long now = System.nanoTime();
+        synchronized (ownReleases) {
+            Turns turns = keys.computeIfAbsent(redisKey, k -> new Turns());
+            if (turns.announcedAt != Turns.NEVER && now - turns.announcedAt < rivalsSeenNanos / 2) {
+                return false;
+            }
+            turns.announcedAt = now;
+            return true;
+        }
+    }
+
+    /**
+     * Notes that the locker {@code locker} waits for {@code redisKey}: a rival from now on, as if seen releasing it,
+     * except that no release is counted towards a turn. This locker's own announcements are ignored.
+     */
+    void heardWaiting(String locker, String redisKey) {
+        if (courtesyNanos == 0 || locker.equals(lockerId)) {
+            return;
+        }
+        long now = System.nanoTime();
+        synchronized (ownReleases) {
+            keys.computeIfAbsent(redisKey, k -> new Turns()).rivalSeen(locker, now, rivalsSeenNanos);
+        }
     }
 
     /**
@@ -136,9 +186,9 @@ final class HandOffCourtesy {
      * What to do with the release {@code releaseId} of {@code redisKey} just heard (its first message): empty when it
      * is another locker's and this locker's turn has not come (wake nobody here, the other lockers' waiters take it);
      * otherwise how long to hold back the wake-up of this locker's own waiter. That is what is left of the courtesy
-     * when it is this locker's own release of a contended lease and another locker released the key lately, so that
-     * the releaser's sibling threads let the other lockers' waiters try first, as the releaser itself does; 0
-     * otherwise. With no other locker releasing the key (all its waiters in this process), nothing is held back: a
+     * when it is this locker's own release of a contended lease and another locker released the key lately, or waits
+     * for it, so that the releaser's sibling threads let the other lockers' waiters try first, as the releaser itself
+     * does; 0 otherwise. With no other locker releasing the key (all its waiters in this process), nothing is held back: a
      * pause would only leave it free.
      */
     OptionalLong heard(String releaseId, String redisKey) {
@@ -202,10 +252,12 @@ final class HandOffCourtesy {
         int rivalReleasesSince;
         /** Whether one of them was this locker's turn. */
         boolean turnCame;
-        /** The last release of the key by another locker. */
+        /** The last time another locker was seen on the key: releasing it, or waiting for it. */
         long lastRivalAt = NEVER;
-        /** Locker id to its last release of the key, for the lockers seen lately. */
+        /** Locker id to its last release of the key, or its last word that it waits, for the lockers seen lately. */
         final Map<String, Long> rivals = new HashMap<>();
+        /** This locker's last word that it waits for the key ({@link #announcesWait}). */
+        long announcedAt = NEVER;
 
         boolean withinCourtesy(long now, long courtesyNanos) {
             return ownReleaseAt != NEVER && now - ownReleaseAt < courtesyNanos;
@@ -213,6 +265,17 @@ final class HandOffCourtesy {
 
         /** Counts a release by {@code locker}; whether this locker's waiter may try for it (its turn, or no turn). */
         boolean rivalReleased(String locker, long now, long courtesyNanos, long rivalsSeenNanos) {
+            rivalSeen(locker, now, rivalsSeenNanos);
+            rivalReleasesSince++;
+            if (!withinCourtesy(now, courtesyNanos) || turnCame) {
+                return true;
+            }
+            turnCame = rivalReleasesSince >= rivals.size();
+            return turnCame;
+        }
+
+        /** Notes {@code locker} on the key now (releasing it or waiting for it), and forgets those not seen lately. */
+        void rivalSeen(String locker, long now, long rivalsSeenNanos) {
             lastRivalAt = now;
             if (rivals.size() < MAX_RIVALS || rivals.containsKey(locker)) {
                 rivals.put(locker, now);
@@ -222,12 +285,6 @@ final class HandOffCourtesy {
                     seen.remove();
                 }
             }
-            rivalReleasesSince++;
-            if (!withinCourtesy(now, courtesyNanos) || turnCame) {
-                return true;
-            }
-            turnCame = rivalReleasesSince >= rivals.size();
-            return turnCame;
         }
     }
 }

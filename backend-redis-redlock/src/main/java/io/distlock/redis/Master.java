@@ -123,6 +123,14 @@ final class Master implements AutoCloseable {
     }
 
     /**
+     * {@code PUBLISH channel message} on the command connection (a subscribed connection cannot publish): YES once the
+     * master took it, whoever heard it.
+     */
+    CompletableFuture<Vote> publish(String channel, String message) {
+        return send(c -> command(c.publish(channel, message), instanceTimeout), receivers -> Vote.YES, instanceTimeout);
+    }
+
+    /**
      * Runs a script by {@code EVALSHA}; on {@code NOSCRIPT} (a restarted master) sends its body once by EVAL, which
      * also loads it. YES when it returned 1. Each command waits at most {@code timeout}.
      */

@@ -96,6 +96,7 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
                     waited = true;
                     splitsInARow = 0;
                     listen(listening);
+                    announce();
                     long poll = settings.pollInterval().toNanos();
                     return Step.pollAfter(randomNanos(poll / 2, poll));
                 case UNANSWERED:
@@ -104,6 +105,7 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
                     throw RedisLockBackend.permitsMismatch(request, attempt.inUseWith());
                 default:
                     waited = true;
+                    announce();
                     int splits = ++splitsInARow;
                     if (splits > 1) {
                         listen(listening); // woken by a release from the second split in a row on
@@ -123,6 +125,17 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         CompletableFuture<Void> ready = messages.subscribed();
         if (!listeningBefore) {
             ready.thenRun(this::wakeUp);
+        }
+    }
+
+    /**
+     * Tells the other lockers that this one waits for the lock's key, so that their courtesy counts it as a rival
+     * ({@link HandOffCourtesy}): a locker that never held the key is otherwise nobody's rival, and loses every race
+     * against the turns of two that hand it to each other. Shares and permits have no courtesy.
+     */
+    private void announce() {
+        if (request.kind() == LockKind.LOCK) {
+            messages.waiting(redisKey);
         }
     }
 

@@ -89,7 +89,7 @@ final class RedisLockBackend implements LockBackend {
             return t;
         });
         timers.setRemoveOnCancelPolicy(true);
-        this.courtesy = new HandOffCourtesy(settings.courtesyOn(masters.size()));
+        this.courtesy = new HandOffCourtesy(settings.courtesyOn(masters.size()), redlock.lockerId());
         this.messages = new ReleaseMessages(
                 masters,
                 settings.releaseChannel(),

@@ -87,6 +87,11 @@ final class Redlock {
         return majority;
     }
 
+    /** The start of every value this locker sets ({@link #newValue}): what names it in release messages. */
+    String lockerId() {
+        return lockerId;
+    }
+
     List<Master> masters() {
         return masters;
     }

@@ -37,7 +37,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * thread that heard the message: a delay would only leave the lock free meanwhile. This
  * locker's own release of a key that other lockers take too wakes its own waiter only after the releaser's courtesy
  * ({@link HandOffCourtesy#heard}), so that their woken waiters try first, and within that courtesy the other lockers'
- * releases wake nobody here until this locker's turn comes round.
+ * releases wake nobody here until this locker's turn comes round. On the same channel a locker whose waiter found a
+ * key held says that it waits ({@link #waiting}), so that the others count it among the lockers whose turn comes
+ * before theirs.
  */
 final class ReleaseMessages {
 
@@ -49,6 +51,13 @@ final class ReleaseMessages {
 
     /** Length of the release id that starts a message, then a space, then the key (see {@code release.lua}). */
     static final int RELEASE_ID_LENGTH = 40;
+
+    /**
+     * What starts a message that names no release but a locker that waits for a key: this, the locker's id ({@link
+     * HandOffCourtesy#LOCKER_ID_LENGTH} characters), a space, the key ({@link #waiting}). A locker of an older version
+     * reads from it a key that nobody waits on, and does nothing.
+     */
+    static final String WAITING = "waiting ";
 
     private final List<Master> masters;
     private final String channel;
@@ -188,7 +197,28 @@ final class ReleaseMessages {
         }
     }
 
+    /**
+     * Tells the other lockers, on the release channel of every master, that a waiter here found {@code redisKey} held,
+     * when the courtesy wants them told ({@link HandOffCourtesy#announcesWait}): they count this locker as a rival for
+     * their turns. Sent without waiting for the answers; a message lost costs the turn it was for, no more.
+     */
+    void waiting(String redisKey) {
+        if (!courtesy.announcesWait(redisKey)) {
+            return;
+        }
+        String message = WAITING + courtesy.lockerId() + " " + redisKey;
+        for (Master m : masters) {
+            m.publish(channel, message);
+        }
+    }
+
     private void released(String message) {
+        int waitingKey = WAITING.length() + HandOffCourtesy.LOCKER_ID_LENGTH + 1;
+        if (message.startsWith(WAITING) && message.length() > waitingKey) {
+            // Heard from every master, and noted each time: the same locker, the same key.
+            courtesy.heardWaiting(message.substring(WAITING.length(), waitingKey - 1), message.substring(waitingKey));
+            return;
+        }
         boolean named = message.length() > RELEASE_ID_LENGTH && message.charAt(RELEASE_ID_LENGTH) == ' ';
         // A message without a release id (a locker of an older version released) wakes a waiter every time.
         String redisKey = named ? message.substring(RELEASE_ID_LENGTH + 1) : message;

@@ -181,6 +181,81 @@ class HandOffCourtesyTest {
     }
 
     /**
+     * Lockers a and c hand the key to each other by turns, each asking again at once after its release, so that each
+     * waits in its courtesy for its turn; then b, which never held the key, waits for it too. Having found the key
+     * held, b's waiter says so, and b is a rival of a and c from then on: c's release is not a's turn (a's turn waits
+     * for b's release too), so it wakes b's waiter alone, one SET, and b has the key; b's release is a's turn, a's
+     * release c's. Counting as rivals only the lockers seen releasing, c's release was a's turn: a's waiter and b's
+     * raced, and a and c could hand the key to each other past b for good (seen in CI: a, c, a, c for 24 grants).
+     */
+    @Test
+    void release_byOneOfTwoLockersTakingTurns_whileAThirdThatNeverHeldTheKeyWaits_wakesTheThirdAlone()
+            throws Exception {
+        String key = RedisProbe.uniqueKey("never-held");
+        Duration longCourtesy = TestTimeouts.scaled(Duration.ofSeconds(20));
+        Duration answer = TestTimeouts.scaled(Duration.ofSeconds(10));
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend a = openWokenByMessagesOnly(longCourtesy);
+                LockBackend b = openWokenByMessagesOnly(longCourtesy);
+                LockBackend c = openWokenByMessagesOnly(longCourtesy)) {
+            // a and c each take the key from the other after waiting for it, so each has seen the other release it.
+            Lease held = a.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            long sets = probe.calls("set");
+            CompletableFuture<Optional<Lease>> cWaits = acquire(c, key);
+            awaitSets(probe, sets + 1);
+            awaitSubscribers(probe, 1);
+            assertThat(a.release(held)).isTrue();
+            held = cWaits.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+            sets = probe.calls("set");
+            CompletableFuture<Optional<Lease>> aWaits = acquire(a, key);
+            awaitSets(probe, sets + 1);
+            awaitSubscribers(probe, 2);
+            assertThat(c.release(held)).isTrue();
+            CompletableFuture<Optional<Lease>> cTurn = acquire(c, key); // in c's courtesy: waits for a's release
+            held = aWaits.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+            assertThat(a.release(held)).isTrue();
+            CompletableFuture<Optional<Lease>> aTurn = acquire(a, key); // in a's courtesy: waits for c's release
+            held = cTurn.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+
+            // b waits: it finds the key held, and says so (one PUBLISH; without it, b would be heard only releasing).
+            sets = probe.calls("set");
+            long published = probe.calls("publish");
+            CompletableFuture<Optional<Lease>> bWaits = acquire(b, key);
+            awaitSets(probe, sets + 1);
+            awaitSubscribers(probe, 3);
+            Deadlines.within(answer, () -> probe.calls("publish") > published);
+
+            sets = probe.calls("set");
+            assertThat(c.release(held)).isTrue();
+            CompletableFuture<Optional<Lease>> cNext = acquire(c, key); // in c's courtesy again
+            CompletableFuture.anyOf(bWaits, aTurn).get(answer.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(bWaits)
+                    .as("c released while b, which never held the key, waited: b's waiter has it, not a's turn")
+                    .isDone();
+            assertThat(probe.calls("set") - sets)
+                    .as("SETs after c's release: b's alone")
+                    .isEqualTo(1);
+            assertThat(aTurn).isNotDone();
+
+            sets = probe.calls("set");
+            assertThat(b.release(bWaits.join().orElseThrow())).isTrue(); // a's turn: b and c released since a did
+            held = aTurn.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+            assertThat(probe.calls("set") - sets)
+                    .as("SETs after b's release: a's alone")
+                    .isEqualTo(1);
+            assertThat(cNext).isNotDone();
+
+            sets = probe.calls("set");
+            assertThat(a.release(held)).isTrue(); // c's turn: b and a released since c did
+            held = cNext.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+            assertThat(probe.calls("set") - sets)
+                    .as("SETs after a's release: c's alone")
+                    .isEqualTo(1);
+            assertThat(c.release(held)).isTrue();
+        }
+    }
+
+    /**
      * Every value a locker sets starts with the same 16 characters, its own (a release message names the first 40, so
      * that the others can tell which locker released); the rest differs per acquisition.
      */
