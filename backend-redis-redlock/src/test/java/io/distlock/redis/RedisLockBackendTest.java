@@ -197,6 +197,11 @@ class RedisLockBackendTest {
         try (LockBackend holder = Backends.open(REDIS.endpoints(), TTL);
                 LockBackend waiting = Backends.open(REDIS.endpoints(), TTL, Ticker.system(), PUSH_ONLY)) {
             Lease held = holder.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+            // The grant was decided by the first three SETs; the other two may still be on their way, and a waiter's
+            // SET NX that overtakes one there wins that master, splits its vote and leaves it free (its clean-up):
+            // the holder then lacks that master, the waiters split against it and retry on back-off timers of up to
+            // seconds, and one of those can fire after the release and count a second round (seen: 10 SETs).
+            awaitOnEveryMaster("distlock:" + key);
             long before = waiting.storeRequests().orElseThrow();
             List<CompletableFuture<Optional<Lease>>> waits = new ArrayList<>();
             for (int i = 0; i < waiters; i++) {
@@ -254,6 +259,7 @@ class RedisLockBackendTest {
                         Ticker.system(),
                         Map.of("pollInterval", "60s", "instanceTimeout", "5s", "retryDelay", "1ms"))) {
             Lease held = holder.tryAcquire(Backends.request(key, ttl)).orElseThrow();
+            awaitOnEveryMaster(redisKey); // else the waiter can split against the holder and retry on a timer (above)
             long before = waiting.storeRequests().orElseThrow();
             CompletableFuture<Optional<Lease>> next = waiting.acquireAsync(
                     Backends.request(key, ttl),
@@ -318,6 +324,14 @@ class RedisLockBackendTest {
                     .as("SETs sent in %s against a holder of 3 of 5 masters", wait)
                     .isLessThanOrEqualTo(5 * attempts);
         }
+    }
+
+    /** Waits until {@code redisKey} is set on every master (a grant needs only a majority of them). */
+    private static void awaitOnEveryMaster(String redisKey) {
+        Deadlines.await(
+                () -> IntStream.range(0, REDIS.endpoints().size()).allMatch(i -> probe.exists(i, redisKey)),
+                TestTimeouts.scaled(Duration.ofSeconds(5)),
+                () -> redisKey + " expected on all " + REDIS.endpoints().size() + " masters");
     }
 
     /** Waits until the backend has sent nothing for half a second: the attempts under way have answered. */
