@@ -120,9 +120,10 @@ final class HandOffCourtesy {
 
     /**
      * Notes a release about to be sent, before it is: its message can reach this locker's subscription before the
-     * masters' answers reach the releasing thread.
+     * masters' answers reach the releasing thread. Returns whether it owes the courtesy (a contended lease): an
+     * acquisition of the key within it waits for its turn, which comes in the other lockers' release messages.
      */
-    void releasing(RedisLease lease) {
+    boolean releasing(RedisLease lease) {
         if (courtesyNanos > 0) {
             long now = System.nanoTime();
             synchronized (ownReleases) {
@@ -135,6 +136,7 @@ final class HandOffCourtesy {
                 }
             }
         }
+        return courtesyNanos > 0 && lease.waitedFor();
     }
 
     /** Notes a release that a majority confirmed: an acquisition of the key that starts now owes the courtesy. */

@@ -73,7 +73,10 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         if (inCourtesy) { // this locker just released the key, which others wait for: their turn first
             long left = courtesyEnds - System.nanoTime();
             if (left > 0 && !handOffs.turnCame(redisKey)) {
-                // the first attempt, or woken by something other than the locker's turn (its own release): wait on
+                // the first attempt, or woken by something other than the locker's turn (its own release): wait on,
+                // listening, for the turn comes in a release message (a locker stops listening a second after its
+                // last wait: a turn missed so cost the whole courtesy)
+                listen(messages.listening());
                 return CompletableFuture.completedFuture(Step.pollAfter(left));
             }
             inCourtesy = false;

@@ -226,8 +226,10 @@ final class RedisLockBackend implements LockBackend {
     public boolean release(Lease lease) {
         RedisLease l = (RedisLease) lease;
         boolean lock = l.kind() == LockKind.LOCK; // the courtesy is the lock's: shares and permits have no hand-off
-        if (lock) {
-            courtesy.releasing(l);
+        if (lock && courtesy.releasing(l)) {
+            // Listening again if the locker stopped while it held the key (no waiter for a second): the turn of its
+            // next acquisition within the courtesy comes in a release message.
+            messages.subscribed();
         }
         Tally tally = redlock.release(l).join();
         int quorum = redlock.quorum(l);

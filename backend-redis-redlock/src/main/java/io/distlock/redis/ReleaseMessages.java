@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>One channel for all keys means no subscribe and unsubscribe per wait (the races and leaked subscriptions of
  * per-lock channels), at the cost of every waiting locker hearing every release of its prefix; a message for a key
- * nobody here waits on is one map lookup. A locker is subscribed only while it waits, and for a second after: one that
- * waits for nothing hears nothing, not even its own releases. Messages can be lost (a master restarting, a
+ * nobody here waits on is one map lookup. A locker is subscribed only while it waits, and for a second after (the
+ * release of a lock it had waited for counts as a wait: its next acquisition within the courtesy waits for its turn,
+ * which a message brings): one that waits for nothing hears nothing, not even its own releases. Messages can be lost (a master restarting, a
  * reconnecting subscriber), so every waiter also polls on a timer.
  *
  * <p>A release is heard once from every master that deleted the key; each message names the release (the random part

@@ -62,14 +62,17 @@ class HandOffCourtesyTest {
     /**
      * Two lockers each take the key four times, holding it for a while each time. Both first find it held (by a grant
      * to b taken before), so every grant is one that had to wait, and each holder asks again at once after its
-     * release: with the courtesy the waiter the release woke gets the key, so the grants alternate. Without it the releaser's own {@code SET NX} leaves before the woken
-     * waiter's and wins most races, and the same locker is granted twice in a row.
+     * release: with the courtesy the waiter the release woke gets the key, so the grants alternate. Without it the
+     * releaser's own {@code SET NX} leaves before the woken waiter's and wins most races, and the same locker is granted
+     * twice in a row. The courtesy is far longer than a woken waiter needs on a loaded machine (with 200 ms, under load
+     * 12 on 2 cores, the grants went a, a, a, a, b, b, b, b once in ten runs); the releaser's turn, the other's
+     * release, ends its wait, so the test never waits it out.
      */
     @Test
     void release_ofAContendedKey_thenAskingAgainAtOnce_letsTheWokenWaiterHaveIt() throws Exception {
         String key = RedisProbe.uniqueKey("courtesy");
-        Duration courtesy = TestTimeouts.scaled(Duration.ofMillis(200));
-        Duration hold = courtesy.multipliedBy(3);
+        Duration courtesy = TestTimeouts.scaled(Duration.ofSeconds(10));
+        Duration hold = TestTimeouts.scaled(Duration.ofMillis(300));
         List<String> grants = Collections.synchronizedList(new ArrayList<>());
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
@@ -199,18 +202,8 @@ class HandOffCourtesyTest {
                 LockBackend b = openWokenByMessagesOnly(longCourtesy);
                 LockBackend c = openWokenByMessagesOnly(longCourtesy)) {
             // a and c each take the key from the other after waiting for it, so each has seen the other release it.
-            Lease held = a.tryAcquire(Backends.request(key, TTL)).orElseThrow();
-            long sets = probe.calls("set");
-            CompletableFuture<Optional<Lease>> cWaits = acquire(c, key);
-            awaitSets(probe, sets + 1);
-            awaitSubscribers(probe, 1);
-            assertThat(a.release(held)).isTrue();
-            held = cWaits.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
-            sets = probe.calls("set");
-            CompletableFuture<Optional<Lease>> aWaits = acquire(a, key);
-            awaitSets(probe, sets + 1);
-            awaitSubscribers(probe, 2);
-            assertThat(c.release(held)).isTrue();
+            Lease held = takenAfterWaiting(probe, a, c, key);
+            CompletableFuture<Optional<Lease>> aWaits = waitsThenReleased(probe, a, key, 2, c, held);
             CompletableFuture<Optional<Lease>> cTurn = acquire(c, key); // in c's courtesy: waits for a's release
             held = aWaits.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
             assertThat(a.release(held)).isTrue();
@@ -218,7 +211,7 @@ class HandOffCourtesyTest {
             held = cTurn.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
 
             // b waits: it finds the key held, and says so (one PUBLISH; without it, b would be heard only releasing).
-            sets = probe.calls("set");
+            long sets = probe.calls("set");
             long published = probe.calls("publish");
             CompletableFuture<Optional<Lease>> bWaits = acquire(b, key);
             awaitSets(probe, sets + 1);
@@ -252,6 +245,37 @@ class HandOffCourtesyTest {
                     .as("SETs after a's release: c's alone")
                     .isEqualTo(1);
             assertThat(c.release(held)).isTrue();
+        }
+    }
+
+    /**
+     * Locker x holds a key it waited for longer than a locker listens to release messages after its last wait, so it
+     * stops listening; then it releases the key to y's waiter and asks again at once, waiting in its courtesy for its
+     * turn, y's release. x listens again from its release on, so it hears y's release and has the key at once. Before,
+     * nothing in the courtesy's wait listened, and x waited out the whole courtesy (seen as 10 s waits of
+     * release_ofAContendedKey_thenAskingAgainAtOnce_letsTheWokenWaiterHaveIt under load).
+     */
+    @Test
+    void release_ofAContendedLeaseHeldLongerThanTheLockerListens_thenAskingAgain_hearsItsTurn() throws Exception {
+        String key = RedisProbe.uniqueKey("stopped-listening");
+        Duration longCourtesy = TestTimeouts.scaled(Duration.ofSeconds(20));
+        Duration answer = TestTimeouts.scaled(Duration.ofSeconds(10));
+        try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
+                LockBackend x = openWokenByMessagesOnly(longCourtesy);
+                LockBackend y = openWokenByMessagesOnly(longCourtesy)) {
+            Lease held = takenAfterWaiting(probe, y, x, key); // x waited: its lease is contended
+            Deadlines.await(
+                    () -> probe.subscribers(0, CHANNEL) == 0,
+                    answer,
+                    () -> "x, holding the key with no waiter, still listening");
+
+            CompletableFuture<Optional<Lease>> yWaits = waitsThenReleased(probe, y, key, 1, x, held);
+            CompletableFuture<Optional<Lease>> xTurn = acquire(x, key); // in x's courtesy: waits for y's release
+            Lease yHeld = yWaits.get(answer.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+            assertThat(y.release(yHeld)).isTrue();
+            Lease xHeld = xTurn.get(longCourtesy.toMillis() / 2, TimeUnit.MILLISECONDS)
+                    .orElseThrow();
+            assertThat(x.release(xHeld)).isTrue();
         }
     }
 
@@ -293,7 +317,9 @@ class HandOffCourtesyTest {
     void release_ofAKeyOtherLockersTakeToo_wakesTheReleasersOwnWaiterAfterTheCourtesy() throws Exception {
         String key = RedisProbe.uniqueKey("sibling-courtesy");
         String elsewhere = RedisProbe.uniqueKey("keeps-b-subscribed");
-        Duration courtesy = TestTimeouts.scaled(Duration.ofMillis(300));
+        // Longer than b's woken waiter needs under load (with 300 ms, b's waiter lost to a's sibling once under load
+        // 15).
+        Duration courtesy = TestTimeouts.scaled(Duration.ofSeconds(1));
         try (RedisProbe probe = new RedisProbe(REDIS.endpoints());
                 LockBackend a = openWokenByMessagesOnly(courtesy);
                 LockBackend b = openWokenByMessagesOnly(courtesy)) {
@@ -365,6 +391,32 @@ class HandOffCourtesyTest {
             }
             assertThat(backend.release(held)).isTrue();
         }
+    }
+
+    /**
+     * {@code from} takes the key at once; {@code to}, the only other locker, waits for it, listening, and has it once
+     * {@code from} released it: a grant that waited, whose release owes the courtesy.
+     */
+    private static Lease takenAfterWaiting(RedisProbe probe, LockBackend from, LockBackend to, String key)
+            throws Exception {
+        Lease held = from.tryAcquire(Backends.request(key, TTL)).orElseThrow();
+        return waitsThenReleased(probe, to, key, 1, from, held)
+                .get(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)
+                .orElseThrow();
+    }
+
+    /**
+     * Starts {@code waiter}'s acquisition of the key, waits until it found the key held and {@code listening} lockers
+     * listen to release messages, then has {@code holder} release {@code held}; the acquisition.
+     */
+    private static CompletableFuture<Optional<Lease>> waitsThenReleased(
+            RedisProbe probe, LockBackend waiter, String key, long listening, LockBackend holder, Lease held) {
+        long sets = probe.calls("set");
+        CompletableFuture<Optional<Lease>> waits = acquire(waiter, key);
+        awaitSets(probe, sets + 1);
+        awaitSubscribers(probe, listening);
+        assertThat(holder.release(held)).isTrue();
+        return waits;
     }
 
     private static void awaitSets(RedisProbe probe, long sets) {
