@@ -79,7 +79,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
             Optional<Executor> listenerExecutor,
             Observing observing,
             String ownerLabel,
-            Optional<Duration> atRiskThreshold) {
+            Optional<Duration> atRiskThreshold,
+            Duration lockDelay) {
         this.backendName = backendName;
         this.ownerLabel = ownerLabel;
         this.observing = observing;
@@ -104,7 +105,8 @@ final class DefaultRemoteLocker implements RemoteLocker {
                 : Optional.empty();
         LockerFailures failures = new LockerFailures(backendName);
         this.waiters = new Waiters(backendName, failures);
-        this.held = new HeldLocks(backend, keeper, ticker, clock, listeners, scheduler, workers, waiters, failures);
+        this.held = new HeldLocks(
+                backend, keeper, ticker, clock, listeners, scheduler, workers, waiters, failures, lockDelay);
         this.acquirer = new Acquirer(backend, held, waiters, observing, failures, ownerLabel);
         this.async = new AsyncAcquirer(backend, acquirer, held, waiters, observing, failures, ticker, workers);
         this.multiKey = new MultiKeyLocking(acquirer, held, waiters, ticker, leaseTime, listeners);

@@ -53,6 +53,8 @@ final class HeldLocks {
     private final ConcurrentHashMap<DefaultRemoteLock, Held> held = new ConcurrentHashMap<>();
     /** Leases given up by {@link RemoteLock#releaseAfter} whose entries are still to be deleted. */
     private final Set<Lease> delayedReleases = ConcurrentHashMap.newKeySet();
+    /** The locker's lock-delay: how long a lost lock's entry is left in the store before it is cleaned up. */
+    private final Duration lockDelay;
 
     /** What is kept about a held lock until it is released or lost. */
     private record Held(long threadId, LeaseKeeper.Tracking tracking) {}
@@ -66,7 +68,9 @@ final class HeldLocks {
             ScheduledExecutorService scheduler,
             Executor workers,
             Waiters waiters,
-            LockerFailures failures) {
+            LockerFailures failures,
+            Duration lockDelay) {
+        this.lockDelay = lockDelay;
         this.backend = backend;
         this.keeper = keeper;
         this.ticker = ticker;
@@ -157,11 +161,18 @@ final class HeldLocks {
 
     /**
      * A held lock was found lost: stops keeping it, and deletes its entry in the background if the store still has it
-     * (the renewal failed, not the store), only if still ours.
+     * (the renewal failed, not the store), only if still ours; with a lock-delay, once the delay has passed.
      */
     void lost(DefaultRemoteLock lock) {
         forget(lock);
         Lease lease = lock.lease();
+        if (!lockDelay.isZero()) {
+            // Not at once: a holder that finds its lock lost by its own clock (thawed from a pause, its renewals
+            // unanswered) would otherwise free the key before its onLost listeners have run, which the lock-delay is
+            // there to prevent. The entry is deleted, if still ours, once the delay has passed.
+            deleteAfter(lease, lockDelay);
+            return;
+        }
         try {
             workers.execute(() -> releaseQuietly(lease));
         } catch (RejectedExecutionException closing) {

@@ -107,7 +107,8 @@ public final class LockerFactory {
                 listenerExecutor,
                 new Observing(observer, uri.getScheme()),
                 ownerLabel,
-                atRiskThreshold);
+                atRiskThreshold,
+                delay);
     }
 
     /**

@@ -72,6 +72,40 @@ class LockDelayAndReleaseRequestTest {
         other.release(atOnce.get());
     }
 
+    /**
+     * A holder that finds its lock lost by its own clock (a pause longer than its lease, its store reachable) leaves
+     * the entry to the delay instead of deleting it at once, so the key is not handed on before its onLost listeners
+     * run; without a delay the entry is cleaned up at once.
+     */
+    @Test
+    void aLockFoundLostByItsHolder_keepsItsEntryForTheDelay_withoutOneIsCleanedUp() throws Exception {
+        Duration longLease = Duration.ofHours(1); // no renewal in the test's real time: the ticker alone moves
+        try (RemoteLocker delayed = RemoteLockers.builder()
+                        .uri(space)
+                        .ticker(ticker)
+                        .leaseTime(longLease)
+                        .lockDelay(Duration.ofMinutes(10))
+                        .build();
+                RemoteLocker plain = RemoteLockers.builder()
+                        .uri(space)
+                        .ticker(ticker)
+                        .leaseTime(longLease)
+                        .build();
+                RemoteLocker other =
+                        RemoteLockers.builder().uri(space).ticker(ticker).build()) {
+            RemoteLock pausedWithDelay = delayed.lock("k");
+            RemoteLock pausedWithout = plain.lock("j");
+            ticker.advance(longLease.plusMillis(1)); // both paused past their lease
+            assertThat(pausedWithDelay.isHeld()).isFalse();
+            assertThat(pausedWithout.isHeld()).isFalse();
+            Thread.sleep(300); // the clean-up runs on the locker's workers
+            assertThat(other.tryLock("j"))
+                    .as("without a delay: cleaned up at once")
+                    .isPresent();
+            assertThat(other.tryLock("k")).as("with a delay: left to it").isEmpty();
+        }
+    }
+
     @Test
     void withoutADelay_theKeyIsFree_whenTheLeaseRunsOut() {
         LockBackend plain = backend(Duration.ZERO);
