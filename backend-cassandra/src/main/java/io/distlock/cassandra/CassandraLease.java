@@ -2,6 +2,7 @@ package io.distlock.cassandra;
 
 import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLossListener;
+import io.distlock.toolkit.HeardRequests;
 import java.time.Duration;
 import java.util.OptionalLong;
 

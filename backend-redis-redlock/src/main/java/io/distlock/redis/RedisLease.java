@@ -3,9 +3,9 @@ package io.distlock.redis;
 import io.distlock.LockKind;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LeaseLossListener;
-import java.util.LinkedHashSet;
+import io.distlock.toolkit.HeardRequests;
+import java.util.List;
 import java.util.OptionalLong;
-import java.util.Set;
 
 /**
  * One Redlock acquisition: the key, the random value set on the masters, and the validity (seed 002 step 3) as of
@@ -23,19 +23,11 @@ final class RedisLease implements Lease {
     private final LockKind kind;
     private final byte[] spaceKey;
     private final int quorum;
-    private final LeaseLossListener listener;
-    /** The ids of the release requests heard so far, the latest {@link #REQUESTS_REMEMBERED}; guarded by itself. */
-    private final Set<String> requestsHeard = new LinkedHashSet<>();
+    /** The release requests heard so far, on any master. */
+    private final HeardRequests requestsHeard;
 
     private volatile long validUntilNanos;
     private volatile boolean waitedFor;
-
-    /**
-     * How many request ids a lease remembers: a request is written on every master that holds the lease, and a master
-     * that missed a renewal is read at a later one, so one request can be read several times, but never after more
-     * than a few others.
-     */
-    private static final int REQUESTS_REMEMBERED = 64;
 
     /** A lock's lease: {@code value} set at {@code redisKey}, {@code listener} its locker's. */
     RedisLease(
@@ -70,7 +62,7 @@ final class RedisLease implements Lease {
         this.kind = kind;
         this.spaceKey = spaceKey;
         this.quorum = quorum;
-        this.listener = listener;
+        this.requestsHeard = new HeardRequests(listener);
     }
 
     /** What this lease holds. */
@@ -142,20 +134,7 @@ final class RedisLease implements Lease {
      * renewal.
      */
     void heard(String ids) {
-        int fresh = 0;
-        synchronized (requestsHeard) {
-            for (String id : ids.trim().split(" +")) {
-                if (!id.isEmpty() && requestsHeard.add(id)) {
-                    fresh++;
-                    if (requestsHeard.size() > REQUESTS_REMEMBERED) {
-                        requestsHeard.remove(requestsHeard.iterator().next());
-                    }
-                }
-            }
-        }
-        for (int i = 0; i < fresh; i++) {
-            listener.releaseRequested();
-        }
+        requestsHeard.read(List.of(ids.trim().split(" +")));
     }
 
     void renewed(long validUntil) {
