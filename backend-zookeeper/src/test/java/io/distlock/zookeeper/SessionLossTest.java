@@ -260,8 +260,9 @@ class SessionLossTest {
             } finally {
                 server.restart();
             }
-            // creations abandoned at the deadline are deleted once they land
-            try (RemoteLock lock = locker.lock("down", WAIT)) {
+            // creations abandoned at the deadline are deleted once they land; the client reconnects on its own
+            // schedule, which may take longer than connectTimeout, and until it has calls fail as above
+            try (RemoteLock lock = takeOnceReconnected(locker, "down")) {
                 Conditions.await("only our node", WAIT, () -> nodes("down") == 1);
             }
             Conditions.await("no node left", WAIT, () -> nodes("down") == 0);
@@ -297,16 +298,7 @@ class SessionLossTest {
                 server.restart();
             }
             // the client reconnects on its own schedule; until it has, calls fail as above
-            AtomicReference<RemoteLock> got = new AtomicReference<>();
-            Conditions.await("the locker to take the key in a new session", WAIT, () -> {
-                try {
-                    locker.tryLock("down-a-while").ifPresent(got::set);
-                } catch (LockBackendException notYet) {
-                    // not reconnected yet
-                }
-                return got.get() != null;
-            });
-            assertThat(got.get().release()).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(takeOnceReconnected(locker, "down-a-while").release()).isEqualTo(ReleaseResult.RELEASED);
             assertThat(before.release()).isEqualTo(ReleaseResult.ALREADY_LOST);
         } finally {
             pool.shutdownNow();
@@ -536,5 +528,19 @@ class SessionLossTest {
                 lock.close();
             }
         }
+    }
+
+    /** Takes {@code key}, retrying while calls fail because the client has not reconnected since a restart. */
+    private static RemoteLock takeOnceReconnected(RemoteLocker locker, String key) throws InterruptedException {
+        AtomicReference<RemoteLock> got = new AtomicReference<>();
+        Conditions.await("the locker to take " + key + " once reconnected", WAIT, () -> {
+            try {
+                locker.tryLock(key).ifPresent(got::set);
+            } catch (LockBackendException notYet) {
+                // not reconnected yet
+            }
+            return got.get() != null;
+        });
+        return got.get();
     }
 }
