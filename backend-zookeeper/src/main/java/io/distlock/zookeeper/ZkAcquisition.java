@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,9 +57,19 @@ final class ZkAcquisition {
     /** How long an asynchronous wait must wait for a lock-delay before it looks again; 0 if not. */
     private long delayedNanos;
 
-    private final Runnable wakeUp = this::wake;
+    private final Runnable wakeUp = this::wakeToList;
     /** The watcher of a blocking wait: one object, so that the client keeps one registration per watched node. */
-    private final Watcher wakeWatcher = event -> wake();
+    private final Watcher wakeWatcher = event -> {
+        heard(event);
+        wake();
+    };
+    /**
+     * The queue as the last look saw it (sorted, ours in it), from which the next look may work out its standing
+     * without a list; null when the next look must list ({@link #knownQueue}).
+     */
+    private List<String> known; // guarded by this
+    /** The names of the watched nodes whose deletion was heard since the last look. */
+    private final List<String> deleted = new ArrayList<>(1); // guarded by this
     /** The watcher of an asynchronous wait, and the {@code onChange} it runs (see {@link #look}). */
     private Watcher changeWatcher;
 
@@ -199,7 +210,10 @@ final class ZkAcquisition {
             throws InterruptedException, TimeoutException, KeeperException {
         Deadline call = Deadline.after(operationTimeout, ticker);
         Deadline calls = deadline.remainingNanos() < call.remainingNanos() ? deadline : call;
-        List<String> queue = node == null ? enqueue(calls) : queue(calls);
+        List<String> queue = node == null ? enqueue(calls) : knownQueue();
+        if (queue == null) {
+            queue = queue(calls);
+        }
         int index = queue.indexOf(ourName());
         if (index < 0) {
             if (sessions.owning(node.stat().getEphemeralOwner()) == null) {
@@ -209,6 +223,9 @@ final class ZkAcquisition {
             log.warn("Lock node {} of '{}' was deleted while waiting; queueing again", node.path(), request.key());
             forgetNode();
             return Optional.empty();
+        }
+        synchronized (this) {
+            known = queue;
         }
         ZkQueue.Standing standing = keyQueue.standing(queue, index);
         delayedNanos = 0;
@@ -241,7 +258,10 @@ final class ZkAcquisition {
         if (onChange != null) {
             if (onChange != changeTarget) {
                 changeTarget = onChange;
-                changeWatcher = event -> onChange.run();
+                changeWatcher = event -> {
+                    heard(event);
+                    onChange.run();
+                };
             }
             Watcher watcher = changeWatcher;
             for (String name : standing.watch()) {
@@ -264,11 +284,58 @@ final class ZkAcquisition {
         return Optional.empty();
     }
 
+    /**
+     * The queue without a list, when the only news since the last look is the deletion of nodes we watched: the last
+     * look's queue less them. Nodes only ever join a queue behind ours, so what stands ahead of ours is that, unless
+     * a node ahead went without a release and its lock-delay must be honoured: a list is needed when the last look
+     * saw a lock-delay record, or when a deleted node's name says its locker writes records ({@link
+     * ZkQueue#DELAY_WRITER}, named so at its creation, before it could be granted). Null to list: nothing heard, a
+     * change of connection state, or another event. This spares the list a waiter reads on its predecessor's
+     * deletion, which arrives behind the writes queued at the server meanwhile (the leaver's next create, a
+     * candidate's re-queue after a step-down) and waits for them.
+     */
+    private synchronized List<String> knownQueue() {
+        List<String> queue = known;
+        known = null;
+        if (queue == null || deleted.isEmpty() || !records.isEmpty()) {
+            deleted.clear();
+            return null;
+        }
+        for (String name : deleted) {
+            if (ZkQueue.writesDelayRecord(name)) {
+                deleted.clear();
+                return null;
+            }
+        }
+        List<String> left = new ArrayList<>(queue);
+        left.removeAll(deleted);
+        deleted.clear();
+        return left;
+    }
+
+    /** Notes the deletion of a watched node, for {@link #knownQueue}; any other event makes the next look list. */
+    private synchronized void heard(WatchedEvent event) {
+        if (event.getType() == Watcher.Event.EventType.NodeDeleted && event.getPath() != null) {
+            deleted.add(ZKPaths.getNodeFromPath(event.getPath()));
+        } else {
+            known = null;
+        }
+    }
+
+    /** A change of connection state: the next look lists. */
+    private void wakeToList() {
+        synchronized (this) {
+            known = null;
+        }
+        wake();
+    }
+
     /** Joins the queue: creates our node and returns the queue, sorted, read right behind the create. */
     private List<String> enqueue(Deadline deadline) throws InterruptedException, TimeoutException, KeeperException {
         protectionId = ZkCalls.protectionId();
+        String name = lockDelay.writesRecords() ? ZkQueue.DELAY_WRITER + keyQueue.kindName() : keyQueue.kindName();
         ZkCalls.Enqueued enqueued =
-                calls.createAndList(lockPath, protectionId, keyQueue.kindName(), ZkQueue.nodeData(request), deadline);
+                calls.createAndList(lockPath, protectionId, name, ZkQueue.nodeData(request), deadline);
         node = enqueued.node();
         createdAtNanos = ticker.read();
         nodeName = ZKPaths.getNodeFromPath(node.path());

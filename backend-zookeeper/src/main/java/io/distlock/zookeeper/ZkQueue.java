@@ -63,6 +63,19 @@ final class ZkQueue {
      */
     static final String DELAY_RECORD = "~delay-";
 
+    /**
+     * What the name of a queue node whose locker writes lock-delay records has before its kind's name: {@code
+     * _c_<uuid>-delayed-lock-<seq>}, so that a waiter that hears of its deletion knows, without a list, that a record
+     * may be left to honour (see {@link ZkAcquisition}). Curator's recipes, which order by what follows the kind's
+     * name, and the permit count's parse, which reads the number before {@link #PERMIT_NAME}, read past it.
+     */
+    static final String DELAY_WRITER = "delayed-";
+
+    /** Whether the queue node {@code name} belongs to a locker that writes lock-delay records ({@link #DELAY_WRITER}). */
+    static boolean writesDelayRecord(String name) {
+        return name.contains("-" + DELAY_WRITER);
+    }
+
     /** Whether the child {@code name} of a queue's path is a lock-delay record, no queue node. */
     static boolean isDelayRecord(String name) {
         return name.startsWith(DELAY_RECORD);

@@ -458,6 +458,53 @@ class SessionLossTest {
             });
         }
 
+        /**
+         * A waiter that hears of the deletion of the node ahead of it may take its grant from that alone, without a
+         * list, unless a lock-delay record may be left: its last list showed one, or the deleted node's name says its
+         * locker writes them. Which it must say from its creation on, before its grant: a waiter can list between
+         * that grant and the record's write (a race no test here can time, so the name is what is checked). A Curator
+         * mutex behind such a node is ordered by its sequence number all the same.
+         */
+        @Test
+        void lockDelay_holdersNode_isNamedAsAWriterOfRecords_fromItsCreation_andCuratorOrdersIt() throws Exception {
+            CuratorFramework curator =
+                    CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
+            curator.start();
+            try (RemoteLocker delayed = open("lockDelay=" + DELAY.toMillis() + "ms", new CapturingProvider());
+                    RemoteLocker plain = RemoteLockers.open(uri("sessionTimeout=10s"))) {
+                RemoteLock held = plain.lock("delay-named", WAIT);
+                ExecutorService pool = Executors.newSingleThreadExecutor();
+                try {
+                    Future<RemoteLock> waiting = pool.submit(() -> delayed.lock("delay-named", WAIT));
+                    Conditions.await("the delayed locker queued", WAIT, () -> queueNodes("delay-named") == 2);
+                    List<String> names =
+                            raw.getChildren().forPath(ZKPaths.makePath(BASE, KeyCodec.encode("delay-named")));
+                    assertThat(names.stream().filter(ZkQueue::writesDelayRecord))
+                            .as("the waiting node of the locker with the delay, not yet granted")
+                            .singleElement()
+                            .asString()
+                            .contains("-" + ZkQueue.DELAY_WRITER + "lock-");
+                    assertThat(names.stream().filter(ZkQueue::writesDelayRecord))
+                            .hasSize(1);
+                    InterProcessMutex mutex =
+                            new InterProcessMutex(curator, ZKPaths.makePath(BASE, KeyCodec.encode("delay-named")));
+                    held.release();
+                    RemoteLock second = waiting.get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS);
+                    assertThat(mutex.acquire(100, TimeUnit.MILLISECONDS))
+                            .as("Curator behind the held node named so")
+                            .isFalse();
+                    second.release();
+                    assertThat(mutex.acquire(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS))
+                            .isTrue();
+                    mutex.release();
+                } finally {
+                    pool.shutdownNow();
+                }
+            } finally {
+                curator.close();
+            }
+        }
+
         /** A {@code tryLock} caller alone, never waiting, is granted once the delay after the first look passed. */
         @Test
         void lockDelay_expiredHolder_tryLockAlone_isGrantedOnceTheDelayPassed() throws Exception {

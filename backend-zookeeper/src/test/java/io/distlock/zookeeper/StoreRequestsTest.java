@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,5 +48,44 @@ class StoreRequestsTest {
             // node if it was still held when the batch of watches was set (at most 50 ms after the grant)
             assertThat(provider.opened().storeRequests().orElseThrow() - before).isBetween(15L, 20L);
         }
+    }
+
+    /**
+     * A waiter that watched the first node hears of its deletion and is granted without listing the queue again:
+     * the list would wait at the server behind the writes queued meanwhile (the leaver's next create).
+     */
+    @Test
+    void storeRequests_waiterBehindTheFirstNode_isGrantedOnItsDeletion_withoutAList() throws Exception {
+        CapturingProvider holderProvider = new CapturingProvider();
+        CapturingProvider waiterProvider = new CapturingProvider();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (RemoteLocker holder = open(holderProvider);
+                RemoteLocker waiter = open(waiterProvider)) {
+            RemoteLock held = holder.lock("next");
+            long before = waiterProvider.opened().storeRequests().orElseThrow();
+            Future<RemoteLock> waiting = pool.submit(() -> waiter.lock("next"));
+            // create, list, and the watch on the holder's node
+            Conditions.await(
+                    "the waiter watching",
+                    Duration.ofSeconds(20),
+                    () -> waiterProvider.opened().storeRequests().orElseThrow() - before == 3);
+            held.release();
+            try (RemoteLock got = waiting.get(20, TimeUnit.SECONDS)) {
+                assertThat(got.isHeld()).isTrue();
+                Thread.sleep(500); // the watch on the held node is set at most 50 ms after the grant
+                assertThat(waiterProvider.opened().storeRequests().orElseThrow() - before)
+                        .as("create, list, the watch on the predecessor, the watch on the held node: no second list")
+                        .isEqualTo(4);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static RemoteLocker open(CapturingProvider provider) {
+        return RemoteLockers.builder()
+                .uri("zk://" + server.getConnectString() + "/requests")
+                .provider(provider)
+                .build();
     }
 }
