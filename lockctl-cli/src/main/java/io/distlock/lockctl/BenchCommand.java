@@ -58,6 +58,7 @@ import picocli.CommandLine.Spec;
             "  lockctl bench --store zk://127.0.0.1:2181/locks --processes 1,3,5 --acquisitions 5000",
             "  lockctl bench --store etcd://127.0.0.1:2379/locks --store peer:jetcd-lock://127.0.0.1:2379 --rounds 5",
             "  lockctl bench --store zk://h:2181/a --store zk://h:2181/b --mode uncontended --rounds 10",
+            "  lockctl bench --store zk://process/a --store zk://process/b --warm-up 0   # a server of its own",
             "  lockctl bench --store redis://127.0.0.1:6379 --processes 1,3 --threads 4",
             "  lockctl bench --store redis://127.0.0.1:6379 --held 10000",
             "  lockctl bench --store zk://127.0.0.1:2181/locks --workload read-heavy --read-share 0.9",
@@ -96,7 +97,9 @@ final class BenchCommand implements Callable<Integer> {
             paramLabel = "URI",
             description = "A lock URI, unfair:<URI> (the unfair retry loop on it) or a peer spec (peer:...); repeat to"
                     + " compare. Default: $DISTLOCK_STORE alone if set, else an embedded ZooKeeper's URI and"
-                    + " unfair:<its URI>.")
+                    + " unfair:<its URI>. The host 'embedded' names that server, the host 'process' a ZooKeeper"
+                    + " server lockctl starts in a JVM of its own (zk://process/bench); every spec naming one names"
+                    + " the same server.")
     List<String> stores = new ArrayList<>();
 
     @Option(

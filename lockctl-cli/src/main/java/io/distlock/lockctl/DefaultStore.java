@@ -6,21 +6,28 @@ import java.util.Map;
 /**
  * The store to use when none is given: the one {@value #VARIABLE} names, else an {@link EmbeddedZooKeeper} for the life
  * of the command. A given URI or peer spec may also name that server with the host {@code embedded} ({@code
- * zk://embedded/bench}, {@code peer:curator://embedded/bench}), to compare targets on one embedded server.
+ * zk://embedded/bench}, {@code peer:curator://embedded/bench}), to compare targets on one embedded server, or with the
+ * host {@code process} a {@link ProcessZooKeeper}, a server in a child JVM of its own started for the command ({@code
+ * zk://process/bench}, {@code peer:curator://process/bench}: every spec naming it names the one server).
  */
 final class DefaultStore implements AutoCloseable {
 
     /** The host name that stands for the embedded server in a given URI. */
     static final String EMBEDDED_HOST = "://embedded";
 
+    /** The host name that stands for the server in a process of its own in a given URI. */
+    static final String PROCESS_HOST = "://process";
+
     /** The environment variable naming the store of every command given no {@code --store}. */
     static final String VARIABLE = "DISTLOCK_STORE";
 
     private final EmbeddedZooKeeper server;
+    private final ProcessZooKeeper process;
     private final String basePath;
 
-    private DefaultStore(EmbeddedZooKeeper server, String basePath) {
+    private DefaultStore(EmbeddedZooKeeper server, ProcessZooKeeper process, String basePath) {
         this.server = server;
+        this.process = process;
         this.basePath = basePath;
     }
 
@@ -51,10 +58,22 @@ final class DefaultStore implements AutoCloseable {
         return variable == null ? given : List.of(variable);
     }
 
-    /** Starts an embedded ZooKeeper if {@code given} is empty; locks go under {@code basePath}. */
+    /**
+     * Starts an embedded ZooKeeper if {@code given} is empty or names it, and a ZooKeeper in a process of its own if
+     * {@code given} names it; locks go under {@code basePath}.
+     */
     static DefaultStore unless(List<String> given, String basePath) throws Exception {
         boolean embedded = given.isEmpty() || given.stream().anyMatch(DefaultStore::namesEmbedded);
-        return new DefaultStore(embedded ? EmbeddedZooKeeper.start() : null, basePath);
+        boolean ownProcess = given.stream().anyMatch(DefaultStore::namesProcess);
+        ProcessZooKeeper process = ownProcess ? ProcessZooKeeper.start() : null;
+        try {
+            return new DefaultStore(embedded ? EmbeddedZooKeeper.start() : null, process, basePath);
+        } catch (Exception | Error e) {
+            if (process != null) {
+                process.close();
+            }
+            throw e;
+        }
     }
 
     /** Starts an embedded ZooKeeper if {@code given} is null. */
@@ -62,7 +81,10 @@ final class DefaultStore implements AutoCloseable {
         return unless(given == null ? List.of() : List.of(given), basePath);
     }
 
-    /** {@code given} with the embedded server's address in place of the host {@code embedded}; else its URI. */
+    /**
+     * {@code given} with the servers' addresses in place of the hosts {@code embedded} and {@code process}; if empty,
+     * the embedded server's URI.
+     */
     List<String> uris(List<String> given) {
         if (given.isEmpty()) {
             return List.of(server.uri(basePath));
@@ -70,30 +92,52 @@ final class DefaultStore implements AutoCloseable {
         return given.stream().map(this::resolve).toList();
     }
 
-    /** {@code given} with the embedded server's address in place of the host {@code embedded}; if null, its URI. */
+    /**
+     * {@code given} with the servers' addresses in place of the hosts {@code embedded} and {@code process}; if null,
+     * the embedded server's URI.
+     */
     String uri(String given) {
         return given == null ? server.uri(basePath) : resolve(given);
     }
 
     private String resolve(String given) {
-        if (!namesEmbedded(given)) {
-            return given;
+        if (namesEmbedded(given)) {
+            return replaceHost(given, EMBEDDED_HOST, server.address());
         }
-        return given.replaceFirst(java.util.regex.Pattern.quote(EMBEDDED_HOST) + "(:\\d+)?", "://" + server.address());
+        if (namesProcess(given)) {
+            return replaceHost(given, PROCESS_HOST, process.address());
+        }
+        return given;
+    }
+
+    private static String replaceHost(String given, String host, String address) {
+        return given.replaceFirst(java.util.regex.Pattern.quote(host) + "(:\\d+)?", "://" + address);
     }
 
     /** Whether {@code uri} names the embedded server by the host {@code embedded}. */
     static boolean namesEmbedded(String uri) {
-        return uri.contains(EMBEDDED_HOST + "/")
-                || uri.endsWith(EMBEDDED_HOST)
-                || uri.contains(EMBEDDED_HOST + "?")
-                || uri.contains(EMBEDDED_HOST + ":");
+        return namesHost(uri, EMBEDDED_HOST);
+    }
+
+    /** Whether {@code uri} names the server in a process of its own by the host {@code process}. */
+    static boolean namesProcess(String uri) {
+        return namesHost(uri, PROCESS_HOST);
+    }
+
+    private static boolean namesHost(String uri, String host) {
+        return uri.contains(host + "/") || uri.endsWith(host) || uri.contains(host + "?") || uri.contains(host + ":");
     }
 
     @Override
     public void close() {
-        if (server != null) {
-            server.close();
+        try {
+            if (server != null) {
+                server.close();
+            }
+        } finally {
+            if (process != null) {
+                process.close();
+            }
         }
     }
 }

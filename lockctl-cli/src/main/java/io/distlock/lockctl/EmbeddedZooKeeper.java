@@ -40,18 +40,7 @@ final class EmbeddedZooKeeper implements AutoCloseable {
 
     private static EmbeddedZooKeeper start0(int port) throws Exception {
         Path dir = Files.createTempDirectory("lockctl-zookeeper-");
-        Properties config = new Properties();
-        config.setProperty("clientPort", Integer.toString(port));
-        config.setProperty("clientPortAddress", "127.0.0.1");
-        config.setProperty("tickTime", "500");
-        config.setProperty("initLimit", "10");
-        config.setProperty("syncLimit", "5");
-        config.setProperty("maxClientCnxns", "0");
-        config.setProperty("maxCnxns", "0");
-        config.setProperty("minSessionTimeout", "1000");
-        config.setProperty("maxSessionTimeout", "120000");
-        config.setProperty("admin.enableServer", "false");
-        config.setProperty("forceSync", "no");
+        Properties config = configuration(port, 500);
         ZooKeeperServerEmbedded server = ZooKeeperServerEmbedded.builder()
                 .baseDir(dir)
                 .configuration(config)
@@ -65,6 +54,26 @@ final class EmbeddedZooKeeper implements AutoCloseable {
             throw e;
         }
         return new EmbeddedZooKeeper(server, dir, port);
+    }
+
+    /**
+     * The standalone server's configuration lockctl starts with (the embedded one and the one in a process of its own,
+     * {@link ProcessZooKeeper}): a loopback {@code port}, {@code tickMillis}, no admin server, no fsync of the log.
+     */
+    static Properties configuration(int port, int tickMillis) {
+        Properties config = new Properties();
+        config.setProperty("clientPort", Integer.toString(port));
+        config.setProperty("clientPortAddress", "127.0.0.1");
+        config.setProperty("tickTime", Integer.toString(tickMillis));
+        config.setProperty("initLimit", "10");
+        config.setProperty("syncLimit", "5");
+        config.setProperty("maxClientCnxns", "0");
+        config.setProperty("maxCnxns", "0");
+        config.setProperty("minSessionTimeout", Integer.toString(Math.max(1000, 2 * tickMillis)));
+        config.setProperty("maxSessionTimeout", "120000");
+        config.setProperty("admin.enableServer", "false");
+        config.setProperty("forceSync", "no");
+        return config;
     }
 
     /** The lock URI of this server, with {@code basePath} as the locks' base path. */
@@ -83,13 +92,15 @@ final class EmbeddedZooKeeper implements AutoCloseable {
         delete(dir);
     }
 
-    private static int freePort() throws IOException {
+    /** A free port of the loopback interface. */
+    static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
     }
 
-    private static void delete(Path dir) {
+    /** Deletes {@code dir} and everything in it, as far as it can. */
+    static void delete(Path dir) {
         try (Stream<Path> files = Files.walk(dir)) {
             files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {

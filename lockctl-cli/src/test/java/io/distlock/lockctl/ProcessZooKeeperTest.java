@@ -1,0 +1,124 @@
+package io.distlock.lockctl;
+
+import static io.distlock.lockctl.BenchRuns.report;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.kit.TestTimeouts;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The host {@code process}: a ZooKeeper server ({@code QuorumPeerMain}, standalone) in a child JVM of its own, started
+ * for the command, shared by every spec that names it, and gone (process and directory) when the command ends, whether
+ * it succeeded or failed.
+ */
+class ProcessZooKeeperTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void start_serverInItsOwnProcess_locksThere_closeKillsItAndRemovesItsDirectory() throws Exception {
+        ProcessZooKeeper server = ProcessZooKeeper.start();
+        ProcessHandle child = server.handle();
+        Path data = server.directory();
+        try (server) {
+            assertThat(child.pid())
+                    .as("a process of its own")
+                    .isNotEqualTo(ProcessHandle.current().pid());
+            assertThat(child.parent().map(ProcessHandle::pid))
+                    .contains(ProcessHandle.current().pid());
+            assertThat(childServers()).containsExactly(child);
+            try (RemoteLocker one = RemoteLockers.open(server.uri("process-test"));
+                    RemoteLocker other = RemoteLockers.open(server.uri("process-test"))) {
+                RemoteLock lock = one.lock("k", Duration.ofSeconds(30));
+                assertThat(other.tryLock("k")).as("held by the first locker").isEmpty();
+                lock.release();
+                other.tryLock("k").orElseThrow().release();
+            }
+        }
+        assertThat(child.isAlive()).as("the server's process after close").isFalse();
+        assertThat(Files.exists(data)).as("its directory after close").isFalse();
+    }
+
+    @Test
+    void bench_processHost_fairAndUnfairOnOneChildServer_freshWorkers_measureAndLeaveNoProcessBehind()
+            throws Exception {
+        Path out = dir.resolve("report");
+        Cli.Running running = Cli.start(
+                "bench",
+                "--store",
+                "zk://process/bench",
+                "--store",
+                "unfair:zk://process/bench",
+                "--processes",
+                "2",
+                "--acquisitions",
+                "20",
+                "--warm-up",
+                "0",
+                "--no-charts",
+                "--out",
+                out.toString());
+        long deadline =
+                System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(60)).toNanos();
+        List<ProcessHandle> during = childServers();
+        while (during.isEmpty() && !running.done().isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            during = childServers();
+        }
+        Cli cli =
+                running.done().get(TestTimeouts.scaled(Duration.ofSeconds(120)).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(cli.exitCode()).as(cli.err()).isZero();
+        assertThat(during).as("one ZooKeeper server process during the run").hasSize(1);
+
+        JsonNode json = report(out);
+        String fair = json.get("stores").get(0).asText();
+        assertThat(fair).matches("zk://127\\.0\\.0\\.1:\\d+/bench");
+        assertThat(json.get("stores").get(1).asText())
+                .as("both specs name one server")
+                .isEqualTo("unfair:" + fair);
+        assertThat(json.get("runs")).hasSize(2);
+        for (JsonNode run : json.get("runs")) {
+            assertThat(run.get("summary").get("acquisitions").asInt()).isEqualTo(40);
+        }
+        assertThat(json.get("command").asText()).contains("--warm-up 0");
+        assertThat(childServers()).as("ZooKeeper server processes left running").isEmpty();
+    }
+
+    @Test
+    void bench_processHostBesideAStoreThatCannotOpen_failsAndLeavesNoProcessBehind() {
+        Cli cli = Cli.run(
+                "bench",
+                "--store",
+                "zk://process/bench",
+                "--store",
+                "zk://process/bench?bogus=1",
+                "--acquisitions",
+                "5",
+                "--out",
+                dir.resolve("failed").toString());
+
+        assertThat(cli.exitCode()).as(cli.out()).isNotZero();
+        assertThat(cli.err()).contains("bogus");
+        assertThat(childServers()).as("ZooKeeper server processes left running").isEmpty();
+    }
+
+    /** This JVM's live descendants that run a {@link ProcessZooKeeper}. */
+    private static List<ProcessHandle> childServers() {
+        return ProcessHandle.current()
+                .descendants()
+                .filter(ProcessHandle::isAlive)
+                .filter(p -> p.info().commandLine().orElse("").contains(ProcessZooKeeper.MARKER))
+                .toList();
+    }
+}
