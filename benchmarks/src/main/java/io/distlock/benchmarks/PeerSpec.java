@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * A peer target spec, {@code peer:<name>://host[:port][,host[:port]...][/path][?name=value&...]}, taken apart.
@@ -67,6 +69,36 @@ record PeerSpec(String name, List<String> hosts, String path, Map<String, String
                 .map(HostList.Address::toString)
                 .toList();
         return new PeerSpec(name, hosts, path, options);
+    }
+
+    /**
+     * Fails if an option other than {@code known} was given, so that a typo is reported rather than measured as the
+     * default.
+     *
+     * @throws IllegalArgumentException naming the unknown options and listing the known ones
+     */
+    PeerSpec requireOnly(Set<String> known) {
+        Set<String> unknown = new TreeSet<>(options.keySet());
+        unknown.removeAll(known);
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("Unknown option" + (unknown.size() > 1 ? "s " : " ") + unknown
+                    + " for peer:" + name + "; known options: " + (known.isEmpty() ? "none" : new TreeSet<>(known)));
+        }
+        return this;
+    }
+
+    /**
+     * The option {@code key}, one of {@code allowed}, or {@code fallback}.
+     *
+     * @throws IllegalArgumentException naming the option, its value and the values allowed
+     */
+    String choice(String key, List<String> allowed, String fallback) {
+        String value = options.getOrDefault(key, fallback);
+        if (!allowed.contains(value)) {
+            throw new IllegalArgumentException(
+                    "Option '" + key + "' of peer:" + name + " must be one of " + allowed + ", got '" + value + "'");
+        }
+        return value;
     }
 
     /** The option {@code key}, or {@code fallback}. */

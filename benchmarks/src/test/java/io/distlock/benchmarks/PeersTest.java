@@ -26,6 +26,9 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
 
 /** Every peer against its real store: two clients on one key exclude each other, and the floors count requests. */
 class PeersTest {
@@ -53,6 +56,50 @@ class PeersTest {
     @Test
     void redisson_twoClients_excludeEachOther() throws Exception {
         assertExcludes("peer:redisson://" + REDIS.endpoints().get(0));
+    }
+
+    @Test
+    void redissonTryLock_twoClients_excludeEachOther() throws Exception {
+        assertExcludes("peer:redisson://" + REDIS.endpoints().get(0) + "?acquire=tryLock");
+    }
+
+    @Test
+    void redissonRedLockTryLock_twoClients_excludeEachOther() throws Exception {
+        assertExcludes("peer:redisson-redlock://" + String.join(",", REDIS.endpoints()) + "?acquire=tryLock");
+    }
+
+    /** A held lock's key has the 30 s lease {@code tryLock} asked for; a {@code tryLock} that returns false fails. */
+    @Test
+    void redissonTryLock_heldLock_leaseOfThirtySeconds_aWaitThatRunsOutFailsLoudly() throws Exception {
+        String key = "try-lock-" + System.nanoTime();
+        Config config = new Config();
+        config.useSingleServer().setAddress("redis://" + REDIS.endpoints().get(0));
+        RedissonClient other = Redisson.create(config);
+        try (BenchTarget target =
+                Targets.open("peer:redisson://" + REDIS.endpoints().get(0) + "?acquire=tryLock")) {
+            BenchTarget.Held held = target.acquire(key);
+            long ttl = other.getLock(key).remainTimeToLive();
+            assertThat(ttl).as("ms left of the lease").isBetween(20_000L, 30_000L);
+            assertThatThrownBy(() -> RedissonPeer.tryLock(other.getLock(key), key, Duration.ofMillis(200)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("tryLock(200 ms, 30 s) on '" + key + "' returned false");
+            held.release();
+            assertThat(other.getLock(key).isLocked()).as("released").isFalse();
+        } finally {
+            other.shutdown();
+        }
+    }
+
+    @Test
+    void redissonSpec_unknownOptionOrAcquireValue_isRefusedNamingIt() {
+        String redis = REDIS.endpoints().get(0);
+        assertThatThrownBy(() -> Targets.open("peer:redisson://" + redis + "?aquire=tryLock"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Unknown option [aquire] for peer:redisson; known options: [acquire]");
+        assertThatThrownBy(() -> Targets.open("peer:redisson-redlock://" + redis + "?acquire=trylock"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(
+                        "Option 'acquire' of peer:redisson-redlock must be one of [lock, tryLock], got" + " 'trylock'");
     }
 
     @Test
@@ -100,6 +147,7 @@ class PeersTest {
         for (String spec : List.of(
                 "peer:curator://" + ZK.connectString() + "/peers",
                 "peer:redisson://" + REDIS.endpoints().get(0),
+                "peer:redisson://" + REDIS.endpoints().get(0) + "?acquire=tryLock",
                 "peer:redisson-redlock://" + String.join(",", REDIS.endpoints()),
                 "peer:etcd-txn://" + etcd(),
                 "peer:redis-setnx://" + String.join(",", REDIS.endpoints()))) {
