@@ -85,6 +85,11 @@ final class RunCommand implements Callable<Integer> {
             + " lock excludes no other; to share one, run 'lockctl store' in another terminal and the"
             + " 'export DISTLOCK_STORE=...' line it prints here";
 
+    /** The warning of a run on a store URI whose host is {@code process}: a server of the command's own. */
+    static final String PRIVATE_PROCESS = "lockctl: the host 'process' names a ZooKeeper this lockctl starts for itself"
+            + " and stops when it ends: this lock excludes no other; to share one, run 'lockctl store' in another"
+            + " terminal and the 'export DISTLOCK_STORE=...' line it prints here";
+
     @Spec
     CommandSpec spec;
 
@@ -190,6 +195,8 @@ final class RunCommand implements Callable<Integer> {
             err.println(PRIVATE_STORE);
         } else if (DefaultStore.namesEmbedded(chosen)) {
             err.println(PRIVATE_EMBEDDED);
+        } else if (DefaultStore.namesProcess(chosen)) {
+            err.println(PRIVATE_PROCESS);
         }
         try (DefaultStore defaults = DefaultStore.unless(chosen, "run");
                 RemoteLocker locker = builder.uri(defaults.uri(chosen)).build()) {

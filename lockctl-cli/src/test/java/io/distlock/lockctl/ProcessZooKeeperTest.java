@@ -113,6 +113,28 @@ class ProcessZooKeeperTest {
         assertThat(childServers()).as("ZooKeeper server processes left running").isEmpty();
     }
 
+    @Test
+    void defaultStore_zkAndCuratorSpecsNamingTheProcessHost_nameOneServer() throws Exception {
+        try (DefaultStore store =
+                DefaultStore.unless(List.of("zk://process/a", "peer:curator://process/b?x=1"), "bench")) {
+            List<String> uris = store.uris(List.of("zk://process/a", "peer:curator://process/b?x=1"));
+            assertThat(uris.get(0)).matches("zk://127\\.0\\.0\\.1:\\d+/a");
+            String address = uris.get(0).substring("zk://".length(), uris.get(0).lastIndexOf('/'));
+            assertThat(uris.get(1)).isEqualTo("peer:curator://" + address + "/b?x=1");
+            assertThat(childServers()).as("one server for both").hasSize(1);
+        }
+        assertThat(childServers()).isEmpty();
+    }
+
+    @Test
+    void run_onTheProcessHost_locksThere_saysItLocksWithinItselfOnly_andLeavesNoProcessBehind() {
+        Cli cli = Cli.run("run", "--store", "zk://process/mine", "--key", "k", "--", "true");
+
+        assertThat(cli.exitCode()).as(cli.err()).isZero();
+        assertThat(cli.err().strip().lines()).containsExactly(RunCommand.PRIVATE_PROCESS);
+        assertThat(childServers()).isEmpty();
+    }
+
     /** This JVM's live descendants that run a {@link ProcessZooKeeper}. */
     private static List<ProcessHandle> childServers() {
         return ProcessHandle.current()
