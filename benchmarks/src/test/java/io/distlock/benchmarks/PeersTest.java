@@ -90,6 +90,18 @@ class PeersTest {
         }
     }
 
+    /** Through tryLock(wait, leaseTime) the read-write lock's sides share and exclude; its semaphore is refused. */
+    @Test
+    void redissonTryLockReadWriteLock_readsShare_aWriteExcludes_theSemaphoreIsRefusedByName() throws Exception {
+        String spec = "peer:redisson://" + REDIS.endpoints().get(0) + "?acquire=tryLock";
+        assertSharesAndExcludes(spec, false);
+        try (BenchTarget target = Targets.open(spec)) {
+            assertThatThrownBy(() -> target.acquire("s-" + System.nanoTime(), LockKind.PERMIT, 4))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("acquire=tryLock applies to locks and read-write locks");
+        }
+    }
+
     @Test
     void redissonSpec_unknownOptionOrAcquireValue_isRefusedNamingIt() {
         String redis = REDIS.endpoints().get(0);
@@ -307,6 +319,11 @@ class PeersTest {
      * Each hold is taken and released on one thread of its own (Curator's and Redisson's locks belong to a thread).
      */
     private static void assertSharesAndExcludes(String spec) throws Exception {
+        assertSharesAndExcludes(spec, true);
+    }
+
+    /** {@link #assertSharesAndExcludes(String)}, the semaphore's part only if {@code semaphore}. */
+    private static void assertSharesAndExcludes(String spec, boolean semaphore) throws Exception {
         String key = "kinds-" + System.nanoTime();
         Duration limit = TestTimeouts.scaled(Duration.ofSeconds(30));
         ExecutorService pool = Executors.newCachedThreadPool();
@@ -337,18 +354,22 @@ class PeersTest {
             assertThat(read.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS))
                     .isTrue();
             read.release();
+            read.done.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+            if (!semaphore) {
+                return;
+            }
 
-            String semaphore = key + "-semaphore";
+            String semaphoreKey = key + "-semaphore";
             List<Holder> permits = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                permits.add(new Holder(pool, clients.get(i % 3), semaphore, LockKind.PERMIT, 4));
+                permits.add(new Holder(pool, clients.get(i % 3), semaphoreKey, LockKind.PERMIT, 4));
             }
             for (Holder permit : permits) {
                 assertThat(permit.granted.await(limit.toMillis(), TimeUnit.MILLISECONDS))
                         .as(spec + ": four permits of 4 held at once")
                         .isTrue();
             }
-            Holder fifth = new Holder(pool, clients.get(1), semaphore, LockKind.PERMIT, 4);
+            Holder fifth = new Holder(pool, clients.get(1), semaphoreKey, LockKind.PERMIT, 4);
             assertThat(fifth.granted.await(300, TimeUnit.MILLISECONDS))
                     .as(spec + ": a fifth permit of 4 granted")
                     .isFalse();
