@@ -20,7 +20,8 @@ import org.apache.zookeeper.server.quorum.QuorumPeerMain;
  * (tick 1000 ms), on a free loopback port, its data in a temporary directory. Unlike {@link EmbeddedZooKeeper} it
  * shares no heap, garbage collector or JIT compiler with lockctl, as a server users run does not. {@link #close()}
  * kills it and removes the directory; so does a shutdown hook, should lockctl exit without closing it, and the child
- * exits by itself when its standard input ends, which it does when lockctl dies, even by SIGKILL.
+ * removes the directory and exits by itself when its standard input ends, which it does when lockctl dies, even by
+ * SIGKILL.
  */
 final class ProcessZooKeeper implements AutoCloseable {
 
@@ -172,7 +173,8 @@ final class ProcessZooKeeper implements AutoCloseable {
 
     /**
      * The child's entry point: ZooKeeper's {@code QuorumPeerMain} on the configuration file {@code args[0]}, ended when
-     * its standard input ends (lockctl, holding the other end, has exited or died).
+     * its standard input ends (lockctl, holding the other end, has exited or died), after removing the directory of
+     * that file.
      */
     public static void main(String[] args) {
         Thread watcher = new Thread(
@@ -184,6 +186,8 @@ final class ProcessZooKeeper implements AutoCloseable {
                     } catch (IOException e) {
                         // the pipe broke: lockctl is gone too
                     }
+                    // lockctl, gone, will not remove the directory (configuration, data, log): this process does
+                    EmbeddedZooKeeper.delete(Path.of(args[0]).toAbsolutePath().getParent());
                     Runtime.getRuntime().halt(0);
                 },
                 "lockctl-parent-watcher");

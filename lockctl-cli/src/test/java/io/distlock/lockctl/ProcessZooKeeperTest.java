@@ -8,6 +8,9 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.TestTimeouts;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -48,6 +51,37 @@ class ProcessZooKeeperTest {
         }
         assertThat(child.isAlive()).as("the server's process after close").isFalse();
         assertThat(Files.exists(data)).as("its directory after close").isFalse();
+    }
+
+    @Test
+    void lockctlKilledBySigkill_theServerEndsAndRemovesItsDirectory() throws Exception {
+        Process lockctl = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        ProcessZooKeeperHolder.class.getName())
+                .redirectError(dir.resolve("holder.log").toFile())
+                .start();
+        try {
+            String[] line;
+            try (BufferedReader out =
+                    new BufferedReader(new InputStreamReader(lockctl.getInputStream(), StandardCharsets.UTF_8))) {
+                line = out.readLine().split(" ", 2);
+            }
+            ProcessHandle server = ProcessHandle.of(Long.parseLong(line[0])).orElseThrow();
+            Path data = Path.of(line[1]);
+            assertThat(Files.isDirectory(data)).isTrue();
+
+            lockctl.destroyForcibly(); // SIGKILL: no close, no shutdown hook
+
+            server.onExit().get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(server.isAlive()).isFalse();
+            assertThat(Files.exists(data))
+                    .as("the server's directory after lockctl's death")
+                    .isFalse();
+        } finally {
+            lockctl.destroyForcibly();
+        }
     }
 
     @Test
