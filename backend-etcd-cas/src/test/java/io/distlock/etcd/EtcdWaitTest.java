@@ -2,19 +2,28 @@ package io.distlock.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.Ticker;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.Deadline;
+import io.distlock.spi.Lease;
+import io.distlock.spi.LockBackend;
 import io.distlock.testing.EtcdCluster;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -169,6 +178,34 @@ class EtcdWaitTest extends OneMemberEtcdTests {
             return call.call();
         } catch (Exception e) {
             return e;
+        }
+    }
+
+    /** With more than one key ahead, the deletion of the one it watches (a waiter that gave up) does not grant it. */
+    @Test
+    void fairWaiter_whosePredecessorGivesUpWhileTheFirstHolds_keepsWaiting() throws Exception {
+        String key = EtcdTesting.unique("middle");
+        Duration ttl = Duration.ofSeconds(60);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (LockBackend holder = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl);
+                LockBackend middle = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl);
+                LockBackend last = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl)) {
+            Lease held = holder.acquire(request(key, ttl), Deadline.after(maxWait(), Ticker.system()))
+                    .orElseThrow();
+            Future<Boolean> givesUp = pool.submit(
+                    () -> middle.acquire(request(key, ttl), Deadline.after(Duration.ofSeconds(2), Ticker.system()))
+                            .isPresent());
+            Thread.sleep(500); // the middle waiter queued
+            Future<Lease> waiting =
+                    pool.submit(() -> last.acquire(request(key, ttl), Deadline.after(maxWait(), Ticker.system()))
+                            .orElseThrow());
+            assertFalse(givesUp.get(maxWait().toMillis(), TimeUnit.MILLISECONDS), "the middle waiter timed out");
+            Thread.sleep(500);
+            assertFalse(waiting.isDone(), "the last waiter still waits: the first key is still held");
+            assertTrue(holder.release(held));
+            assertTrue(last.release(waiting.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)));
+        } finally {
+            pool.shutdownNow();
         }
     }
 }
