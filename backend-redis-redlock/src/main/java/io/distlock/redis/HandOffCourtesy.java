@@ -54,9 +54,6 @@ final class HandOffCourtesy {
      */
     static final int RIVALS_SEEN_COURTESIES = 250;
 
-    /** In {@link #ownReleases}: a release of this locker's that owes no courtesy (its acquisition never waited). */
-    private static final long UNCONTENDED = Long.MIN_VALUE;
-
     private static final OptionalLong AT_ONCE = OptionalLong.of(0);
 
     private final long courtesyNanos;
@@ -65,7 +62,8 @@ final class HandOffCourtesy {
 
     /**
      * Release id (see {@code release.lua}) to the {@link System#nanoTime()} of each of this locker's releases of a
-     * contended lease, or {@link #UNCONTENDED}: so that none of its own releases is taken for another locker's.
+     * contended lease. Its other releases are told by their id's start, {@link #lockerId}: none of its own releases is
+     * taken for another locker's.
      */
     private final Map<String, Long> ownReleases = remembered(REMEMBERED_RELEASES);
 
@@ -124,19 +122,21 @@ final class HandOffCourtesy {
      * acquisition of the key within it waits for its turn, which comes in the other lockers' release messages.
      */
     boolean releasing(RedisLease lease) {
-        if (courtesyNanos > 0) {
+        // A release of a lease that never waited owes nothing and is not remembered: heard, its id's start names
+        // this locker, which is all there is to know of it (see heard). An uncontended lock and release so costs
+        // no bookkeeping here.
+        if (courtesyNanos > 0 && lease.waitedFor()) {
             long now = System.nanoTime();
             synchronized (ownReleases) {
-                ownReleases.put(lease.releaseId(), lease.waitedFor() ? now : UNCONTENDED);
-                if (lease.waitedFor()) {
-                    Turns turns = keys.computeIfAbsent(lease.redisKey(), k -> new Turns());
-                    turns.ownReleaseAt = now;
-                    turns.rivalReleasesSince = 0;
-                    turns.turnCame = false;
-                }
+                ownReleases.put(lease.releaseId(), now);
+                Turns turns = keys.computeIfAbsent(lease.redisKey(), k -> new Turns());
+                turns.ownReleaseAt = now;
+                turns.rivalReleasesSince = 0;
+                turns.turnCame = false;
             }
+            return true;
         }
-        return courtesyNanos > 0 && lease.waitedFor();
+        return false;
     }
 
     /** Notes a release that a majority confirmed: an acquisition of the key that starts now owes the courtesy. */
@@ -200,6 +200,9 @@ final class HandOffCourtesy {
         long now = System.nanoTime();
         synchronized (ownReleases) {
             Long own = ownReleases.get(releaseId);
+            if (own == null && releaseId.startsWith(lockerId)) {
+                return AT_ONCE; // this locker's release of a lease that never waited: no courtesy owed
+            }
             Turns turns = keys.computeIfAbsent(redisKey, k -> new Turns());
             if (own == null) {
                 return turns.rivalReleased(
@@ -207,7 +210,7 @@ final class HandOffCourtesy {
                         ? AT_ONCE
                         : OptionalLong.empty();
             }
-            if (own == UNCONTENDED || turns.lastRivalAt == Turns.NEVER || now - turns.lastRivalAt > rivalsSeenNanos) {
+            if (turns.lastRivalAt == Turns.NEVER || now - turns.lastRivalAt > rivalsSeenNanos) {
                 return AT_ONCE;
             }
             return OptionalLong.of(Math.max(0, courtesyNanos - (now - own)));

@@ -51,17 +51,18 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
             ScheduledExecutorService timers,
             Executor completion,
             LockRequest request,
+            String wakeKey,
             Deadline deadline,
             Duration outageLimit,
             HandOffCourtesy handOffs) {
-        super(request.key(), deadline, outageLimit, timers, wakeUps, wakeKey(settings, request), completion);
+        super(request.key(), deadline, outageLimit, timers, wakeUps, wakeKey, completion);
         this.redlock = redlock;
         this.messages = messages;
         this.settings = settings;
         this.request = request;
         this.deadline = deadline;
         this.handOffs = handOffs;
-        this.redisKey = wakeKey(settings, request);
+        this.redisKey = wakeKey;
         long courtesy = handOffs.delayNanos(redisKey);
         this.tookCourtesy = courtesy > 0;
         this.inCourtesy = tookCourtesy;
@@ -84,7 +85,7 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         // Read before the attempt is sent: a subscription that completes after it cannot have heard a release that
         // came between the attempt's refusals and the subscription.
         boolean listening = messages.listening();
-        return redlock.attempt(request).handle((attempt, error) -> {
+        return redlock.attempt(request, redisKey).handle((attempt, error) -> {
             if (error != null) {
                 throw new LockBackendException(
                         "Acquiring lock '" + request.key() + "' failed: " + Master.unwrap(error), error);
@@ -168,8 +169,11 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         return redlock.release((RedisLease) lease);
     }
 
-    /** What the waiter registers under and a release names: the lock's key, or the space's label. */
-    private static String wakeKey(RedlockSettings settings, LockRequest request) {
+    /**
+     * What the waiter registers under and a release names: the lock's Redis key (which its attempts set), or the
+     * space's label.
+     */
+    static String wakeKey(RedlockSettings settings, LockRequest request) {
         return request.kind() == LockKind.LOCK
                 ? settings.redisKey(request.key())
                 : settings.spaceLabel(request.key(), request.kind().space());

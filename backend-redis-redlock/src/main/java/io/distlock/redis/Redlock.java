@@ -55,6 +55,8 @@ final class Redlock {
     private static final String NO_ANNOUNCEMENT = "";
 
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final HexFormat HEX = HexFormat.of();
+    private static final RandomBlock RANDOM_BLOCK = new RandomBlock();
     private static final int VALUE_BYTES = 20;
     private static final Pattern OWN_VALUE = Pattern.compile("[0-9a-f]{" + VALUE_BYTES * 2 + "}:.*", Pattern.DOTALL);
     private static final int LOCKER_ID_BYTES = HandOffCourtesy.LOCKER_ID_LENGTH / 2;
@@ -102,10 +104,17 @@ final class Redlock {
      * otherwise the key is deleted, by value, from every master that may have set it, before the future completes.
      */
     CompletableFuture<Attempt> attempt(LockRequest request) {
+        return attempt(request, request.kind() == LockKind.LOCK ? settings.redisKey(request.key()) : null);
+    }
+
+    /**
+     * {@link #attempt(LockRequest)} with the lock's Redis key ({@link RedlockSettings#redisKey}) computed by the caller,
+     * which has it already; unused for the other kinds.
+     */
+    CompletableFuture<Attempt> attempt(LockRequest request, String redisKey) {
         if (request.kind() != LockKind.LOCK) {
             return attemptShared(request);
         }
-        String redisKey = settings.redisKey(request.key());
         String value = newValue(request.ownerId());
         long ttlMillis = settings.entryPxMillis(request.leaseTime());
         long start = ticker.read();
@@ -363,10 +372,14 @@ final class Redlock {
                                     lease.value(),
                                     releaseChannel));
         }
-        CompletableFuture<?>[] all = votes.toArray(CompletableFuture[]::new);
-        return Tally.count(votes, quorum(lease), true).thenCompose(decided -> CompletableFuture.allOf(all)
-                .completeOnTimeout(null, settings.instanceTimeout().toNanos(), TimeUnit.NANOSECONDS)
-                .thenApply(rest -> decided));
+        return Tally.count(votes, quorum(lease), true).thenCompose(decided -> {
+            if (decided.pending() == 0) {
+                return CompletableFuture.completedFuture(decided); // every master answered: nothing to wait for
+            }
+            return CompletableFuture.allOf(votes.toArray(CompletableFuture[]::new))
+                    .completeOnTimeout(null, settings.instanceTimeout().toNanos(), TimeUnit.NANOSECONDS)
+                    .thenApply(rest -> decided);
+        });
     }
 
     /** How many masters must keep {@code lease}: {@link #quorum}, or the majority for a lock. */
@@ -400,8 +413,29 @@ final class Redlock {
     }
 
     String newValue(String ownerId) {
-        byte[] bytes = new byte[VALUE_BYTES - LOCKER_ID_BYTES];
-        RANDOM.nextBytes(bytes);
-        return lockerId + HexFormat.of().formatHex(bytes) + ":" + ownerId;
+        StringBuilder value = new StringBuilder(VALUE_BYTES * 2 + 1 + ownerId.length()).append(lockerId);
+        RANDOM_BLOCK.appendHex(value, VALUE_BYTES - LOCKER_ID_BYTES);
+        return value.append(':').append(ownerId).toString();
+    }
+
+    /**
+     * Bytes of {@link SecureRandom} drawn {@value #BLOCK_BYTES} at a time and handed out once each: the same source,
+     * without a call into it per acquisition (on Linux a lock shared by every thread, a SHA-1 mix and now and then a
+     * read of {@code /dev/urandom}).
+     */
+    private static final class RandomBlock {
+        private static final int BLOCK_BYTES = 1024;
+        private final byte[] block = new byte[BLOCK_BYTES];
+        private int used = BLOCK_BYTES;
+
+        /** Appends the next {@code n} bytes (at most {@value #BLOCK_BYTES}) to {@code out} in hex. */
+        synchronized void appendHex(StringBuilder out, int n) {
+            if (used + n > BLOCK_BYTES) {
+                RANDOM.nextBytes(block);
+                used = 0;
+            }
+            HEX.formatHex(out, block, used, used + n);
+            used += n;
+        }
     }
 }

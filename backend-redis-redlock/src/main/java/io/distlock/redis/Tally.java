@@ -46,7 +46,11 @@ final class Tally {
             case NO -> no++;
             case FAILED -> failed++;
         }
-        return !wasDecided && isDecided(early) ? copy() : null;
+        if (wasDecided || !isDecided(early)) {
+            return null;
+        }
+        // every master has voted: nothing changes this tally any more, so it is its own snapshot
+        return yes + no + failed == votes.length ? this : copy();
     }
 
     private boolean isDecided(boolean early) {
