@@ -136,7 +136,9 @@ final class HeldLocks {
             // The loss may have come before the hold was there to hear it; a hold hears of its end once
             lock.hold().lost(lock.lossReason());
         }
-        log.debug("Acquired lock '{}' as {} (token {})", lock.key(), lock.ownerId(), lease.fencingToken());
+        if (log.isDebugEnabled()) { // three arguments: a varargs array, made for nothing when debug is off
+            log.debug("Acquired lock '{}' as {} (token {})", lock.key(), lock.ownerId(), lease.fencingToken());
+        }
         return Optional.of(lock);
     }
 

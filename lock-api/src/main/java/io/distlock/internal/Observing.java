@@ -29,9 +29,17 @@ final class Observing {
     private final LockObserver observer;
     private final String scheme;
 
+    /**
+     * What every acquisition is observed by when the locker has no observer ({@link LockObserver#none()}): one shared
+     * acquisition that reports nothing, so that an unobserved lock allocates nothing for its observation. Null
+     * otherwise.
+     */
+    private final Acquisition silent;
+
     Observing(LockObserver observer, String scheme) {
         this.observer = observer;
         this.scheme = scheme;
+        this.silent = observer == LockObserver.none() ? new Acquisition(null) : null;
     }
 
     void lockerOpened(Optional<LongSupplier> storeRequests) {
@@ -58,6 +66,9 @@ final class Observing {
 
     /** Starts observing one acquisition of a grant of {@code lockKind}, asked for the {@code kind} way. */
     Acquisition started(String key, LockObserver.Kind kind, LockKind lockKind) {
+        if (silent != null) {
+            return silent;
+        }
         LockObserver.Acquisition[] inner = {null};
         safely("acquisitionStarted", () -> inner[0] = observer.acquisitionStarted(scheme, key, kind, lockKind));
         return new Acquisition(inner[0]);

@@ -18,6 +18,9 @@ final class ReentrancyGuard {
 
     /** Throws if {@code threadId} holds a grant of {@code kind}'s space on {@code key} through this locker. */
     void check(LockKind kind, String key, long threadId) {
+        if (holdings.isEmpty()) {
+            return; // nothing held through this locker: no look-up (and no key object) needed
+        }
         DefaultRemoteLock held = holdings.get(new Holding(kind.space(), key, threadId));
         if (held == null || !held.isHeld()) {
             return;

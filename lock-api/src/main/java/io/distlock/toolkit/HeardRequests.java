@@ -18,7 +18,8 @@ public final class HeardRequests {
     static final int REMEMBERED = 64;
 
     private final LeaseLossListener listener;
-    private final Set<String> heard = new LinkedHashSet<>(); // guarded by itself
+    /** Guarded by this; made at the first read, so that a grant that hears nothing (most) allocates no set. */
+    private Set<String> heard;
 
     /** @param listener told once per request: the {@link io.distlock.spi.LockRequest#lossListener()} of the grant */
     public HeardRequests(LeaseLossListener listener) {
@@ -31,7 +32,10 @@ public final class HeardRequests {
      */
     public void read(Collection<String> ids) {
         int fresh = 0;
-        synchronized (heard) {
+        synchronized (this) {
+            if (heard == null) {
+                heard = new LinkedHashSet<>();
+            }
             for (String id : ids) {
                 if (!id.isBlank() && heard.add(id)) {
                     fresh++;

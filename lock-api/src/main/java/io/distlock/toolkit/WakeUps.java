@@ -1,9 +1,6 @@
 package io.distlock.toolkit;
 
-import java.util.Comparator;
-import java.util.NavigableSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -22,9 +19,16 @@ import java.util.function.BooleanSupplier;
  */
 public final class WakeUps {
 
-    private static final Comparator<Waiter> BY_REGISTRATION = Comparator.comparingLong(w -> w.order);
+    private static final Waiter[] NONE = {};
 
-    private final ConcurrentHashMap<String, NavigableSet<Waiter>> waiters = new ConcurrentHashMap<>();
+    /**
+     * Key to its waiters in the order they registered, each array replaced, never changed, inside the map's {@code
+     * compute}: a key has one waiter or a few, and a one-element array costs a registration far less than a sorted
+     * concurrent set. A wake-up goes through the array it read, as a set's iterator would go through the set weakly
+     * consistent: a waiter closed meanwhile is still woken (and answers that it does not listen).
+     */
+    private final ConcurrentHashMap<String, Waiter[]> waiters = new ConcurrentHashMap<>();
+
     private final AtomicLong registrations = new AtomicLong();
 
     /**
@@ -36,19 +40,46 @@ public final class WakeUps {
      */
     public Waiter register(String key, BooleanSupplier onWake) {
         Waiter waiter = new Waiter(key, onWake, registrations.incrementAndGet());
-        waiters.compute(key, (k, set) -> {
-            NavigableSet<Waiter> result = set == null ? new ConcurrentSkipListSet<>(BY_REGISTRATION) : set;
-            result.add(waiter); // inside compute: a closing waiter cannot drop the set meanwhile
-            return result;
-        });
+        waiters.compute(key, (k, registered) -> with(registered == null ? NONE : registered, waiter));
         return waiter;
+    }
+
+    /** {@code registered} and {@code waiter}, in the order of registration (a later one may have come first). */
+    private static Waiter[] with(Waiter[] registered, Waiter waiter) {
+        int at = registered.length;
+        while (at > 0 && registered[at - 1].order > waiter.order) {
+            at--;
+        }
+        Waiter[] result = new Waiter[registered.length + 1];
+        System.arraycopy(registered, 0, result, 0, at);
+        result[at] = waiter;
+        System.arraycopy(registered, at, result, at + 1, registered.length - at);
+        return result;
+    }
+
+    /** {@code registered} without {@code waiter}; null when none is left. */
+    private static Waiter[] without(Waiter[] registered, Waiter waiter) {
+        int at = 0;
+        while (at < registered.length && registered[at] != waiter) {
+            at++;
+        }
+        if (at == registered.length) {
+            return registered;
+        }
+        if (registered.length == 1) {
+            return null;
+        }
+        Waiter[] result = new Waiter[registered.length - 1];
+        System.arraycopy(registered, 0, result, 0, at);
+        System.arraycopy(registered, at + 1, result, at, result.length - at);
+        return result;
     }
 
     /** Wakes every waiter of {@code key} registered here. */
     public void wake(String key) {
-        NavigableSet<Waiter> set = waiters.get(key);
-        if (set != null) {
-            for (Waiter waiter : set) {
+        Waiter[] registered = waiters.get(key);
+        if (registered != null) {
+            for (Waiter waiter : registered) {
                 waiter.wake();
             }
         }
@@ -59,9 +90,9 @@ public final class WakeUps {
      * one was woken.
      */
     public boolean wakeOne(String key) {
-        NavigableSet<Waiter> set = waiters.get(key);
-        if (set != null) {
-            for (Waiter waiter : set) {
+        Waiter[] registered = waiters.get(key);
+        if (registered != null) {
+            for (Waiter waiter : registered) {
                 if (waiter.wake()) {
                     return true;
                 }
@@ -110,10 +141,7 @@ public final class WakeUps {
         /** Unregisters; a key without waiters leaves the registry. */
         @Override
         public void close() {
-            waiters.computeIfPresent(key, (k, set) -> {
-                set.remove(this);
-                return set.isEmpty() ? null : set;
-            });
+            waiters.computeIfPresent(key, (k, registered) -> without(registered, this));
         }
     }
 }
