@@ -285,8 +285,8 @@ final class ZkAcquisition {
     }
 
     /**
-     * The queue without a list, when the only news since the last look is the deletion of nodes we watched: the last
-     * look's queue less them. Nodes only ever join a queue behind ours, so what stands ahead of ours is that, unless
+     * The queue without a list, when the only news since the last look is the deletion of nodes we watched and the
+     * last look's queue less them grants our node. Nodes only ever join a queue behind ours, so what stands ahead of ours is that, unless
      * a node ahead went without a release and its lock-delay must be honoured: a list is needed when the last look
      * saw a lock-delay record, or when a deleted node's name says its locker writes records ({@link
      * ZkQueue#DELAY_WRITER}, named so at its creation, before it could be granted). Null to list: nothing heard, a
@@ -310,7 +310,9 @@ final class ZkAcquisition {
         List<String> left = new ArrayList<>(queue);
         left.removeAll(deleted);
         deleted.clear();
-        return left;
+        // Granted, or list: a node ahead that we did not watch may be gone unheard (in a queue of several waiters,
+        // the one we watched went last), and watching it would only find that out a request later.
+        return keyQueue.standing(left, left.indexOf(nodeName)).granted() ? left : null;
     }
 
     /** Notes the deletion of a watched node, for {@link #knownQueue}; any other event makes the next look list. */

@@ -10,6 +10,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -79,6 +82,56 @@ class StoreRequestsTest {
             }
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * A waiter whose watched deletion leaves a node ahead of it in its last look (unheard of: it watched only its
+     * predecessor) lists the queue at once, rather than watch that node and find it gone a request later.
+     */
+    @Test
+    void storeRequests_waiterTwoBehind_listsOnItsPredecessorsDeletion_withoutWatchingTheFirstNode() throws Exception {
+        CapturingProvider waiterProvider = new CapturingProvider();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (RemoteLocker holder = open(new CapturingProvider());
+                RemoteLocker middle = open(new CapturingProvider());
+                RemoteLocker waiter = open(waiterProvider)) {
+            RemoteLock held = holder.lock("two-behind");
+            Future<RemoteLock> second = pool.submit(() -> middle.lock("two-behind"));
+            Conditions.await("the middle waiter queued", Duration.ofSeconds(20), () -> children("two-behind") == 2);
+            long before = waiterProvider.opened().storeRequests().orElseThrow();
+            Future<RemoteLock> third = pool.submit(() -> waiter.lock("two-behind"));
+            Conditions.await(
+                    "the last waiter watching",
+                    Duration.ofSeconds(20),
+                    () -> waiterProvider.opened().storeRequests().orElseThrow() - before == 3);
+            held.release();
+            second.get(20, TimeUnit.SECONDS).release();
+            try (RemoteLock got = third.get(20, TimeUnit.SECONDS)) {
+                assertThat(got.isHeld()).isTrue();
+                Thread.sleep(500); // the watch on the held node is set at most 50 ms after the grant
+                assertThat(waiterProvider.opened().storeRequests().orElseThrow() - before)
+                        .as("create, list, the watch on the predecessor, a list on its deletion, the watch on the"
+                                + " held node")
+                        .isEqualTo(5);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** The queue nodes of {@code key}, through a client of the test's own; -1 if it could not tell. */
+    private static int children(String key) {
+        try (CuratorFramework raw =
+                CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100))) {
+            raw.start();
+            raw.blockUntilConnected();
+            String path = "/requests/" + KeyCodec.encode(key);
+            return raw.checkExists().forPath(path) == null
+                    ? 0
+                    : raw.getChildren().forPath(path).size();
+        } catch (Exception e) {
+            return -1;
         }
     }
 
