@@ -286,32 +286,27 @@ final class ZkAcquisition {
 
     /**
      * The queue without a list, when the only news since the last look is the deletion of nodes we watched and the
-     * last look's queue less them grants our node. Nodes only ever join a queue behind ours, so what stands ahead of ours is that, unless
-     * a node ahead went without a release and its lock-delay must be honoured: a list is needed when the last look
-     * saw a lock-delay record, or when a deleted node's name says its locker writes records ({@link
-     * ZkQueue#DELAY_WRITER}, named so at its creation, before it could be granted). Null to list: nothing heard, a
-     * change of connection state, or another event. This spares the list a waiter reads on its predecessor's
-     * deletion, which arrives behind the writes queued at the server meanwhile (the leaver's next create, a
-     * candidate's re-queue after a step-down) and waits for them.
+     * last look's queue less them grants our node; null to list. Nodes only ever join a queue behind ours, so nothing
+     * else can stand ahead of it. A list is still needed after any other event or a change of connection state; when
+     * the queue less them does not grant ours (we watched only our predecessor, so a node further ahead may be gone
+     * unheard); and when a node ahead may have gone without a release, leaving a lock-delay to honour: the last look
+     * saw a record, or a deleted node's name says its locker writes them ({@link ZkQueue#DELAY_WRITER}, named so at
+     * its creation, before it could be granted). The list spared would wait at the server behind the writes queued
+     * meanwhile (the leaver's next create, a candidate's re-queue after a step-down).
      */
     private synchronized List<String> knownQueue() {
         List<String> queue = known;
+        List<String> gone = List.copyOf(deleted);
         known = null;
-        if (queue == null || deleted.isEmpty() || !records.isEmpty()) {
-            deleted.clear();
+        deleted.clear();
+        if (queue == null
+                || gone.isEmpty()
+                || !records.isEmpty()
+                || gone.stream().anyMatch(ZkQueue::writesDelayRecord)) {
             return null;
         }
-        for (String name : deleted) {
-            if (ZkQueue.writesDelayRecord(name)) {
-                deleted.clear();
-                return null;
-            }
-        }
         List<String> left = new ArrayList<>(queue);
-        left.removeAll(deleted);
-        deleted.clear();
-        // Granted, or list: a node ahead that we did not watch may be gone unheard (in a queue of several waiters,
-        // the one we watched went last), and watching it would only find that out a request later.
+        left.removeAll(gone);
         return keyQueue.standing(left, left.indexOf(nodeName)).granted() ? left : null;
     }
 
