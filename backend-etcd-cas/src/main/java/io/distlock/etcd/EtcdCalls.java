@@ -4,6 +4,7 @@ import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.spi.Deadline;
 import io.distlock.toolkit.DurationText;
+import io.distlock.toolkit.RequestTimeouts;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
@@ -23,6 +24,7 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -58,6 +60,8 @@ final class EtcdCalls {
     private final Ticker ticker;
     private final ScheduledExecutorService timer;
     private final LongAdder requests = new LongAdder();
+    /** Every send's deadline, with one timer armed at a time rather than one per request. */
+    private final RequestTimeouts timeouts = new RequestTimeouts();
     /** The watches opened and not yet seen closed: closed with the backend, as the client may be the application's. */
     private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
     /** When etcd last answered a request (a ticker reading): how long it has been silent, for {@link OutageWatch}. */
@@ -169,11 +173,23 @@ final class EtcdCalls {
             return sends.stream().anyMatch(f -> f.isDone() && !f.isCompletedExceptionally());
         }
 
+        private boolean allSendsDone() {
+            for (CompletableFuture<?> send : sends) {
+                if (!send.isDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
         /**
          * Completes, normally, once the result is known and every send has had etcd's answer or failed on its
          * connection: after that, nothing of this write can still be applied.
          */
         CompletableFuture<Void> settled() {
+            if (result.isDone() && allSendsDone()) {
+                return CompletableFuture.completedFuture(null); // the common case, asked as the result is known
+            }
             return result.handle((r, e) -> null)
                     .thenCompose(done -> CompletableFuture.allOf(
                             sends.stream().map(f -> f.handle((r, e) -> null)).toArray(CompletableFuture[]::new)));
@@ -306,7 +322,7 @@ final class EtcdCalls {
 
     private <T> CompletableFuture<T> bounded(CompletableFuture<T> future, Deadline deadline) {
         long left = deadline.remainingNanos();
-        return left == Long.MAX_VALUE ? future : future.orTimeout(Math.max(1, left), TimeUnit.NANOSECONDS);
+        return left == Long.MAX_VALUE ? future : timeouts.bound(future, Duration.ofNanos(Math.max(1, left)));
     }
 
     /** Whether the failure says nothing about whether the request was applied, so sending it again is the way on. */

@@ -6,6 +6,7 @@ import static io.distlock.etcd.EtcdCalls.text;
 import io.distlock.LockBackendException;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
@@ -71,21 +72,22 @@ final class FairAcquisition extends EtcdAcquisition {
 
     private void enqueue() {
         EtcdSession s = session;
-        String key = myKey;
+        ByteSequence key = bytes(myKey);
+        Op check = queue.checkOnEnqueue(); // immutable: one for both branches and for every repeat of the send
         sendWrite(() -> {
                     putSent = true;
                     return calls.write(
                             "putting the queue key of lock '" + request.key() + "'",
-                            txn -> txn.If(new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                            txn -> txn.If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                                     .Then(
                                             Op.put(
-                                                    bytes(key),
+                                                    key,
                                                     bytes(queue.value()),
                                                     PutOption.builder()
                                                             .withLeaseId(s.id())
                                                             .build()),
-                                            queue.checkOnEnqueue())
-                                    .Else(Op.get(bytes(key), GetOption.DEFAULT), queue.checkOnEnqueue()),
+                                            check)
+                                    .Else(Op.get(key, GetOption.DEFAULT), check),
                             requestDeadline());
                 })
                 .ifPresent(put -> put.whenComplete((response, failure) -> {
