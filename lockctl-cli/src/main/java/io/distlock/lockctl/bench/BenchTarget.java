@@ -57,7 +57,9 @@ public interface BenchTarget extends AutoCloseable {
      */
     default Candidate join(String election, String identity, Runnable elected) throws Exception {
         throw new UnsupportedOperationException("This target has no election, so it cannot run --workload failover ("
-                + getClass().getName() + "); use a distlock URI, peer:curator-leader-latch or peer:jetcd-election");
+                + getClass().getName()
+                + "); use a distlock URI, handoff:<URI> (its lock as an election), peer:curator-leader-latch or"
+                + " peer:jetcd-election");
     }
 
     /** Disconnects; locks still held are not the engine's concern (it releases every lock it takes). */

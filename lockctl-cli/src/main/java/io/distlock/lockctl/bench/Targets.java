@@ -6,7 +6,7 @@ import java.util.ServiceLoader;
 
 /**
  * Opens a target spec: a peer if a {@link BenchTargetFactory} on the classpath supports it, the unfair retry loop on a
- * lock URI ({@code unfair:<uri>}), else a distlock URI.
+ * lock URI ({@code unfair:<uri>}), the lock hand-off as an election ({@code handoff:<uri>}), else a distlock URI.
  */
 public final class Targets {
 
@@ -25,6 +25,9 @@ public final class Targets {
         }
         if (spec.startsWith(UnfairRetryTarget.PREFIX)) {
             return new UnfairRetryTarget(spec);
+        }
+        if (spec.startsWith(LockHandOffTarget.PREFIX)) {
+            return new LockHandOffTarget(spec);
         }
         if (spec.startsWith("peer:")) {
             throw new IllegalArgumentException("Unknown peer '" + spec + "'; peers on the classpath: "
