@@ -58,7 +58,7 @@ public interface BenchTarget extends AutoCloseable {
     default Candidate join(String election, String identity, Runnable elected) throws Exception {
         throw new UnsupportedOperationException("This target has no election, so it cannot run --workload failover ("
                 + getClass().getName()
-                + "); use a distlock URI, handoff:<URI> (its lock as an election), peer:curator-leader-latch or"
+                + "); use a distlock URI, handoff:<spec> (its lock as an election), peer:curator-leader-latch or"
                 + " peer:jetcd-election");
     }
 

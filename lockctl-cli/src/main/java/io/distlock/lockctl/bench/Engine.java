@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongConsumer;
 import java.util.function.Predicate;
 
@@ -198,6 +199,13 @@ public final class Engine {
      */
     static final long SETTLE_MILLIS = 500;
 
+    /**
+     * The longest random pause before a kill. A store that ends dead clients' sessions on a clock of its own
+     * (ZooKeeper's tick, etcd's lease check every 500 ms) would otherwise see the rounds' kills at one phase of it: each
+     * round follows the last one's expiry at the same rhythm, and the kill figures would measure that phase.
+     */
+    static final long KILL_PHASE_MILLIS = 1000;
+
     /** One line a failover worker printed: {@code LEAD}, {@code STEP} or {@code CLOCK}, with its stamp. */
     private record Line(int worker, String what, long nanos) {}
 
@@ -330,10 +338,14 @@ public final class Engine {
                     next.worker());
         }
 
-        /** The leader's JVM is killed with SIGKILL, and a fresh candidate takes its place. */
+        /**
+         * The leader's JVM is killed with SIGKILL, after a random pause of up to {@link #KILL_PHASE_MILLIS}, and a
+         * fresh candidate takes its place.
+         */
         Failover.Run kill(int round) throws IOException, InterruptedException {
             int from = leader;
             WorkerProcess killed = byNumber.get(from);
+            Thread.sleep(ThreadLocalRandom.current().nextLong(KILL_PHASE_MILLIS));
             long kill = System.nanoTime();
             killed.kill();
             workers.remove(killed); // its end is not a failure

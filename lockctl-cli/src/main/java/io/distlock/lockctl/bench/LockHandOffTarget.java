@@ -1,61 +1,74 @@
 package io.distlock.lockctl.bench;
 
 import io.distlock.LockKind;
-import io.distlock.RemoteLock;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The lock hand-off in the election's conditions, a baseline for {@code --workload failover} on any lock URI: each
- * candidate is a thread that waits in {@link io.distlock.RemoteLocker#lock(String) lock()} on the election's name and
- * "leads" while it holds the lock; stepping down releases the lock and the thread waits in {@code lock()} again, behind
- * the others. Beside the store's election in one run (the same idle worker JVMs, the same stamps), the paired ratio is
- * what the election's machinery costs over the store's bare lock hand-off. Spec: {@value #PREFIX} followed by the lock
- * URI; the lock workloads measure the URI's lock, as that URI would.
+ * The lock hand-off in the election's conditions, a baseline for {@code --workload failover} on any target that takes
+ * a lock (a lock URI or a lock peer): each candidate is a thread that waits in the target's lock on the election's
+ * name and "leads" while it holds it; stepping down releases the lock on that thread (a peer's lock may be released
+ * only by the thread that took it) and the thread waits for it again, behind the others. Beside the store's election
+ * in one run (the same idle worker JVMs, the same stamps), the paired ratio is what the election costs over the
+ * store's bare lock hand-off. Spec: {@value #PREFIX} followed by the target's spec; the lock workloads measure that
+ * target as it would be measured without the prefix.
  */
 final class LockHandOffTarget implements BenchTarget {
 
     /** A target spec's prefix naming this baseline. */
     static final String PREFIX = "handoff:";
 
-    private final DistlockTarget target;
+    /** How long a step-down waits for its candidate's thread to release the lock. */
+    private static final long STEP_DOWN_TIMEOUT_SECONDS = 60;
+
+    private final BenchTarget target;
     private final List<Thread> candidates = new CopyOnWriteArrayList<>();
 
-    LockHandOffTarget(String spec) {
-        this.target = new DistlockTarget(spec.substring(PREFIX.length()));
+    LockHandOffTarget(String spec) throws Exception {
+        this.target = Targets.open(spec.substring(PREFIX.length()));
     }
 
     @Override
-    public Held acquire(String key) throws InterruptedException {
+    public Held acquire(String key) throws Exception {
         return target.acquire(key);
     }
 
     @Override
-    public Held acquire(String key, LockKind kind, int permits) throws InterruptedException {
+    public Held acquire(String key, LockKind kind, int permits) throws Exception {
         return target.acquire(key, kind, permits);
     }
 
     /**
-     * A thread waiting in {@code lock(election)}; {@code elected} runs on it as the lock is granted. Stepping down
-     * releases the lock (returning once the store has been told) and then sends the thread back to {@code lock()}.
+     * A thread waiting for the lock on {@code election}; {@code elected} runs on it as the lock is granted. Stepping
+     * down has that thread release the lock, returns once it has (the store told), and the thread waits again.
      */
     @Override
     public Candidate join(String election, String identity, Runnable elected) {
-        AtomicReference<RemoteLock> held = new AtomicReference<>();
-        Semaphore steppedDown = new Semaphore(0);
+        AtomicBoolean leading = new AtomicBoolean();
+        AtomicReference<Exception> failed = new AtomicReference<>();
+        Semaphore stepDown = new Semaphore(0);
+        Semaphore released = new Semaphore(0);
         Thread candidate = new Thread(
                 () -> {
                     try {
                         while (true) {
-                            held.set(target.hold(election, LockKind.LOCK, 0));
+                            Held held = target.acquire(election);
+                            leading.set(true);
                             elected.run();
-                            steppedDown.acquire();
+                            stepDown.acquire();
+                            held.release();
+                            released.release();
                         }
                     } catch (InterruptedException e) {
                         // closing
+                    } catch (Exception e) {
+                        failed.set(e);
+                        released.release();
                     }
                 },
                 "handoff-candidate-" + identity);
@@ -63,12 +76,19 @@ final class LockHandOffTarget implements BenchTarget {
         candidates.add(candidate);
         candidate.start();
         return () -> {
-            RemoteLock lock = held.getAndSet(null);
-            if (lock == null) {
+            if (!leading.compareAndSet(true, false)) {
                 throw new IllegalStateException("Candidate " + identity + " was told to step down, but holds no lock");
             }
-            lock.release();
-            steppedDown.release();
+            stepDown.release();
+            if (!released.tryAcquire(STEP_DOWN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("Candidate " + identity + " did not release the lock on " + election
+                        + " within " + STEP_DOWN_TIMEOUT_SECONDS + " s");
+            }
+            Exception e = failed.get();
+            if (e != null) {
+                throw new IllegalStateException(
+                        "Candidate " + identity + " could not take or release the lock on " + election, e);
+            }
         };
     }
 
@@ -78,7 +98,7 @@ final class LockHandOffTarget implements BenchTarget {
     }
 
     @Override
-    public void close() {
+    public void close() throws Exception {
         candidates.forEach(Thread::interrupt);
         target.close();
     }

@@ -6,7 +6,8 @@ import java.util.ServiceLoader;
 
 /**
  * Opens a target spec: a peer if a {@link BenchTargetFactory} on the classpath supports it, the unfair retry loop on a
- * lock URI ({@code unfair:<uri>}), the lock hand-off as an election ({@code handoff:<uri>}), else a distlock URI.
+ * lock URI ({@code unfair:<uri>}), the lock hand-off of any target as an election
+ * ({@code handoff:<spec>}), else a distlock URI.
  */
 public final class Targets {
 
