@@ -97,10 +97,10 @@ final class BenchCommand implements Callable<Integer> {
             paramLabel = "URI",
             description = "A lock URI, unfair:<URI> (the unfair retry loop on it), handoff:<URI or peer spec>"
                     + " (--workload failover through its lock: each candidate waits for the lock, leads while it holds"
-                    + " it, steps down by releasing it) or a peer spec (peer:...); repeat to compare. Default: $DISTLOCK_STORE alone if set, else an embedded ZooKeeper's URI and"
-                    + " unfair:<its URI>. The host 'embedded' names that server, the host 'process' a ZooKeeper"
-                    + " server lockctl starts in a JVM of its own (zk://process/bench); every spec naming one names"
-                    + " the same server.")
+                    + " it, steps down by releasing it) or a peer spec (peer:...); repeat to compare. Default:"
+                    + " $DISTLOCK_STORE alone if set, else an embedded ZooKeeper's URI and unfair:<its URI>. The host"
+                    + " 'embedded' names that server, the host 'process' a ZooKeeper server lockctl starts in a JVM of"
+                    + " its own (zk://process/bench); every spec naming one names the same server.")
     List<String> stores = new ArrayList<>();
 
     @Option(

@@ -69,6 +69,9 @@ final class LockHandOffTarget implements BenchTarget {
                     } catch (Exception e) {
                         failed.set(e);
                         released.release();
+                        // into the worker's log, which a run that waits for this candidate in vain names
+                        throw new IllegalStateException(
+                                "Candidate " + identity + " could not take or release the lock on " + election, e);
                     }
                 },
                 "handoff-candidate-" + identity);
