@@ -111,9 +111,11 @@ final class DefaultCandidacy implements Candidacy {
             wait.thenAccept(RemoteLock::release); // a grant that won the race with the cancel
             return;
         }
-        // On the locker's workers, never on this thread: a grant at once would otherwise run the listener (on a direct
-        // executor) inside join(), which promises to return at once
-        wait.whenCompleteAsync((lock, failure) -> granted(wait, lock, failure), parts.workers());
+        // Not handed on once more: lockAsync completes every grant on one of the locker's workers (AsyncAcquirer adopts
+        // it there), never on this thread, so a grant at once cannot run the listener (on a direct executor) inside
+        // join(), which promises to return at once. A failure at once (a closed locker) is handled here; it tells no
+        // one.
+        wait.whenComplete((lock, failure) -> granted(wait, lock, failure));
     }
 
     private void granted(CompletableFuture<RemoteLock> wait, RemoteLock lock, Throwable failure) {
@@ -265,7 +267,7 @@ final class DefaultCandidacy implements Candidacy {
         synchronized (this) {
             ensureOpen();
             ending = term;
-            if (ending == null || expected.filter(t -> t != ending).isPresent()) {
+            if (ending == null || (expected.isPresent() && expected.get() != ending)) {
                 return false;
             }
             term = null;
