@@ -68,6 +68,8 @@ final class ZkAcquisition {
      * without a list; null when the next look must list ({@link #knownQueue}).
      */
     private List<String> known; // guarded by this
+    /** The watcher of the nodes whose deletion is only noted ({@link ZkQueue.Standing#note}): it wakes nothing. */
+    private final Watcher noteWatcher = this::heard;
     /** The names of the watched nodes whose deletion was heard since the last look. */
     private final List<String> deleted = new ArrayList<>(1); // guarded by this
     /** The watcher of an asynchronous wait, and the {@code onChange} it runs (see {@link #look}). */
@@ -264,6 +266,7 @@ final class ZkAcquisition {
                 };
             }
             Watcher watcher = changeWatcher;
+            note(standing, calls);
             for (String name : standing.watch()) {
                 if (!this.calls.watch(ZKPaths.makePath(lockPath, name), watcher, calls)) {
                     onChange.run(); // gone already: look again
@@ -275,6 +278,7 @@ final class ZkAcquisition {
         synchronized (this) {
             woken = false;
         }
+        note(standing, calls);
         for (String name : standing.watch()) {
             if (!this.calls.watch(ZKPaths.makePath(lockPath, name), wakeWatcher, calls)) {
                 return Optional.empty(); // gone already: look again
@@ -285,14 +289,30 @@ final class ZkAcquisition {
     }
 
     /**
+     * Watches the nodes whose deletion {@code standing} only notes, for {@link #knownQueue}; one already gone is noted
+     * at once. Their deletion wakes nobody: the watched node's does.
+     */
+    private void note(ZkQueue.Standing standing, Deadline calls)
+            throws InterruptedException, TimeoutException, KeeperException {
+        for (String name : standing.note()) {
+            if (!this.calls.watch(ZKPaths.makePath(lockPath, name), noteWatcher, calls)) {
+                synchronized (this) {
+                    deleted.add(name);
+                }
+            }
+        }
+    }
+
+    /**
      * The queue without a list, when the only news since the last look is the deletion of nodes we watched and the
      * last look's queue less them grants our node; null to list. Nodes only ever join a queue behind ours, so nothing
      * else can stand ahead of it. A list is still needed after any other event or a change of connection state; when
-     * the queue less them does not grant ours (we watched only our predecessor, so a node further ahead may be gone
-     * unheard); and when a node ahead may have gone without a release, leaving a lock-delay to honour: the last look
-     * saw a record, or a deleted node's name says its locker writes them ({@link ZkQueue#DELAY_WRITER}, named so at
-     * its creation, before it could be granted). The list spared would wait at the server behind the writes queued
-     * meanwhile (the leaver's next create, a candidate's re-queue after a step-down).
+     * the queue less them does not grant ours (a node further ahead may be gone unheard: of more than one node ahead,
+     * only the first of two is noted, see {@link ZkQueue#standing}); and when a node ahead may have gone without a
+     * release, leaving a lock-delay to honour: the last look saw a record, or a deleted node's name says its locker
+     * writes them ({@link ZkQueue#DELAY_WRITER}, named so at its creation, before it could be granted). The list spared
+     * would wait at the server behind the writes queued meanwhile (the leaver's next create, a candidate's re-queue
+     * after a step-down).
      */
     private synchronized List<String> knownQueue() {
         List<String> queue = known;

@@ -81,9 +81,16 @@ final class ZkQueue {
         return name.startsWith(DELAY_RECORD);
     }
 
-    /** What one look found: granted, or the nodes (names) whose deletion may grant it, to watch. */
-    record Standing(boolean granted, List<String> watch) {
-        static final Standing GRANTED = new Standing(true, List.of());
+    /**
+     * What one look found: granted, or the nodes (names) whose deletion may grant it, to watch; and the nodes further
+     * ahead whose deletion is only to be noted, so that the watched node's deletion can grant it without a list.
+     */
+    record Standing(boolean granted, List<String> watch, List<String> note) {
+        static final Standing GRANTED = new Standing(true, List.of(), List.of());
+
+        static Standing waiting(List<String> watch) {
+            return new Standing(false, watch, List.of());
+        }
     }
 
     private final LockRequest request;
@@ -194,11 +201,18 @@ final class ZkQueue {
      */
     Standing standing(List<String> queue, int index) {
         return switch (request.kind()) {
-            case LOCK, WRITE -> index == 0 ? Standing.GRANTED : new Standing(false, List.of(queue.get(index - 1)));
+            // Two nodes ahead (a queue of three, as an election's: the leader, the next, this one): the first one's
+            // deletion is noted too, so that the next one's can grant this one without a list (in a lock's queue the
+            // first goes first; two readers ahead of a writer go in any order, and the list is needed when it is not)
+            case LOCK, WRITE ->
+                index == 0
+                        ? Standing.GRANTED
+                        : new Standing(
+                                false, List.of(queue.get(index - 1)), index == 2 ? List.of(queue.get(0)) : List.of());
             case READ -> {
                 for (int i = index - 1; i >= 0; i--) {
                     if (!queue.get(i).contains(READ_NAME)) { // a writer (or anything else) holds readers back
-                        yield new Standing(false, List.of(queue.get(i)));
+                        yield Standing.waiting(List.of(queue.get(i)));
                     }
                 }
                 yield Standing.GRANTED;
@@ -211,7 +225,7 @@ final class ZkQueue {
                         throw mismatch(theirs);
                     }
                 }
-                yield index < n ? Standing.GRANTED : new Standing(false, queue.subList(index - n, index));
+                yield index < n ? Standing.GRANTED : Standing.waiting(queue.subList(index - n, index));
             }
         };
     }

@@ -6,6 +6,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -86,11 +87,12 @@ class StoreRequestsTest {
     }
 
     /**
-     * A waiter whose watched deletion leaves a node ahead of it in its last look (unheard of: it watched only its
-     * predecessor) lists the queue at once, rather than watch that node and find it gone a request later.
+     * A waiter two behind (a queue of three, as an election's) watches its predecessor and notes the first node's
+     * deletion too, so that the predecessor's deletion grants it without a list: that list would wait at the server
+     * behind the writes of that moment (the leaver's next create), on the hand-over's path.
      */
     @Test
-    void storeRequests_waiterTwoBehind_listsOnItsPredecessorsDeletion_withoutWatchingTheFirstNode() throws Exception {
+    void storeRequests_waiterTwoBehind_notesTheFirstNodesDeletion_andIsGrantedWithoutAList() throws Exception {
         CapturingProvider waiterProvider = new CapturingProvider();
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (RemoteLocker holder = open(new CapturingProvider());
@@ -102,18 +104,48 @@ class StoreRequestsTest {
             long before = waiterProvider.opened().storeRequests().orElseThrow();
             Future<RemoteLock> third = pool.submit(() -> waiter.lock("two-behind"));
             Conditions.await(
-                    "the last waiter watching",
+                    "the last waiter watching both nodes ahead (create, list, two watches)",
                     Duration.ofSeconds(20),
-                    () -> waiterProvider.opened().storeRequests().orElseThrow() - before == 3);
+                    () -> waiterProvider.opened().storeRequests().orElseThrow() - before == 4);
             held.release();
             second.get(20, TimeUnit.SECONDS).release();
             try (RemoteLock got = third.get(20, TimeUnit.SECONDS)) {
                 assertThat(got.isHeld()).isTrue();
                 Thread.sleep(500); // the watch on the held node is set at most 50 ms after the grant
                 assertThat(waiterProvider.opened().storeRequests().orElseThrow() - before)
-                        .as("create, list, the watch on the predecessor, a list on its deletion, the watch on the"
-                                + " held node")
+                        .as("create, list, the two watches, the watch on the held node: no second list")
                         .isEqualTo(5);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * The note is no shortcut past a holder: a waiter two behind whose predecessor gave up its wait while the first
+     * node still holds the lock lists the queue, waits on, and is granted only once the holder releases.
+     */
+    @Test
+    void waiterTwoBehind_whosePredecessorGivesUp_waitsForTheHolder() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (RemoteLocker holder = open(new CapturingProvider());
+                RemoteLocker middle = open(new CapturingProvider());
+                RemoteLocker waiter = open(new CapturingProvider())) {
+            RemoteLock held = holder.lock("gives-up");
+            CompletableFuture<RemoteLock> second = middle.lockAsync("gives-up", Duration.ofMinutes(5));
+            Conditions.await("the middle waiter queued", Duration.ofSeconds(20), () -> children("gives-up") == 2);
+            Future<RemoteLock> third = pool.submit(() -> waiter.lock("gives-up"));
+            Conditions.await("the last waiter queued", Duration.ofSeconds(20), () -> children("gives-up") == 3);
+            second.cancel(true); // withdraws the middle waiter: its node is deleted
+            Conditions.await("the middle node gone", Duration.ofSeconds(20), () -> children("gives-up") == 2);
+            Thread.sleep(500); // time for a wrong grant
+            assertThat(third.isDone())
+                    .as("granted while the holder held the lock")
+                    .isFalse();
+            assertThat(held.isHeld()).isTrue();
+            held.release();
+            try (RemoteLock got = third.get(20, TimeUnit.SECONDS)) {
+                assertThat(got.isHeld()).isTrue();
             }
         } finally {
             pool.shutdownNow();
