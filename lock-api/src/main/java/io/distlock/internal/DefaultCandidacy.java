@@ -111,11 +111,26 @@ final class DefaultCandidacy implements Candidacy {
             wait.thenAccept(RemoteLock::release); // a grant that won the race with the cancel
             return;
         }
-        // Not handed on once more: lockAsync completes every grant on one of the locker's workers (AsyncAcquirer adopts
-        // it there), never on this thread, so a grant at once cannot run the listener (on a direct executor) inside
-        // join(), which promises to return at once. A failure at once (a closed locker) is handled here; it tells no
-        // one.
-        wait.whenComplete((lock, failure) -> granted(wait, lock, failure));
+        // lockAsync completes every grant on one of the locker's workers (AsyncAcquirer adopts it there): taken there,
+        // without another hand-off. Only a wait done before this line runs it on this thread, which may be join()'s,
+        // which promises to return at once without running a listener (on a direct executor) inside it: handed on.
+        Thread asking = Thread.currentThread();
+        wait.whenComplete((lock, failure) -> {
+            if (Thread.currentThread() == asking) {
+                onWorker(() -> granted(wait, lock, failure));
+            } else {
+                granted(wait, lock, failure);
+            }
+        });
+    }
+
+    /** Runs {@code task} on one of the locker's workers; on this thread once they are shut down (the locker closing). */
+    private void onWorker(Runnable task) {
+        try {
+            parts.workers().execute(task);
+        } catch (RejectedExecutionException closing) {
+            task.run();
+        }
     }
 
     private void granted(CompletableFuture<RemoteLock> wait, RemoteLock lock, Throwable failure) {
