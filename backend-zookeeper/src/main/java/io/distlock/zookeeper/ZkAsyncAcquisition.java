@@ -8,6 +8,7 @@ import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -19,9 +20,11 @@ import org.apache.zookeeper.KeeperException;
 
 /**
  * The asynchronous form of a {@link ZkAcquisition}: no thread is held while waiting. Each look at the queue (create the
- * node, list the queue, leave a watch on the predecessor) runs as one short task on the backend's step executor; the
- * predecessor's watch, a change of connection state, or a timer schedules the next look. The step executor has one
- * thread, so the nodes of calls made one after another are created in call order (FIFO across calls).
+ * node, list the queue, leave a watch on the predecessor) runs as one short task; the predecessor's watch, a change of
+ * connection state, or a timer schedules the next look. Until the node is created the looks run on the backend's step
+ * executor, which has one thread, so the nodes of calls made one after another are created in call order (FIFO across
+ * calls); the looks after it run on the locker's workers ({@code looks}), where the locker adopts a grant without
+ * handing it to another thread. The looks of one acquisition never overlap.
  *
  * <p>Cancelling the future, or the deadline passing, deletes the queue node; a grant that arrives after the future was
  * cancelled is released.
@@ -39,6 +42,11 @@ final class ZkAsyncAcquisition {
     private Deadline outage;
 
     private final ScheduledExecutorService steps;
+    /** Where the looks run once the node exists: the locker's workers. */
+    private final Executor looks;
+    /** Whether the node was created (the looks then run on {@link #looks}). */
+    private volatile boolean queued;
+
     private final Consumer<Lease> release;
     private final CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
     private final Runnable wakeUp = this::schedule;
@@ -53,6 +61,7 @@ final class ZkAsyncAcquisition {
             Ticker ticker,
             Duration operationTimeout,
             ScheduledExecutorService steps,
+            Executor looks,
             Consumer<Lease> release) {
         this.acquisition = acquisition;
         this.sessions = sessions;
@@ -60,6 +69,7 @@ final class ZkAsyncAcquisition {
         this.ticker = ticker;
         this.operationTimeout = operationTimeout;
         this.steps = steps;
+        this.looks = looks;
         this.release = release;
     }
 
@@ -91,22 +101,36 @@ final class ZkAsyncAcquisition {
         if (result.isDone() || !stepPending.compareAndSet(false, true)) {
             return;
         }
-        execute(this::step);
+        execute(this::step, queued ? looks : steps);
     }
 
     private void execute(Runnable task) {
+        execute(task, steps);
+    }
+
+    private void execute(Runnable task, Executor executor) {
         try {
-            steps.execute(task);
+            executor.execute(task);
         } catch (RejectedExecutionException closed) {
-            result.completeExceptionally(new LockBackendException("The ZooKeeper backend for "
-                    + sessions.connectString() + " was closed while an asynchronous acquisition waited"));
+            result.completeExceptionally(
+                    new LockBackendException("The ZooKeeper backend for " + sessions.connectString()
+                            + " (or its locker) was closed while an asynchronous acquisition waited"));
         }
     }
 
-    private synchronized void step() {
+    /** One look; a grant is handed over outside the lock, where the locker may adopt it on this thread. */
+    private void step() {
+        Optional<Lease> granted = look();
+        if (granted.isPresent() && !result.complete(granted)) {
+            release.accept(granted.get()); // cancelled meanwhile: the grant is nobody's
+        }
+    }
+
+    /** The lease if this look was granted it (the acquisition has then ended), else empty. */
+    private synchronized Optional<Lease> look() {
         stepPending.set(false);
         if (result.isDone() || ended) {
-            return;
+            return Optional.empty();
         }
         if (!sessions.isConnected()) {
             if (outage == null) {
@@ -117,19 +141,18 @@ final class ZkAsyncAcquisition {
             } else {
                 retryLater(); // no thread waits for the connection: the state change (or the timer) looks again
             }
-            return;
+            return Optional.empty();
         }
         outage = null;
         try {
             // each store call of the step waits at most the operation timeout, so a connection lost mid-step holds
             // the thread no longer
             Optional<Lease> lease = acquisition.look(deadline, wakeUp);
+            queued |= acquisition.queued();
             if (lease.isPresent()) {
                 ended = true;
                 cancelTimer();
-                if (!result.complete(lease)) {
-                    release.accept(lease.get()); // cancelled meanwhile: the grant is nobody's
-                }
+                return lease;
             } else if (acquisition.delayedNanos() > 0) {
                 lookAfter(acquisition.delayedNanos()); // a lock-delay holds the grant back: no watch fires for it
             }
@@ -151,6 +174,7 @@ final class ZkAsyncAcquisition {
         } catch (RuntimeException e) {
             fail(e);
         }
+        return Optional.empty();
     }
 
     private void lookAfter(long nanos) {

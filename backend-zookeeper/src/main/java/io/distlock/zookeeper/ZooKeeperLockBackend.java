@@ -61,7 +61,7 @@ final class ZooKeeperLockBackend implements LockBackend {
     private final Closeable owned;
     /** The locker's lock-delay: the records of its grants, and every acquisition's look at others' (see there). */
     private final ZkLockDelay lockDelay;
-    /** Runs the short steps of asynchronous acquisitions, in call order. */
+    /** Runs the first steps of asynchronous acquisitions (their nodes' creation), in call order, and their timers. */
     private final ScheduledThreadPoolExecutor steps;
 
     ZooKeeperLockBackend(
@@ -147,13 +147,21 @@ final class ZooKeeperLockBackend implements LockBackend {
 
     /**
      * Native: the queue node's predecessor watch and the connection's state changes drive the acquisition, no thread
-     * waits (see {@link ZkAsyncAcquisition}); {@code blockingExecutor} is not used.
+     * waits (see {@link ZkAsyncAcquisition}). The first look, which creates the node, runs on the backend's one step
+     * thread (call order); the looks after it on {@code blockingExecutor}, where a grant is completed.
      */
     @Override
     public CompletableFuture<Optional<Lease>> acquireAsync(
             LockRequest request, Deadline deadline, Executor blockingExecutor) {
         return new ZkAsyncAcquisition(
-                        acquisition(request), sessions, deadline, ticker, operationTimeout, steps, this::releaseQuietly)
+                        acquisition(request),
+                        sessions,
+                        deadline,
+                        ticker,
+                        operationTimeout,
+                        steps,
+                        blockingExecutor,
+                        this::releaseQuietly)
                 .start();
     }
 

@@ -203,6 +203,32 @@ class ZooKeeperLockTest {
         assertThat(nodes("async-fifo")).isEmpty();
     }
 
+    /**
+     * The look that finds a waiting node granted runs on a locker worker, and the grant is adopted there: the caller's
+     * continuation runs under that look, not after a hand-off from the backend's step thread to a worker.
+     */
+    @Test
+    void lockAsync_grantedAfterAWait_isAdoptedOnTheWorkerWhoseLookFoundIt() throws Exception {
+        RemoteLock held = a.lock("async-adopted", WAIT);
+        CompletableFuture<List<String>> grantedUnder = b.lockAsync("async-adopted", Duration.ofMinutes(5))
+                .thenApply(lock -> {
+                    List<String> frames = new ArrayList<>();
+                    frames.add(Thread.currentThread().getName());
+                    for (StackTraceElement frame : Thread.currentThread().getStackTrace()) {
+                        frames.add(frame.getClassName());
+                    }
+                    lock.release();
+                    return frames;
+                });
+        Conditions.await("the waiter queued", WAIT, () -> nodeCount("async-adopted") == 2);
+
+        held.release();
+
+        List<String> frames = grantedUnder.get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(frames.get(0)).as("the continuation's thread").contains("-worker-");
+        assertThat(frames).as("the continuation's stack").contains(ZkAsyncAcquisition.class.getName());
+    }
+
     @Test
     void lockAsync_cancelledWhileWaiting_deletesItsQueueNode() throws Exception {
         RemoteLock held = a.lock("async-cancel", WAIT);

@@ -34,8 +34,10 @@ final class AsyncAcquirer {
     private final Observing observing;
     private final LockerFailures failures;
     private final Ticker ticker;
-    /** Blocking work: the backend's blocking asynchronous acquisitions, tryLockAsync. */
+    /** Blocking work: tryLockAsync. */
     private final Executor workers;
+    /** The workers as the backend's blocking executor: a grant completed by one of its tasks is adopted there. */
+    private final Executor backendTasks;
     /** Where asynchronous grants are adopted: the workers, or the granting thread once they are shut down. */
     private final Executor adopting;
 
@@ -56,6 +58,7 @@ final class AsyncAcquirer {
         this.failures = failures;
         this.ticker = ticker;
         this.workers = workers;
+        this.backendTasks = WorkerThread.backendTasks(workers);
         this.adopting = task -> {
             try {
                 workers.execute(task);
@@ -133,7 +136,8 @@ final class AsyncAcquirer {
 
     /**
      * One {@link #lockAsync} call, adopted on a worker thread so that a chain of hand-overs never runs on the granting
-     * thread's stack. A stale grant is released and the wait goes on until the deadline.
+     * thread's stack: on the worker whose backend task completed the grant (see {@link WorkerThread}), else handed to
+     * one. A stale grant is released and the wait goes on until the deadline.
      */
     private final class Call implements Waiters.Waiter {
         private final Ask ask;
@@ -163,7 +167,7 @@ final class AsyncAcquirer {
             PendingGrant grant = acquirer.nextTry(ask);
             CompletableFuture<Optional<Lease>> attempt;
             try {
-                attempt = ask.kind().acquireAsync(backend, grant.request(), deadline, workers);
+                attempt = ask.kind().acquireAsync(backend, grant.request(), deadline, backendTasks);
             } catch (RuntimeException e) {
                 result.completeExceptionally(failures.backend(ask.key(), "lockAsync", e));
                 return;
@@ -172,7 +176,13 @@ final class AsyncAcquirer {
             if (result.isDone()) {
                 attempt.cancel(true); // cancelled or closed while starting
             }
-            attempt.whenCompleteAsync((lease, failure) -> granted(grant, lease, failure), adopting);
+            attempt.whenComplete((lease, failure) -> {
+                if (WorkerThread.takeBackendTask()) {
+                    granted(grant, lease, failure); // completed by a backend's task on a worker: adopted there
+                } else {
+                    adopting.execute(() -> granted(grant, lease, failure));
+                }
+            });
         }
 
         private void granted(PendingGrant grant, Optional<Lease> lease, Throwable failure) {

@@ -93,7 +93,7 @@ final class DefaultRemoteLocker implements RemoteLocker {
         this.scheduler = new ScheduledThreadPoolExecutor(1, daemon(prefix + "-timer"));
         // Every release cancels its lock's renewal and watchdog: drop them from the queue at once.
         scheduler.setRemoveOnCancelPolicy(true);
-        this.workers = Executors.newCachedThreadPool(daemon(prefix + "-worker"));
+        this.workers = Executors.newCachedThreadPool(WorkerThread.factory(prefix + "-worker"));
         this.ownListenerExecutor = listenerExecutor.isPresent()
                 ? Optional.empty()
                 : Optional.of(Executors.newSingleThreadExecutor(daemon(prefix + "-listener")));

@@ -60,8 +60,10 @@ public interface LockBackend extends AutoCloseable {
      * removes the waiter's entry from the store, and releases a grant that arrives after the cancellation. If the grant
      * won the race, the future is already complete with the lease and {@code cancel} returns false: the caller owns it.
      *
-     * @param blockingExecutor where a backend without a native asynchronous path may block; native implementations
-     *     ignore it (the locker supplies one)
+     * @param blockingExecutor where a backend may block, and where it may complete the future: the locker supplies
+     *     its worker threads, and adopts a grant completed by one of this executor's tasks on that same thread, without
+     *     handing it to another (a grant completed anywhere else is handed to a worker); the default blocks here, a
+     *     native implementation may run its own steps here or not use it
      */
     default CompletableFuture<Optional<Lease>> acquireAsync(
             LockRequest request, Deadline deadline, Executor blockingExecutor) {

@@ -13,7 +13,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -21,7 +23,7 @@ import java.util.function.Function;
 
 /**
  * The real in-memory backend with hooks around its calls: to make a reply arrive late, a renewal hang or a loss arrive
- * at a chosen moment, a wait fail. Counts renewals, releases and {@link Lease#onStillHeld} calls per key; remembers each key's
+ * at a chosen moment, a wait fail, an asynchronous wait be granted on the releasing thread. Counts renewals, releases and {@link Lease#onStillHeld} calls per key; remembers each key's
  * latest loss listener.
  */
 final class HookedProvider implements LockBackendProvider {
@@ -29,6 +31,14 @@ final class HookedProvider implements LockBackendProvider {
     volatile BiConsumer<io.distlock.spi.LockRequest, Deadline> beforeAcquire = (request, deadline) -> {};
     volatile Consumer<Lease> afterGrant = lease -> {};
     volatile Function<Lease, Optional<OptionalLong>> beforeRenew = lease -> Optional.empty();
+    /**
+     * Whether {@code acquireAsync} is the memory backend's native one (a waiter's future, completed by the release
+     * before it on the releasing thread); else the SPI's default (the blocking acquire on the locker's worker).
+     */
+    volatile boolean nativeAsync;
+    /** The thread of the latest blocking acquire, null before the first. */
+    volatile Thread acquiring;
+
     final Map<String, AtomicInteger> renewals = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> releases = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> stillHeld = new ConcurrentHashMap<>();
@@ -112,11 +122,20 @@ final class HookedProvider implements LockBackendProvider {
             @Override
             public Optional<Lease> acquire(io.distlock.spi.LockRequest request, Deadline deadline)
                     throws InterruptedException {
+                acquiring = Thread.currentThread();
                 beforeAcquire.accept(request, deadline);
                 lossListeners.put(request.key(), request.lossListener());
                 Optional<Lease> lease = counted(memory.acquire(request, deadline));
                 lease.ifPresent(afterGrant);
                 return lease;
+            }
+
+            @Override
+            public CompletableFuture<Optional<Lease>> acquireAsync(
+                    io.distlock.spi.LockRequest request, Deadline deadline, Executor blockingExecutor) {
+                return nativeAsync
+                        ? memory.acquireAsync(request, deadline, blockingExecutor)
+                        : LockBackend.super.acquireAsync(request, deadline, blockingExecutor);
             }
 
             @Override
