@@ -236,7 +236,8 @@ public interface RemoteLocker extends AutoCloseable {
      * flag is left set) or, if the locker is closed meanwhile, {@link LockerClosedException}. Cancelling the
      * future withdraws the waiter from the store. If the grant won the race, the future is already complete and {@code
      * cancel} returns false: the caller owns the lock and must release it. Argument errors and a closed locker are
-     * thrown directly.
+     * thrown directly. A grant completes the future on a thread of the locker's pool, never on a store client's thread
+     * nor on the stack of the release before it, so a dependent stage may block.
      */
     CompletableFuture<RemoteLock> lockAsync(String key, Duration maxWait);
 

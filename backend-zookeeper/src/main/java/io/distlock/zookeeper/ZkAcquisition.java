@@ -198,6 +198,11 @@ final class ZkAcquisition {
         return look(deadline, null);
     }
 
+    /** Whether the acquisition's node is in the queue (created and not known gone). */
+    boolean queued() {
+        return node != null;
+    }
+
     /**
      * One look at the queue: the lease once the grant rule grants our node; otherwise a watch on the node (or nodes)
      * whose deletion may grant it, then, for a blocking wait ({@code onChange} null), sleep until one fires or {@code
@@ -208,11 +213,6 @@ final class ZkAcquisition {
      * waits at most the operation timeout ({@code connectTimeout}), also in a wait without deadline: a store that
      * cannot be reached for that long ends the look with a {@link TimeoutException} before {@code deadline}.
      */
-    /** Whether the acquisition's node is in the queue (created and not known gone). */
-    boolean queued() {
-        return node != null;
-    }
-
     Optional<Lease> look(Deadline deadline, Runnable onChange)
             throws InterruptedException, TimeoutException, KeeperException {
         Deadline call = Deadline.after(operationTimeout, ticker);

@@ -177,8 +177,8 @@ final class AsyncAcquirer {
                 attempt.cancel(true); // cancelled or closed while starting
             }
             attempt.whenComplete((lease, failure) -> {
-                if (WorkerThread.takeBackendTask()) {
-                    granted(grant, lease, failure); // completed by a backend's task on a worker: adopted there
+                if (failure == null && lease.isPresent() && WorkerThread.takeBackendTask()) {
+                    granted(grant, lease, failure); // granted by a backend's task on a worker: adopted there
                 } else {
                     adopting.execute(() -> granted(grant, lease, failure));
                 }
