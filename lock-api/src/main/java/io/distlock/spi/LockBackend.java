@@ -62,8 +62,9 @@ public interface LockBackend extends AutoCloseable {
      *
      * @param blockingExecutor where a backend may block, and where it may complete the future: the locker supplies
      *     its worker threads, and adopts a grant completed by one of this executor's tasks on that same thread, without
-     *     handing it to another (a grant completed anywhere else is handed to a worker); the default blocks here, a
-     *     native implementation may run its own steps here or not use it
+     *     handing it to another (a grant completed anywhere else is handed to a worker), so the caller's dependent
+     *     stages run under that task: complete a grant there holding no lock of the backend's own. The default blocks
+     *     here; a native implementation may run its own steps here or not use it
      */
     default CompletableFuture<Optional<Lease>> acquireAsync(
             LockRequest request, Deadline deadline, Executor blockingExecutor) {
