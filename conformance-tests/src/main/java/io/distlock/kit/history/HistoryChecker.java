@@ -33,9 +33,11 @@ import java.util.stream.Stream;
  * frozen holder (that is what fencing tokens are for), but its token is still checked. A hold with no end (its
  * process was killed) is left out of the overlap check too. Events that do not pair up are reported as malformed.
  *
- * <p>What such a hold was promised is checked instead: the last validity its backend reported ({@code VALID} events,
- * at the grant and at every renewal) must have ended by the next holder's {@code ACQUIRED} event. Otherwise {@code
- * isHeld()} told the lost holder it held the lock while the store had already given it to another owner.
+ * <p>What such a hold was promised is checked instead: until the last validity its backend reported ({@code VALID}
+ * events, at the grant and at every renewal) it counts as held. A hold it excludes (after an exclusive one, any; after
+ * a shared one, an exclusive one) must not begin before that, and a semaphore's permits, counting it, stay within
+ * their limit. Otherwise {@code isHeld()} told the lost holder it held the lock while the store had already given it
+ * to another owner.
  */
 public final class HistoryChecker {
 
@@ -107,7 +109,7 @@ public final class HistoryChecker {
             List<Hold> holds = entry.getValue();
             holds.sort(Comparator.comparingLong(h -> h.begin().nanos()));
             checkOverlaps(entry.getKey(), holds, violations);
-            checkLimits(entry.getKey(), holds, violations);
+            checkLimits(entry.getKey(), holds, validUntil, violations);
             checkTokens(entry.getKey(), holds, violations);
             checkValidity(entry.getKey(), holds, validUntil, violations);
         }
@@ -297,24 +299,41 @@ public final class HistoryChecker {
 
     /**
      * Shared holds with a limit (a semaphore's permits): at no moment more of them held at once than the smallest
-     * limit among them. Sweeps the released holds in order of their begins, keeping those not yet ended.
+     * limit among them. A released hold counts until its release; one that was not (lost, or its process killed)
+     * until the last validity its backend reported, since that is what {@code isHeld()} told its holder (one with no
+     * validity reported is left out). Sweeps the holds in order of their begins, keeping those not yet ended.
      */
-    private static void checkLimits(String key, List<Hold> holds, List<String> violations) {
-        java.util.PriorityQueue<Hold> held = new java.util.PriorityQueue<>(
-                Comparator.comparingLong(h -> h.end().orElseThrow().nanos()));
+    private static void checkLimits(
+            String key, List<Hold> holds, Map<String, Long> validUntil, List<String> violations) {
+        Map<Hold, Long> heldUntil = new java.util.IdentityHashMap<>();
+        java.util.PriorityQueue<Hold> held = new java.util.PriorityQueue<>(Comparator.comparingLong(heldUntil::get));
         for (Hold hold : holds) {
-            if (hold.begin().exclusive() || !hold.released()) {
+            if (hold.begin().exclusive()) {
                 continue;
             }
-            while (!held.isEmpty()
-                    && held.peek().end().orElseThrow().nanos() <= hold.begin().nanos()) {
+            Long until = hold.released()
+                    ? Long.valueOf(hold.end().orElseThrow().nanos())
+                    : validUntil.get(hold.begin().holder());
+            if (until == null) {
+                continue;
+            }
+            heldUntil.put(hold, until);
+            while (!held.isEmpty() && heldUntil.get(held.peek()) <= hold.begin().nanos()) {
                 held.poll();
             }
             held.add(hold);
             int limit = held.stream().mapToInt(h -> h.begin().limit()).min().orElseThrow();
             if (held.size() > limit) {
+                List<String> promised = held.stream()
+                        .filter(h -> !h.released())
+                        .map(h -> h + " valid until " + heldUntil.get(h))
+                        .toList();
                 violations.add("more holds at once than the limit on key '" + key + "': " + held.size()
-                        + " held at once, limit " + limit + ": " + held);
+                        + " held at once, limit " + limit + ": " + held
+                        + (promised.isEmpty()
+                                ? ""
+                                : " (counting, until the validity its backend reported, " + String.join(", ", promised)
+                                        + ")"));
                 held.poll(); // report each excess once
             }
         }
@@ -345,9 +364,12 @@ public final class HistoryChecker {
     }
 
     /**
-     * A hold that was not released (lost, or its process killed) must not have been guaranteed past the grant of the
-     * next hold on its key: the next holder's {@code ACQUIRED} is stamped after its grant, so a correct backend's
-     * validity, measured from before its own request, always ends by then.
+     * A hold that was not released (lost, or its process killed) was promised until the last validity its backend
+     * reported: until then it counts as held. So no hold that it excludes may begin before that: for an exclusive hold
+     * (a lock, a write lock) the next hold of any kind, for a shared one (a read lock, a permit) the next exclusive
+     * hold. (Shared holds begun within a permit's promise are counted against the limit by {@link #checkLimits}.) The
+     * next holder's {@code ACQUIRED} is stamped after its grant, so a correct backend's validity, measured from before
+     * its own request, always ends by then.
      */
     private static void checkValidity(
             String key, List<Hold> holds, Map<String, Long> validUntil, List<String> violations) {
@@ -360,13 +382,16 @@ public final class HistoryChecker {
             for (int j = i + 1; j < holds.size(); j++) {
                 Hold next = holds.get(j);
                 long grantedBy = next.begin().nanos();
-                if (grantedBy - until < 0) {
+                if (grantedBy - until >= 0) {
+                    break; // later holds begin later still
+                }
+                if (hold.begin().exclusive() || next.begin().exclusive()) {
                     violations.add("validity outlived the lock on key '" + key + "': " + hold
                             + " was reported valid until " + until + ", but " + next + " was granted by " + grantedBy
                             + ", " + (until - grantedBy) / 1_000_000 + " ms earlier: the backend reported a validity"
                             + " too generous, so isHeld() said true while another owner held the lock");
+                    break; // report the first only
                 }
-                break; // only the next hold matters: later ones begin later still
             }
         }
     }

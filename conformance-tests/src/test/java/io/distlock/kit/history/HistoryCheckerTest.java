@@ -317,6 +317,77 @@ class HistoryCheckerTest {
         assertEquals(3, HistoryChecker.mostHeldAtOnce(three));
     }
 
+    /** A hold of {@code kind} whose holder was told it holds until {@code validUntil}, then lost at {@code lostAt}. */
+    private static List<HistoryEvent> lost(
+            LockKind kind, int limit, long from, long validUntil, long lostAt, String holder) {
+        return List.of(
+                new HistoryEvent(
+                        from, Type.ACQUIRED, "k", OptionalLong.empty(), holder, 1, OptionalLong.empty(), kind, limit),
+                new HistoryEvent(
+                        from + 1,
+                        Type.VALID,
+                        "k",
+                        OptionalLong.empty(),
+                        holder,
+                        1,
+                        OptionalLong.of(validUntil),
+                        kind,
+                        limit),
+                new HistoryEvent(
+                        lostAt, Type.LOST, "k", OptionalLong.empty(), holder, 1, OptionalLong.empty(), kind, limit));
+    }
+
+    /** A lost permit is still promised until its validity, but a semaphore has more permits than one. */
+    @Test
+    void lostPermit_validPastTheNextPermitsGrant_withinTheLimit_isConsistent() {
+        List<HistoryEvent> h = history(List.of(
+                lost(LockKind.PERMIT, 2, 10, 500, 20, "a"),
+                hold(LockKind.PERMIT, 2, 80, 300, -1, "b"),
+                hold(LockKind.PERMIT, 2, 310, 400, -1, "c")));
+        assertEquals(List.of(), HistoryChecker.violations(h));
+    }
+
+    @Test
+    void lostPermit_countedUntilItsValidity_pastTheLimit_isRejected() {
+        List<HistoryEvent> h = history(List.of(
+                lost(LockKind.PERMIT, 2, 10, 500, 20, "a"),
+                hold(LockKind.PERMIT, 2, 80, 300, -1, "b"),
+                hold(LockKind.PERMIT, 2, 100, 200, -1, "c"),
+                hold(LockKind.PERMIT, 2, 501, 600, -1, "d")));
+        List<String> violations = HistoryChecker.violations(h);
+        assertEquals(1, violations.size(), violations.toString());
+        assertTrue(violations.get(0).contains("3 held at once, limit 2"), violations.get(0));
+        assertTrue(
+                violations.get(0).contains("[permit a pid 1")
+                        && violations.get(0).contains("valid until 500"),
+                violations.get(0));
+    }
+
+    @Test
+    void lostRead_validPastAnotherReadsGrant_isConsistent_butNotPastAWritesGrant() {
+        List<HistoryEvent> reads = history(List.of(
+                lost(LockKind.READ, Integer.MAX_VALUE, 10, 500, 20, "a"),
+                read(80, 95, -1, "b"),
+                write(501, 600, -1, "w")));
+        assertEquals(List.of(), HistoryChecker.violations(reads));
+        List<HistoryEvent> write = history(List.of(
+                lost(LockKind.READ, Integer.MAX_VALUE, 10, 500, 20, "a"),
+                read(80, 95, -1, "b"),
+                write(100, 120, -1, "w")));
+        List<String> violations = HistoryChecker.violations(write);
+        assertEquals(1, violations.size(), violations.toString());
+        assertTrue(
+                violations.get(0).contains("validity outlived the lock on key 'k (read-write lock)'"),
+                violations.get(0));
+        assertTrue(violations.get(0).contains("[write w pid 1"), violations.get(0));
+        List<HistoryEvent> lostWrite =
+                history(List.of(lost(LockKind.WRITE, 1, 10, 500, 20, "w"), read(80, 95, -1, "b")));
+        assertEquals(
+                1,
+                HistoryChecker.violations(lostWrite).size(),
+                HistoryChecker.violations(lostWrite).toString());
+    }
+
     @Test
     void tokens_mustGrowAcrossAWrite() {
         List<String> below = HistoryChecker.violations(history(List.of(read(10, 20, 5, "r"), write(30, 40, 4, "w"))));
