@@ -301,7 +301,7 @@ public final class HistoryChecker {
      * Shared holds with a limit (a semaphore's permits): at no moment more of them held at once than the smallest
      * limit among them. A released hold counts until its release; one that was not (lost, or its process killed)
      * until the last validity its backend reported, since that is what {@code isHeld()} told its holder (one with no
-     * validity reported is left out). Sweeps the holds in order of their begins, keeping those not yet ended.
+     * validity reported, or none left at its begin, is left out). Sweeps the holds in order of their begins, keeping those not yet ended.
      */
     private static void checkLimits(
             String key, List<Hold> holds, Map<String, Long> validUntil, List<String> violations) {
@@ -314,8 +314,8 @@ public final class HistoryChecker {
             Long until = hold.released()
                     ? Long.valueOf(hold.end().orElseThrow().nanos())
                     : validUntil.get(hold.begin().holder());
-            if (until == null) {
-                continue;
+            if (until == null || until - hold.begin().nanos() <= 0) {
+                continue; // no validity reported, or none left by the time the hold was recorded
             }
             heldUntil.put(hold, until);
             while (!held.isEmpty() && heldUntil.get(held.peek()) <= hold.begin().nanos()) {
