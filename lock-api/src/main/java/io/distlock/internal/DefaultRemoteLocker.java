@@ -311,9 +311,14 @@ final class DefaultRemoteLocker implements RemoteLocker {
     }
 
     private static ThreadFactory daemon(String name) {
+        return named(name, Thread::new);
+    }
+
+    /** Daemon threads made by {@code make}, named {@code <name>-1}, {@code <name>-2}, ... */
+    static ThreadFactory named(String name, java.util.function.BiFunction<Runnable, String, Thread> make) {
         AtomicInteger count = new AtomicInteger();
         return r -> {
-            Thread t = new Thread(r, name + "-" + count.incrementAndGet());
+            Thread t = make.apply(r, name + "-" + count.incrementAndGet());
             t.setDaemon(true);
             return t;
         };

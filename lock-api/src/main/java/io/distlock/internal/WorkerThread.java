@@ -2,7 +2,6 @@ package io.distlock.internal;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A thread of a locker's worker pool, which knows whether it runs a task a backend handed to {@link
@@ -19,13 +18,11 @@ final class WorkerThread extends Thread {
 
     private WorkerThread(Runnable task, String name) {
         super(task, name);
-        setDaemon(true);
     }
 
     /** Daemon worker threads named {@code <name>-1}, {@code <name>-2}, ... */
     static ThreadFactory factory(String name) {
-        AtomicInteger count = new AtomicInteger();
-        return task -> new WorkerThread(task, name + "-" + count.incrementAndGet());
+        return DefaultRemoteLocker.named(name, WorkerThread::new);
     }
 
     /**
