@@ -34,7 +34,10 @@ final class AsyncAcquirer {
     private final Observing observing;
     private final LockerFailures failures;
     private final Ticker ticker;
-    /** The locker's workers: tryLockAsync's attempts here, and through the two views below, a backend's blocking tasks and the adoption of grants. */
+    /**
+     * The locker's workers: tryLockAsync's attempts run here, and through the two views below a backend's blocking
+     * tasks and the adoption of grants.
+     */
     private final Executor workers;
     /** The workers as the backend's blocking executor: a grant completed by one of its tasks is adopted there. */
     private final Executor backendTasks;

@@ -301,7 +301,8 @@ public final class HistoryChecker {
      * Shared holds with a limit (a semaphore's permits): at no moment more of them held at once than the smallest
      * limit among them. A released hold counts until its release; one that was not (lost, or its process killed)
      * until the last validity its backend reported, since that is what {@code isHeld()} told its holder (one with no
-     * validity reported, or none left at its begin, is left out). Sweeps the holds in order of their begins, keeping those not yet ended.
+     * validity reported, or none left at its begin, is left out). Sweeps the holds in order of their begins, keeping
+     * those not yet ended.
      */
     private static void checkLimits(
             String key, List<Hold> holds, Map<String, Long> validUntil, List<String> violations) {
