@@ -18,7 +18,6 @@ import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.ServerNode;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.maintenance.StatusResponse;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -50,23 +49,6 @@ class EtcdClusterFaultsTest {
                 .build();
     }
 
-    /** The index of the member that is the raft leader now. */
-    private static int leader() throws Exception {
-        for (int i = 0; i < 3; i++) {
-            ServerNode node = ETCD.member(i);
-            try (Client client =
-                    Client.builder().endpoints("http://" + node.endpoint()).build()) {
-                StatusResponse status = client.getMaintenanceClient()
-                        .statusMember("http://" + node.endpoint())
-                        .get(10, TimeUnit.SECONDS);
-                if (status.getHeader().getMemberId() == status.getLeader()) {
-                    return i;
-                }
-            }
-        }
-        throw new AssertionError("no member says it is the leader");
-    }
-
     /**
      * A follower frozen ({@code SIGSTOP}: its connections stay open, nothing is answered) for three TTLs: the holder's
      * session lives on through the two members that answer, so the lock stays held, told lost never, and nobody else
@@ -77,7 +59,7 @@ class EtcdClusterFaultsTest {
     void followerFrozen_forThreeTtls_holderKeepsItsLock(EtcdLockMode mode) throws Exception {
         String key = EtcdTesting.unique("frozen-follower");
         Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(2)); // well above the election timeout (500 ms)
-        ServerNode follower = ETCD.member((leader() + 1) % 3);
+        ServerNode follower = ETCD.member((EtcdTesting.leader(ETCD) + 1) % 3);
         try (RemoteLocker holder = RemoteLockers.builder()
                         .uri(EtcdTesting.uri(ETCD, PREFIX) + "?mode=" + mode.optionValue())
                         .leaseTime(ttl)
@@ -128,7 +110,7 @@ class EtcdClusterFaultsTest {
                 }
             });
             Thread.sleep(TestTimeouts.scaled(Duration.ofMillis(300)).toMillis()); // the waiter is watching
-            ETCD.member(leader()).kill9();
+            ETCD.member(EtcdTesting.leader(ETCD)).kill9();
             assertFalse(waiting.isDone(), "the waiter got the lock while it was held");
             history.releasing(held);
             assertEquals(ReleaseResult.RELEASED, held.release(), "release after the leader died");

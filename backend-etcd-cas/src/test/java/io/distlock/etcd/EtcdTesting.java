@@ -5,6 +5,7 @@ import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.ServerNode;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.maintenance.StatusResponse;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -99,6 +100,21 @@ final class EtcdTesting {
         } catch (Exception e) {
             throw new IllegalStateException("Cannot list the etcd keys under " + dir, e);
         }
+    }
+
+    /** The index of the member of {@code etcd} that is the raft leader now. */
+    static int leader(EtcdCluster etcd) throws Exception {
+        for (int i = 0; i < etcd.nodes().size(); i++) {
+            String endpoint = "http://" + etcd.member(i).endpoint();
+            try (Client client = Client.builder().endpoints(endpoint).build()) {
+                StatusResponse status =
+                        client.getMaintenanceClient().statusMember(endpoint).get(10, TimeUnit.SECONDS);
+                if (status.getHeader().getMemberId() == status.getLeader()) {
+                    return i;
+                }
+            }
+        }
+        throw new AssertionError("no member says it is the leader");
     }
 
     /**
