@@ -306,8 +306,7 @@ public final class HistoryChecker {
      */
     private static void checkLimits(
             String key, List<Hold> holds, Map<String, Long> validUntil, List<String> violations) {
-        Map<Hold, Long> heldUntil = new java.util.IdentityHashMap<>();
-        java.util.PriorityQueue<Hold> held = new java.util.PriorityQueue<>(Comparator.comparingLong(heldUntil::get));
+        java.util.PriorityQueue<Counted> held = new java.util.PriorityQueue<>(Comparator.comparingLong(Counted::until));
         for (Hold hold : holds) {
             if (hold.begin().exclusive()) {
                 continue;
@@ -318,19 +317,20 @@ public final class HistoryChecker {
             if (until == null || until - hold.begin().nanos() <= 0) {
                 continue; // no validity reported, or none left by the time the hold was recorded
             }
-            heldUntil.put(hold, until);
-            while (!held.isEmpty() && heldUntil.get(held.peek()) <= hold.begin().nanos()) {
+            while (!held.isEmpty() && held.peek().until() - hold.begin().nanos() <= 0) {
                 held.poll();
             }
-            held.add(hold);
-            int limit = held.stream().mapToInt(h -> h.begin().limit()).min().orElseThrow();
+            held.add(new Counted(hold, until));
+            int limit =
+                    held.stream().mapToInt(c -> c.hold().begin().limit()).min().orElseThrow();
             if (held.size() > limit) {
                 List<String> promised = held.stream()
-                        .filter(h -> !h.released())
-                        .map(h -> h + " valid until " + heldUntil.get(h))
+                        .filter(c -> !c.hold().released())
+                        .map(c -> c.hold() + " valid until " + c.until())
                         .toList();
                 violations.add("more holds at once than the limit on key '" + key + "': " + held.size()
-                        + " held at once, limit " + limit + ": " + held
+                        + " held at once, limit " + limit + ": "
+                        + held.stream().map(Counted::hold).toList()
                         + (promised.isEmpty()
                                 ? ""
                                 : " (counting, until the validity its backend reported, " + String.join(", ", promised)
@@ -339,6 +339,9 @@ public final class HistoryChecker {
             }
         }
     }
+
+    /** A shared hold counted against its limit until {@code until}: its release, or the validity last reported. */
+    private record Counted(Hold hold, long until) {}
 
     /** The most holds of a limited shared kind (permits) held at once in {@code events}, over every key and space. */
     public static int mostHeldAtOnce(Collection<HistoryEvent> events) {
