@@ -77,58 +77,60 @@ class EtcdDeposedLeaderLeaseTest {
                 followers.add("http://" + ETCD.member(i).endpoint());
             }
         }
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         try (Client client =
                 Client.builder().endpoints(followers.toArray(String[]::new)).build()) {
+            // The send time of the latest request etcd answered for the lease (its grant, then each keep-alive
+            // answered with a TTL > 0): the lease is promised until that instant plus the TTL.
+            AtomicLong lastAnsweredSentAt = new AtomicLong(System.nanoTime());
             long lease = client.getLeaseClient()
                     .grant(TTL_SECONDS)
                     .get(10, TimeUnit.SECONDS)
                     .getID();
-            // The send time of the latest keep-alive etcd answered with a TTL > 0: the lease is promised until
-            // that instant plus the TTL.
-            AtomicLong lastAnsweredSentAt = new AtomicLong(System.nanoTime());
-            timer.scheduleAtFixedRate(
-                    () -> {
-                        long sent = System.nanoTime();
-                        CompletableFuture<LeaseKeepAliveResponse> answer =
-                                client.getLeaseClient().keepAliveOnce(lease);
-                        answer.thenAccept(r -> {
-                            if (r.getTTL() > 0) {
-                                lastAnsweredSentAt.accumulateAndGet(sent, Math::max);
-                            }
-                        });
-                    },
-                    0,
-                    KEEP_ALIVE_EVERY.toMillis(),
-                    TimeUnit.MILLISECONDS);
-            frozen.pause();
+            ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
             try {
-                Thread.sleep(FROZEN.toMillis());
-            } finally {
-                frozen.resume();
-            }
-            long thawed = System.nanoTime();
-            while (System.nanoTime() - thawed < WATCHED_AFTER_THAW.toNanos()) {
-                long asked = System.nanoTime();
-                long ttl = client.getLeaseClient()
-                        .timeToLive(lease, LeaseOption.DEFAULT)
-                        .get(10, TimeUnit.SECONDS)
-                        .getTTL();
-                if (ttl < 0) {
-                    long promisedUntil = lastAnsweredSentAt.get() + TimeUnit.SECONDS.toNanos(TTL_SECONDS);
-                    String timings = "gone " + millis(asked - thawed) + " ms after the thaw, the last answered"
-                            + " keep-alive sent " + millis(asked - lastAnsweredSentAt.get()) + " ms before (member "
-                            + leader + " was the leader)";
-                    return promisedUntil > asked
-                            ? "REVOKED " + timings
-                            : "EXPIRED (keep-alives went unanswered) " + timings;
+                timer.scheduleAtFixedRate(
+                        () -> {
+                            long sent = System.nanoTime();
+                            CompletableFuture<LeaseKeepAliveResponse> answer =
+                                    client.getLeaseClient().keepAliveOnce(lease);
+                            answer.thenAccept(r -> {
+                                if (r.getTTL() > 0) {
+                                    lastAnsweredSentAt.accumulateAndGet(sent, Math::max);
+                                }
+                            });
+                        },
+                        0,
+                        KEEP_ALIVE_EVERY.toMillis(),
+                        TimeUnit.MILLISECONDS);
+                frozen.pause();
+                try {
+                    Thread.sleep(FROZEN.toMillis());
+                } finally {
+                    frozen.resume();
                 }
-                Thread.sleep(100);
+                long thawed = System.nanoTime();
+                while (System.nanoTime() - thawed < WATCHED_AFTER_THAW.toNanos()) {
+                    long asked = System.nanoTime();
+                    long ttl = client.getLeaseClient()
+                            .timeToLive(lease, LeaseOption.DEFAULT)
+                            .get(10, TimeUnit.SECONDS)
+                            .getTTL();
+                    if (ttl < 0) {
+                        long promisedUntil = lastAnsweredSentAt.get() + TimeUnit.SECONDS.toNanos(TTL_SECONDS);
+                        String timings = "gone " + millis(asked - thawed) + " ms after the thaw, the last answered"
+                                + " keep-alive sent " + millis(asked - lastAnsweredSentAt.get()) + " ms before"
+                                + " (member " + leader + " was the leader)";
+                        return promisedUntil > asked
+                                ? "REVOKED " + timings
+                                : "EXPIRED (keep-alives went unanswered) " + timings;
+                    }
+                    Thread.sleep(100);
+                }
+            } finally {
+                timer.shutdownNow(); // before the client closes: no keep-alive sent on a closed client
             }
             client.getLeaseClient().revoke(lease).get(10, TimeUnit.SECONDS);
             return "lived on after the thaw of member " + leader;
-        } finally {
-            timer.shutdownNow();
         }
     }
 
