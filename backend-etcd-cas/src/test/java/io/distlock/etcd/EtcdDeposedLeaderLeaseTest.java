@@ -116,11 +116,11 @@ class EtcdDeposedLeaderLeaseTest {
                             .get(10, TimeUnit.SECONDS)
                             .getTTL();
                     if (ttl < 0) {
-                        long promisedUntil = lastAnsweredSentAt.get() + TimeUnit.SECONDS.toNanos(TTL_SECONDS);
+                        long sinceAnswered = asked - lastAnsweredSentAt.get(); // read once: verdict and message
                         String timings = "gone " + millis(asked - thawed) + " ms after the thaw, the last answered"
-                                + " keep-alive sent " + millis(asked - lastAnsweredSentAt.get()) + " ms before"
+                                + " keep-alive sent " + millis(sinceAnswered) + " ms before"
                                 + " (member " + leader + " was the leader)";
-                        return promisedUntil > asked
+                        return sinceAnswered < TimeUnit.SECONDS.toNanos(TTL_SECONDS)
                                 ? "REVOKED " + timings
                                 : "EXPIRED (keep-alives went unanswered) " + timings;
                     }
