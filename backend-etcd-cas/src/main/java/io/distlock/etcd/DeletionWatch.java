@@ -4,6 +4,7 @@ import static io.distlock.etcd.EtcdCalls.bytes;
 import static io.distlock.etcd.EtcdCalls.text;
 
 import io.distlock.spi.Deadline;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
@@ -11,6 +12,7 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -193,13 +195,14 @@ final class DeletionWatch {
                                 .Then(Op.get(bytes(key), GetOption.DEFAULT))
                                 .Else(Op.get(bytes(key), GetOption.DEFAULT)),
                         deadline)
-                .thenApply(response -> response.isSucceeded()
-                                && !response.getGetResponses().get(0).getKvs().isEmpty()
-                        ? OptionalLong.of(response.getGetResponses()
-                                .get(0)
-                                .getKvs()
-                                .get(0)
-                                .getVersion())
-                        : OptionalLong.empty());
+                .thenApply(response -> {
+                    if (!response.isSucceeded()) {
+                        return OptionalLong.empty();
+                    }
+                    List<KeyValue> read = response.getGetResponses().get(0).getKvs(); // mapped anew at every call
+                    return read.isEmpty()
+                            ? OptionalLong.empty()
+                            : OptionalLong.of(read.get(0).getVersion());
+                });
     }
 }

@@ -15,6 +15,7 @@ import io.distlock.spi.LockRequest;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
@@ -313,10 +314,11 @@ final class EtcdLockBackend implements LockBackend {
                         bytes(etcd.etcdKey()),
                         DeleteOption.builder().withPrevKV(true).build())
                 .thenApply(response -> {
-                    if (response.getPrevKvs().isEmpty()) {
+                    List<KeyValue> previous = response.getPrevKvs(); // jetcd maps the list anew at every call
+                    if (previous.isEmpty()) {
                         return Deletion.GONE;
                     }
-                    if (response.getPrevKvs().get(0).getCreateRevision() == etcd.createRevision()) {
+                    if (previous.get(0).getCreateRevision() == etcd.createRevision()) {
                         return Deletion.OURS;
                     }
                     // Only a client using our session's lease id could have put it: not a lock of this locker's
@@ -352,16 +354,15 @@ final class EtcdLockBackend implements LockBackend {
                 .Else(elseRead)
                 .commit()
                 .thenCompose(response -> {
+                    List<GetResponse> reads = response.getGetResponses(); // jetcd maps the list anew at every call
                     Deletion deletion = response.isSucceeded()
                             ? Deletion.OURS
-                            : response.getGetResponses().get(0).getKvs().isEmpty() ? Deletion.GONE : Deletion.ANOTHER;
+                            : reads.get(0).getKvs().isEmpty() ? Deletion.GONE : Deletion.ANOTHER;
                     if (record == null) {
                         return CompletableFuture.completedFuture(deletion);
                     }
-                    int reads = response.getGetResponses().size();
-                    List<KeyValue> recordRead =
-                            response.getGetResponses().get(reads - 2).getKvs();
-                    long holders = response.getGetResponses().get(reads - 1).getCount();
+                    List<KeyValue> recordRead = reads.get(reads.size() - 2).getKvs();
+                    long holders = reads.get(reads.size() - 1).getCount();
                     if (recordRead.isEmpty() || holders > 0) {
                         return CompletableFuture.completedFuture(deletion);
                     }
