@@ -112,8 +112,11 @@ interface CassandraKitHooks extends LockerFixture {
      * On a dedicated cluster (whose nodes the tests may stop): stops and starts every node, deletes a lock's owner cells
      * (and a legacy main cell) with a CQL {@code DELETE} as an operator would. The holder learns of the deletion at its
      * next renewal, a third of the lease after the last, plus that renewal's round trip. With three nodes (RF 3,
-     * {@code QUORUM}: two must answer) single nodes are killed and paused; with {@link #directToTheNode()} lockers
-     * built on the node's proxy are cut off. Empty on a shared cluster.
+     * {@code QUORUM}: two must answer) single nodes are killed and paused, and a grant may wait twice the nodes' read
+     * timeout longer after a kill (a read whose coordinator picked the dead replica waits for it until that timeout,
+     * and the next may too until the survivors convict it: 16.8 s for one grant in a quiet run, 21.1 s in a loaded
+     * CI run); with {@link #directToTheNode()} lockers built on the node's proxy are cut off. Empty on a shared
+     * cluster.
      */
     @Override
     default Optional<StoreFaults> storeFaults() {
@@ -164,7 +167,11 @@ interface CassandraKitHooks extends LockerFixture {
             public Optional<NodeFaults> nodeFaults() {
                 return nodes.size() < 3
                         ? Optional.empty()
-                        : Optional.of(KitFaults.nodes(nodes, KitFaults.majority(nodes), cluster::resetFaults));
+                        : Optional.of(KitFaults.nodes(
+                                nodes,
+                                KitFaults.majority(nodes),
+                                CassandraCluster.serverReadTimeout().multipliedBy(2),
+                                cluster::resetFaults));
             }
 
             @Override

@@ -57,7 +57,8 @@ public interface FaultMatrixContract extends LockerFixture {
      * declares them ({@link io.distlock.Capabilities#kinds()}), the threads' sections cycle through the kinds on the
      * one key — the lock, the read side, the write side, the permit of a semaphore of {@value #FAULT_PERMITS} — as
      * many sections in all: the lock, the write side and the permit each run an unguarded account, readers share, and
-     * the history is checked in each of the key's spaces (no hold beside a lock, a write hold or the permit).
+     * the history is checked in each of the key's spaces (no hold beside a lock, a write hold or the permit). Each
+     * grant comes within {@link #maxWait()} plus the store's {@link NodeFaults#stallAfterKill()}.
      */
     @Test
     @Requires(Need.NODE_FAULTS)
@@ -67,11 +68,13 @@ public interface FaultMatrixContract extends LockerFixture {
         int perThread = acquisitionsPerThread();
         int total = FAULT_THREADS * perThread;
         int minority = nodes.nodeCount() - nodes.quorum();
+        Duration grantWait = maxWait().plus(nodes.stallAfterKill());
         Map<LockKind, UnguardedAccount> accounts = new EnumMap<>(LockKind.class);
         Map<LockKind, AtomicInteger> sectionsOf = new EnumMap<>(LockKind.class);
         HistoryRecorder history = HistoryRecorder.inMemory();
         AtomicInteger sections = new AtomicInteger();
         AtomicInteger storeErrors = new AtomicInteger();
+        AtomicLong longestWait = new AtomicLong();
         CountDownLatch killed = new CountDownLatch(1);
         List<RemoteLocker> lockers = new ArrayList<>();
         try {
@@ -102,10 +105,12 @@ public interface FaultMatrixContract extends LockerFixture {
                     "kit-node-killer");
             killer.setDaemon(true);
             killer.start();
-            Concurrently.run("minority-killed", FAULT_THREADS, maxWait().multipliedBy(3), i -> {
+            Concurrently.run("minority-killed", FAULT_THREADS, grantWait.multipliedBy(3), i -> {
                 for (int n = 0; n < perThread; n++) {
                     LockKind kind = kinds.get(n % kinds.size()); // the threads start together on each kind
-                    RemoteLock lock = lockRetryingStoreErrors(lockers.get(i), kind, key, storeErrors);
+                    long asked = System.nanoTime();
+                    RemoteLock lock = lockRetryingStoreErrors(lockers.get(i), kind, key, grantWait, storeErrors);
+                    longestWait.accumulateAndGet(System.nanoTime() - asked, Math::max);
                     history.acquired(lock, FAULT_PERMITS);
                     if (kind != LockKind.READ) {
                         accounts.get(kind).criticalSection(lock.ownerId());
@@ -130,12 +135,13 @@ public interface FaultMatrixContract extends LockerFixture {
             HistoryChecker.assertConsistent(history.events());
             log().info(
                             "{} critical sections ({}) with {} of {} nodes killed a third of the way; {} calls failed"
-                                    + " on the store and were retried",
+                                    + " on the store and were retried; the longest wait for a grant took {} ms",
                             total,
                             sectionsOf,
                             minority,
                             nodes.nodeCount(),
-                            storeErrors.get());
+                            storeErrors.get(),
+                            TimeUnit.NANOSECONDS.toMillis(longestWait.get()));
             Lockers.assertNothingLeft(this, lockers.get(0), leaseTime().plus(expirySlack()), key);
             Lockers.assertOtherSpacesFree(lockers, leaseTime().plus(expirySlack()), kinds, key, FAULT_PERMITS);
         } finally {
@@ -453,8 +459,9 @@ public interface FaultMatrixContract extends LockerFixture {
      * #FAULT_PERMITS}), retrying a call that failed on the store (a node went away under it).
      */
     private RemoteLock lockRetryingStoreErrors(
-            RemoteLocker locker, LockKind kind, String key, AtomicInteger storeErrors) throws InterruptedException {
-        long end = System.nanoTime() + maxWait().toNanos();
+            RemoteLocker locker, LockKind kind, String key, Duration wait, AtomicInteger storeErrors)
+            throws InterruptedException {
+        long end = System.nanoTime() + wait.toNanos();
         while (true) {
             try {
                 return Lockers.lock(
@@ -462,16 +469,32 @@ public interface FaultMatrixContract extends LockerFixture {
                         kind,
                         key,
                         FAULT_PERMITS,
-                        maxWait(),
-                        () -> "the " + kind.label() + " of '" + key + "' was not granted within " + maxWait());
+                        wait,
+                        () -> "the " + kind.label() + " of '" + key + "' was not granted within " + wait
+                                + storeHeld(key));
             } catch (LockBackendException e) {
                 storeErrors.incrementAndGet();
                 if (System.nanoTime() - end > 0) {
                     throw new AssertionError(
-                            "the store kept failing for " + maxWait() + " with a minority of nodes killed", e);
+                            "the store kept failing for " + wait + " with a minority of nodes killed", e);
                 }
                 Thread.sleep(20);
             }
+        }
+    }
+
+    /**
+     * For a wait that timed out: what the store holds for {@code key} now ({@link #storeEntries}), so that the failure
+     * names what stood in the way (a waiter or a holder ahead, a cell left behind); empty when the fixture cannot list
+     * entries. A failing read is named, not thrown: the wait's own failure is the one to report.
+     */
+    private String storeHeld(String key) {
+        try {
+            return storeEntries(key)
+                    .map(entries -> "; the store holds for the key now: " + entries)
+                    .orElse("");
+        } catch (RuntimeException e) {
+            return "; the store's entries could not be read: " + e;
         }
     }
 

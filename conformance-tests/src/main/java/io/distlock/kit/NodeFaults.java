@@ -1,5 +1,7 @@
 package io.distlock.kit;
 
+import java.time.Duration;
+
 /**
  * Faults the kit injects into single nodes of a store of several (a ZooKeeper ensemble, an etcd cluster, Redlock's
  * masters, a Cassandra cluster), given by a backend's test through {@link StoreFaults#nodeFaults()}. Nodes are numbered
@@ -17,6 +19,18 @@ public interface NodeFaults {
      * nodeCount() - quorum()} nodes leaves a working store; killing one more does not.
      */
     int quorum();
+
+    /**
+     * How much longer than {@link LockerFixture#maxWait()} a grant may take in the minority-killed run because the
+     * surviving nodes hold requests after a node died, until they notice it is gone. A Cassandra coordinator that
+     * picked the dead replica for a {@code QUORUM} read waits for it until the server's read timeout, and the next read
+     * may do the same until the failure detector convicts the node (seconds, tens of seconds on a loaded machine).
+     * Zero, the default, for stores whose clients move on at once: a ZooKeeper or etcd client to another member, a
+     * Redlock grant that needs no answer from the dead master.
+     */
+    default Duration stallAfterKill() {
+        return Duration.ZERO;
+    }
 
     /** Kills node {@code node} abruptly ({@code SIGKILL}) and blocks until it is down. */
     void kill(int node);

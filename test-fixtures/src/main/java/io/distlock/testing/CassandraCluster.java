@@ -286,6 +286,14 @@ public final class CassandraCluster extends StoreFixture implements BeforeEachCa
     }
 
     /**
+     * The read timeout of the nodes this fixture forks ({@code read_request_timeout}): how long a coordinator waits
+     * for a replica that does not answer, one that died among them, before failing the read.
+     */
+    public static Duration serverReadTimeout() {
+        return Duration.ofMillis(CassandraNodeConfig.SERVER_READ_TIMEOUT_MILLIS);
+    }
+
+    /**
      * Blocks until every other running node sees node {@code i} (stopped, killed or paused) as down. Right after a
      * SIGKILL or SIGSTOP the others still count the node as up until their failure detector convicts it (seconds, up
      * to tens of seconds on a loaded machine); requests meanwhile may wait for it and time out, lightweight

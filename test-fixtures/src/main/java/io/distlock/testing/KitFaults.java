@@ -3,6 +3,7 @@ package io.distlock.testing;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.kit.ClientPartition;
 import io.distlock.kit.NodeFaults;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.IntConsumer;
@@ -38,7 +39,21 @@ public final class KitFaults {
      * has to stay down).
      */
     public static NodeFaults nodes(List<ServerNode> nodes, int quorum, IntConsumer beforeKill, Runnable restoreAll) {
+        return nodes(nodes, quorum, beforeKill, Duration.ZERO, restoreAll);
+    }
+
+    /**
+     * {@link #nodes(List, int, Runnable)} of a store whose surviving nodes may hold requests for up to {@code
+     * stallAfterKill} after a node died ({@link NodeFaults#stallAfterKill()}).
+     */
+    public static NodeFaults nodes(List<ServerNode> nodes, int quorum, Duration stallAfterKill, Runnable restoreAll) {
+        return nodes(nodes, quorum, node -> {}, stallAfterKill, restoreAll);
+    }
+
+    private static NodeFaults nodes(
+            List<ServerNode> nodes, int quorum, IntConsumer beforeKill, Duration stallAfterKill, Runnable restoreAll) {
         Objects.requireNonNull(beforeKill, "beforeKill");
+        Objects.requireNonNull(stallAfterKill, "stallAfterKill");
         List<ServerNode> all = List.copyOf(nodes);
         if (quorum < 1 || quorum > all.size()) {
             throw new IllegalArgumentException("quorum " + quorum + " of " + all.size() + " nodes");
@@ -53,6 +68,11 @@ public final class KitFaults {
             @Override
             public int quorum() {
                 return quorum;
+            }
+
+            @Override
+            public Duration stallAfterKill() {
+                return stallAfterKill;
             }
 
             @Override
