@@ -126,6 +126,7 @@ final class CassandraStatements {
     final Cql writeGlobalTime;
 
     final Cql readFence;
+    final Cql readFenceHint;
     final Cql createFence;
     final Cql advanceFence;
 
@@ -268,6 +269,9 @@ final class CassandraStatements {
 
         readFence =
                 prepare(session, "SELECT last_token FROM " + in(FENCE_TABLE) + " WHERE lock_id = ?", serial, serial);
+        // A plain read, no Paxos round: only the first guess of a draw, which the conditional update then checks.
+        readFenceHint = prepare(
+                session, "SELECT last_token FROM " + in(FENCE_TABLE) + " WHERE lock_id = ?", consistency, serial);
         createFence = prepareConditional(
                 session,
                 "INSERT INTO " + in(FENCE_TABLE) + " (lock_id, last_token) VALUES (?, 1) IF NOT EXISTS",

@@ -3,6 +3,7 @@ package io.distlock.cassandra;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import io.distlock.LockConfigurationException;
 import io.distlock.LockKind;
 import io.distlock.LockTimeoutException;
@@ -10,6 +11,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.RemoteSemaphore;
+import io.distlock.Ticker;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.spi.LockRequest;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +21,9 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -198,6 +202,51 @@ class SharedKindsTest extends OneNodeFixture {
         assertThat(SharedEntries.partition(LockKind.READ, "a"))
                 .isNotEqualTo(SharedEntries.partition(LockKind.PERMIT, "a"));
         assertThat(cellsOf(key)).isEmpty();
+    }
+
+    /**
+     * Shared holders granted together draw their fencing tokens from the space's one counter at the same moment: every
+     * draw but one starts from a guess that another's update has just made stale, is refused, and goes on from the value
+     * the refusal answers. Eight drawers, five rounds started together: forty tokens, each given once, 1 to 40.
+     */
+    @Test
+    void fencingCounter_drawnTogether_givesEachDrawItsOwnToken_fromTheValueARefusalAnswers() throws Exception {
+        String row = SharedEntries.partition(LockKind.READ, key("fence-together"));
+        int drawers = 8;
+        int rounds = 5;
+        CyclicBarrier together = new CyclicBarrier(drawers);
+        List<CompletableFuture<List<Long>>> draws = new ArrayList<>();
+        for (int d = 0; d < drawers; d++) {
+            CassandraCalls calls = new CassandraCalls(session, "test", WAIT, Ticker.system());
+            Fencing fencing = new Fencing(
+                    calls,
+                    new CassandraStatements(
+                            session,
+                            session.getKeyspace().orElseThrow().asInternal(),
+                            DefaultConsistencyLevel.QUORUM,
+                            DefaultConsistencyLevel.SERIAL));
+            draws.add(CompletableFuture.supplyAsync(() -> {
+                List<Long> tokens = new ArrayList<>();
+                for (int r = 0; r < rounds; r++) {
+                    try {
+                        together.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (Exception e) {
+                        throw new IllegalStateException("the drawers did not meet", e);
+                    }
+                    tokens.add(fencing.next(row, "fence-together"));
+                }
+                return tokens;
+            }));
+        }
+        List<Long> all = new ArrayList<>();
+        for (CompletableFuture<List<Long>> draw : draws) {
+            all.addAll(draw.get(WAIT.toMillis() * rounds, TimeUnit.MILLISECONDS));
+        }
+        assertThat(all)
+                .as("each token given once, none skipped")
+                .containsExactlyInAnyOrderElementsOf(LongStream.rangeClosed(1, (long) drawers * rounds)
+                        .boxed()
+                        .toList());
     }
 
     private static LockRequest permit(String key, int n, Duration lease) {
