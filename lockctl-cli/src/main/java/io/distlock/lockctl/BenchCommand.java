@@ -156,7 +156,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--read-share",
             paramLabel = "S",
-            description = "--workload read-heavy: the share of reads, between 0 and 1 (default: 0.9, 90 % reads).")
+            description = "--workload read-heavy: the share of reads, between 0 and 1 (default: 0.9, 90 %% reads).")
     Double readShare;
 
     @Option(

@@ -12,6 +12,11 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.toolkit.OwnerIds;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,6 +34,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /**
  * {@code lockctl locks list/show/request-release/break} and {@code lockctl run --owner} on the in-JVM store, where lockers of this JVM
@@ -323,6 +329,32 @@ class LocksCommandTest {
                 .contains("lockctl locks break nightly-backup --yes")
                 .contains("lockctl locks request-release nightly-backup")
                 .contains("locks break: not confirmed");
+    }
+
+    /**
+     * Every command's help, down the whole tree, renders its text as written: picocli reads descriptions as format
+     * strings, and a lone {@code %} made it warn on stderr and print the raw text instead.
+     */
+    @Test
+    void everyCommandsHelp_rendersWithoutAFormatWarning() {
+        PrintStream stderr = System.err;
+        ByteArrayOutputStream warnings = new ByteArrayOutputStream();
+        StringWriter usage = new StringWriter();
+        System.setErr(new PrintStream(warnings, true, StandardCharsets.UTF_8));
+        try {
+            renderEveryHelp(LockCtl.commandLine(new PrintWriter(usage), new PrintWriter(usage)), usage);
+        } finally {
+            System.setErr(stderr);
+        }
+        assertThat(warnings.toString(StandardCharsets.UTF_8))
+                .as("what picocli printed on stderr while rendering every command's help")
+                .isEmpty();
+        assertThat(usage.toString().replaceAll("\\s+", " ")).contains("(default: 0.9, 90 % reads)");
+    }
+
+    private static void renderEveryHelp(CommandLine command, StringWriter usage) {
+        usage.write(command.getUsageMessage());
+        command.getSubcommands().values().forEach(sub -> renderEveryHelp(sub, usage));
     }
 
     @Test
