@@ -287,7 +287,7 @@ public final class CassandraCluster extends StoreFixture implements BeforeEachCa
 
     /**
      * The read timeout of the nodes this fixture forks ({@code read_request_timeout}): how long a coordinator waits
-     * for a replica that does not answer, one that died among them, before failing the read.
+     * for a replica that does not answer (a dead one it still counts as up) before it fails the read.
      */
     public static Duration serverReadTimeout() {
         return Duration.ofMillis(CassandraNodeConfig.SERVER_READ_TIMEOUT_MILLIS);
