@@ -117,6 +117,9 @@ final class CassandraSessions {
                 .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
                 .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(2))
                 .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, requestTimeout)
+                // A schema change returns once the driver has refreshed its schema, which it otherwise gathers for a
+                // second first: every test class creates and drops a keyspace.
+                .withDuration(DefaultDriverOption.METADATA_SCHEMA_WINDOW, Duration.ZERO)
                 .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, TestTimeouts.scaled(PROBE_TIMEOUT))
                 .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, TestTimeouts.scaled(PROBE_TIMEOUT))
                 .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, TestTimeouts.scaled(PROBE_TIMEOUT))
