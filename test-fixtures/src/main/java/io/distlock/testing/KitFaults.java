@@ -45,6 +45,8 @@ public final class KitFaults {
     /**
      * {@link #nodes(List, int, Runnable)} of a store whose surviving nodes may hold requests for up to {@code
      * stallAfterKill} after a node died ({@link NodeFaults#stallAfterKill()}).
+     *
+     * @throws IllegalArgumentException if {@code stallAfterKill} is negative, or {@code quorum} is not 1 to the nodes
      */
     public static NodeFaults nodes(List<ServerNode> nodes, int quorum, Duration stallAfterKill, Runnable restoreAll) {
         return nodes(nodes, quorum, node -> {}, stallAfterKill, restoreAll);
@@ -54,6 +56,9 @@ public final class KitFaults {
             List<ServerNode> nodes, int quorum, IntConsumer beforeKill, Duration stallAfterKill, Runnable restoreAll) {
         Objects.requireNonNull(beforeKill, "beforeKill");
         Objects.requireNonNull(stallAfterKill, "stallAfterKill");
+        if (stallAfterKill.isNegative()) {
+            throw new IllegalArgumentException("stallAfterKill " + stallAfterKill + " is negative");
+        }
         List<ServerNode> all = List.copyOf(nodes);
         if (quorum < 1 || quorum > all.size()) {
             throw new IllegalArgumentException("quorum " + quorum + " of " + all.size() + " nodes");
