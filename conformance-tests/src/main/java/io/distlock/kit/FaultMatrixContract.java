@@ -455,22 +455,25 @@ public interface FaultMatrixContract extends LockerFixture {
     }
 
     /**
-     * A grant of {@code kind} on {@code key} within {@code maxWait} (a permit of a semaphore of {@value
-     * #FAULT_PERMITS}), retrying a call that failed on the store (a node went away under it).
+     * A grant of {@code kind} on {@code key} within {@code wait} of asking (a permit of a semaphore of {@value
+     * #FAULT_PERMITS}), retrying a call that failed on the store (a node went away under it) within the same bound.
      */
     private RemoteLock lockRetryingStoreErrors(
             RemoteLocker locker, LockKind kind, String key, Duration wait, AtomicInteger storeErrors)
             throws InterruptedException {
         long end = System.nanoTime() + wait.toNanos();
         while (true) {
+            // A retry after a store error waits only for what is left of the grant's bound, not for all of it again.
+            Duration left = Duration.ofNanos(Math.max(1, end - System.nanoTime()));
             try {
                 return Lockers.lock(
                         locker,
                         kind,
                         key,
                         FAULT_PERMITS,
-                        wait,
+                        left,
                         () -> "the " + kind.label() + " of '" + key + "' was not granted within " + wait
+                                + " of asking (" + storeErrors.get() + " store errors retried in the run so far)"
                                 + storeHeld(key));
             } catch (LockBackendException e) {
                 storeErrors.incrementAndGet();
