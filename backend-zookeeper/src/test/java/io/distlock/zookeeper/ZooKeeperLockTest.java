@@ -220,7 +220,13 @@ class ZooKeeperLockTest {
                     lock.release();
                     return frames;
                 });
-        Conditions.await("the waiter queued", WAIT, () -> nodeCount("async-adopted") == 2);
+        // The waiter's first look (create the node, list, watch the holder's node) runs on the backend's one step
+        // thread, and the first look of a later call runs after it: once a later call on a free key is granted, the
+        // waiter watches. A release before that look ended would be found by the look itself, on the step thread.
+        b.lockAsync("async-adopted-after", Duration.ofMinutes(5))
+                .get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS)
+                .release();
+        assertThat(nodeCount("async-adopted")).as("nodes queued").isEqualTo(2);
 
         held.release();
 
