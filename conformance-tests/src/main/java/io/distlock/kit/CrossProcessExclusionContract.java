@@ -84,7 +84,7 @@ public interface CrossProcessExclusionContract extends LockerFixture {
     private static void awaitExits(Workers workers, Duration timeout) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
         for (Worker worker : workers.all()) {
-            worker.awaitExit(Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+            worker.awaitExit(Deadlines.leftUntil(end));
         }
     }
 

@@ -51,6 +51,14 @@ public final class Deadlines {
         }
     }
 
+    /**
+     * What is left until {@code endNanos} (a {@link System#nanoTime} value), at least a nanosecond: the bound for the
+     * next of several calls that share one deadline, which a call given a zero or negative wait would refuse.
+     */
+    public static Duration leftUntil(long endNanos) {
+        return Duration.ofNanos(Math.max(1, endNanos - System.nanoTime()));
+    }
+
     /** Whether {@code condition} stayed true for the whole of {@code period} (used as given, not scaled). */
     public static boolean holdsFor(Duration period, BooleanSupplier condition) throws InterruptedException {
         long end = System.nanoTime() + period.toNanos();

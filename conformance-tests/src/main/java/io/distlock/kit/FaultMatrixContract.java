@@ -464,7 +464,7 @@ public interface FaultMatrixContract extends LockerFixture {
         long end = System.nanoTime() + wait.toNanos();
         while (true) {
             // A retry after a store error waits only for what is left of the grant's bound, not for all of it again.
-            Duration left = Duration.ofNanos(Math.max(1, end - System.nanoTime()));
+            Duration left = Deadlines.leftUntil(end);
             try {
                 return Lockers.lock(
                         locker,

@@ -97,7 +97,7 @@ final class Workers implements AutoCloseable {
     void awaitLine(String prefix, Duration timeout) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
         for (Worker worker : started) {
-            awaitLine(worker, prefix, Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+            awaitLine(worker, prefix, Deadlines.leftUntil(end));
         }
     }
 
@@ -124,7 +124,7 @@ final class Workers implements AutoCloseable {
         Map<String, Long> totals = new HashMap<>();
         long end = System.nanoTime() + timeout.toNanos();
         for (Worker worker : started) {
-            int exit = worker.awaitExit(Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+            int exit = worker.awaitExit(Deadlines.leftUntil(end));
             List<String> done = worker.lines("DONE");
             assertTrue(
                     exit == 0 && done.size() == 1,
