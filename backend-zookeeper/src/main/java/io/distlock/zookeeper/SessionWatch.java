@@ -125,27 +125,32 @@ final class SessionWatch implements ConnectionStateListener, AutoCloseable {
 
     /**
      * Starts following the session; call once connected. A session whose creation this client did not see (an
-     * application's client) is confirmed first, by heartbeats half a tick apart.
+     * application's client) is confirmed first, by heartbeats half a tick apart; so is one whose guarantee from its
+     * creation has less than half the session timeout left, as when connecting took longer than the session timeout
+     * (the store out of reach at first, connection attempts turned away): the locker's first grants would otherwise be
+     * refused as stale until the heartbeats caught up.
      *
      * @throws LockBackendException if that does not happen within {@code timeout} plus a tick
      */
     void start(Duration timeout) {
         eventSource.getCuratorListenable().addListener(connectionEvents);
         client.getConnectionStateListenable().addListener(this);
+        long started = ticker.read();
         ZkSession first = observe();
         if (first != null) {
             sessionAtDrop = first.id();
         }
         beat();
-        if (first != null && !first.isConfirmed()) {
-            confirm(first, timeout);
+        if (first != null && (!first.isConfirmed() || first.guaranteedUntil() - started < first.timeoutNanos() / 2)) {
+            confirm(first, started, timeout);
         }
     }
 
-    private void confirm(ZkSession session, Duration timeout) {
+    /** Waits until a send of {@code session} made at or after reading {@code since} is confirmed. */
+    private void confirm(ZkSession session, long since, Duration timeout) {
         long start = ticker.read();
         long pause = Math.max(MIN_HEARTBEAT_NANOS, reportLagNanos(session.timeoutNanos()) / 2);
-        while (!session.isConfirmed()) {
+        while (!session.isConfirmedSince(since)) {
             if (ticker.read() - start > timeout.toNanos() + 2 * reportLagNanos(session.timeoutNanos())
                     || session.isLost()) {
                 throw new LockBackendException("ZooKeeper at " + connectString + " did not confirm " + session

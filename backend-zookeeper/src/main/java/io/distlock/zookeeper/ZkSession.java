@@ -106,6 +106,12 @@ final class ZkSession {
         return confirmedSendNanos != NONE;
     }
 
+    /** Whether a send made at or after reading {@code nanos} is confirmed. */
+    boolean isConfirmedSince(long nanos) {
+        long confirmed = confirmedSendNanos;
+        return confirmed != NONE && confirmed - nanos >= 0;
+    }
+
     /**
      * Until when the session is guaranteed alive (see the class comment); a reading in the past once the session is
      * lost, or while no send is confirmed yet (the reading when the session was first seen).

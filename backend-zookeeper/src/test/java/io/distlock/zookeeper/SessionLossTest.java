@@ -229,6 +229,35 @@ class SessionLossTest {
         }
     }
 
+    /**
+     * A locker whose connecting took longer than its session timeout (the store out of reach at first, or its
+     * connection attempts turned away, as an in-process TLS server's can be on a loaded machine) confirms its session
+     * before its opening returns: its first {@code tryLock} of a free key is granted, not found stale.
+     */
+    @Test
+    void openingThatTookLongerThanTheSessionTimeout_confirmsTheSession_soTheFirstTryLockIsGranted() throws Exception {
+        Duration sessionTimeout = Duration.ofSeconds(2);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (TcpProxy proxy = TcpProxy.start("zk-slow-open", server.getPort())) {
+            proxy.drop(); // every connection attempt is turned away until healed
+            Future<RemoteLocker> opening = pool.submit(() -> RemoteLockers.open("zk://" + proxy.endpoint() + BASE
+                    + "?sessionTimeout=" + sessionTimeout.toMillis() + "ms&connectTimeout=60s&tickTime="
+                    + ZkTestServers.TICK_MS + "ms"));
+            Thread.sleep(sessionTimeout.plusSeconds(1).toMillis()); // the fault: longer than the session timeout
+            assertThat(opening).as("opened while no connection gets through").isNotDone();
+            proxy.heal();
+            try (RemoteLocker locker = opening.get(TestTimeouts.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS)) {
+                Optional<RemoteLock> lock = locker.tryLock("slow-open");
+                assertThat(lock).as("the first tryLock of a free key").isPresent();
+                assertThat(lock.get().isHeld()).isTrue();
+                assertThat(lock.get().release()).isEqualTo(ReleaseResult.RELEASED);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(nodes("slow-open")).isZero();
+    }
+
     @Test
     void waiter_blockedDuringServerRestart_getsTheLockAfterRecovery() throws Exception {
         ExecutorService pool = Executors.newSingleThreadExecutor();

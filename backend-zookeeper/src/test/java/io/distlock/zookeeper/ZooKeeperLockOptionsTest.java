@@ -35,9 +35,9 @@ class ZooKeeperLockOptionsTest {
     private static final String PASSWORD = "opt-Pa55word";
     private static final String BASE = "/typed-options";
     /**
-     * Neither the default lease time (30 s) nor a bound of the server's (1 s to its maximum): asked for, granted. Not
-     * shorter: a locker's first grants are stale until its session is confirmed, if opening it took longer than the
-     * session timeout (a TLS ensemble in this JVM, on a loaded machine), and tryLock then returns empty.
+     * Neither the default lease time (30 s) nor a bound of the server's (1 s to its maximum): asked for, granted. (On
+     * a loaded machine this in-process TLS server can turn a client's connection attempts away for seconds, the
+     * client failing to read the connect response; the opening then confirms the session before it returns.)
      */
     private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(10);
 
