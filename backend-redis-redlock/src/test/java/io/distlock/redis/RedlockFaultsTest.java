@@ -161,7 +161,11 @@ class RedlockFaultsTest {
         try (RemoteLocker a = locker();
                 RemoteLocker b = locker()) {
             RemoteLock held = a.lock(key, TestTimeouts.scaled(Duration.ofSeconds(10)));
-            assertThat(probe.keys("distlock:" + key)).hasSize(5);
+            // granted once a majority said yes: the other masters' writes may still be on their way
+            Deadlines.await(
+                    () -> probe.keys("distlock:" + key).size() == 5,
+                    TestTimeouts.scaled(Duration.ofSeconds(2)),
+                    () -> "the key on all five masters: " + probe.keys("distlock:" + key));
             assertThat(b.tryLock(key)).isEmpty();
             assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
             Optional<RemoteLock> next = b.tryLock(key);

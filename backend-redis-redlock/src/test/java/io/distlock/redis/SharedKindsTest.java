@@ -12,6 +12,7 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.RemoteReadWriteLock;
 import io.distlock.Ticker;
+import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
@@ -73,6 +74,22 @@ class SharedKindsTest {
     /** Everything under the key's name on the first {@code masters} masters: the lock, and both spaces' sets. */
     private static Map<String, List<String>> stored(String key, int masters) {
         return probe.keys("distlock:" + key, IntStream.range(0, masters).boxed().toList());
+    }
+
+    /**
+     * {@link #stored}, once each of the first {@code masters} masters holds {@code keys} keys of {@code key}: a grant is
+     * decided when a quorum said yes, and the other masters' writes may still be on their way.
+     */
+    private static Map<String, List<String>> storedOnEveryMaster(String key, int masters, int keys) {
+        Deadlines.await(
+                () -> {
+                    Map<String, List<String>> now = stored(key, masters);
+                    return now.size() == masters && now.values().stream().allMatch(entries -> entries.size() == keys);
+                },
+                Duration.ofSeconds(10),
+                () -> "every one of " + masters + " master(s) holding " + keys + " key(s) of '" + key + "': "
+                        + stored(key, masters));
+        return stored(key, masters);
     }
 
     @ParameterizedTest(name = "{0} master(s)")
@@ -176,7 +193,7 @@ class SharedKindsTest {
         try (RemoteLocker a = locker(masters);
                 RemoteLocker b = locker(masters)) {
             try (RemoteLock held = a.semaphore(key, 2).tryLock().orElseThrow()) {
-                Map<String, List<String>> before = stored(key, masters);
+                Map<String, List<String>> before = storedOnEveryMaster(key, masters, 1);
                 assertThatThrownBy(() -> b.semaphore(key, 3).tryLock())
                         .isInstanceOf(LockConfigurationException.class)
                         .hasMessageContaining("in use with 2 permits")
@@ -204,7 +221,7 @@ class SharedKindsTest {
                 RemoteLocker b = locker(masters)) {
             RemoteLock write = a.readWriteLock(key).writeLock().tryLock().orElseThrow();
             RemoteLock permit = a.semaphore(key, 1).tryLock().orElseThrow();
-            Map<String, List<String>> held = stored(key, masters);
+            Map<String, List<String>> held = storedOnEveryMaster(key, masters, 2);
             CompletableFuture<RemoteLock> reader =
                     b.readWriteLock(key).readLock().lockAsync(LEASE.multipliedBy(10));
             CompletableFuture<RemoteLock> writer =
@@ -240,7 +257,7 @@ class SharedKindsTest {
                             b.readWriteLock(key).writeLock().tryLock().orElseThrow();
                     RemoteLock permit = b.semaphore(key, 1).tryLock().orElseThrow()) {
                 assertThat(List.of(lock, write, permit)).allMatch(RemoteLock::isHeld);
-                for (List<String> entries : stored(key, masters).values()) {
+                for (List<String> entries : storedOnEveryMaster(key, masters, 3).values()) {
                     assertThat(entries).hasSize(3);
                     assertThat(entries).anyMatch(e -> e.startsWith("distlock:" + key + "="));
                     assertThat(entries).anyMatch(e -> e.startsWith("distlock:" + key + "\uFFFDrw=[w:"));
