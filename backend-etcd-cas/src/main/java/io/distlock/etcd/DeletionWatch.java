@@ -12,7 +12,10 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -158,6 +161,168 @@ final class DeletionWatch {
                     }
                 },
                 onEnded);
+    }
+
+    /**
+     * Watches the deletions in a queue's directory for a waiter near its head: {@code ahead}'s keys, and the waiter's
+     * own key {@code ownKey} (created at {@code ownRevision}), all existed at store revision {@code readAt}, and no other
+     * key can come ahead. One watch delivers the directory's deletions in revision order, so when the last key ahead
+     * is deleted before the waiter's own key, the waiter is first at that revision: {@code onGranted} gets it, with no
+     * read of the queue. {@code onLookAgain} is called instead when the own key goes first (the caller reads the queue,
+     * which tells an expired session from a key deleted by someone), and {@code onEnded} on a failure of the watch or
+     * of its check. At most one of them, once.
+     *
+     * <p>As {@link #start}, a store that moved on before the watch started is checked once: one transaction reads every
+     * key of the set, and what it finds gone (or there again with another create revision: a session queueing again)
+     * counts as deleted. No grant is told before that check has answered: until then the own key's fate between the
+     * read and the watch's start is not known.
+     */
+    static Watch.Watcher startNearHead(
+            EtcdCalls calls,
+            String dir,
+            String rangeEnd,
+            List<FairQueue.OneKey> ahead,
+            String ownKey,
+            long ownRevision,
+            long readAt,
+            Supplier<Deadline> checkDeadline,
+            LongConsumer onGranted,
+            Runnable onLookAgain,
+            Consumer<Throwable> onEnded) {
+        NearHead head = new NearHead(ahead, ownKey, ownRevision, onGranted, onLookAgain, onEnded);
+        return calls.watchRangeDeletesFromNow(
+                dir,
+                rangeEnd,
+                (WatchResponse response) -> {
+                    if (!response.isCreatedNotify()) {
+                        head.deleted(response.getEvents());
+                    } else if (response.getHeader().getRevision() > readAt) {
+                        head.check(calls, checkDeadline.get());
+                    } else {
+                        head.checked(null, 0);
+                    }
+                },
+                onEnded);
+    }
+
+    /** What {@link #startNearHead} knows: the keys still ahead, whether the check answered, whether it has told. */
+    private static final class NearHead {
+        private final Map<String, Long> ahead = new HashMap<>(); // guarded by this
+        private final String ownKey;
+        private final long ownRevision;
+        private final LongConsumer onGranted;
+        private final Runnable onLookAgain;
+        private final Consumer<Throwable> onEnded;
+        private boolean checked; // guarded by this
+        private boolean told; // guarded by this
+
+        NearHead(
+                List<FairQueue.OneKey> keys,
+                String ownKey,
+                long ownRevision,
+                LongConsumer onGranted,
+                Runnable onLookAgain,
+                Consumer<Throwable> onEnded) {
+            keys.forEach(k -> ahead.put(k.key(), k.createRevision()));
+            this.ownKey = ownKey;
+            this.ownRevision = ownRevision;
+            this.onGranted = onGranted;
+            this.onLookAgain = onLookAgain;
+            this.onEnded = onEnded;
+        }
+
+        /** One watch response's deletions, in order. */
+        void deleted(List<WatchEvent> events) {
+            Runnable tell = null;
+            synchronized (this) {
+                for (WatchEvent event : events) {
+                    if (told || event.getEventType() != WatchEvent.EventType.DELETE) {
+                        continue;
+                    }
+                    String key = text(event.getKeyValue().getKey());
+                    long at = event.getKeyValue().getModRevision();
+                    // A member behind the one that answered the read may start the watch before readAt and show an
+                    // earlier key of the same name going: only a deletion after the key's creation counts.
+                    if (key.equals(ownKey) && at > ownRevision) {
+                        tell = tell(onLookAgain);
+                    } else if (at > ahead.getOrDefault(key, Long.MAX_VALUE)) {
+                        ahead.remove(key);
+                        tell = grantedAt(at);
+                    }
+                }
+            }
+            if (tell != null) {
+                tell.run();
+            }
+        }
+
+        /** Sends the check: the keys ahead and the own key, read in one transaction. */
+        void check(EtcdCalls calls, Deadline deadline) {
+            List<String> keys;
+            synchronized (this) {
+                keys = new ArrayList<>(ahead.keySet());
+            }
+            keys.add(ownKey);
+            calls.txn(
+                            "checking the keys ahead of " + ownKey,
+                            txn -> txn.Then(keys.stream()
+                                    .map(k -> Op.get(bytes(k), GetOption.DEFAULT))
+                                    .toArray(Op[]::new)),
+                            deadline)
+                    .whenComplete((response, failure) -> {
+                        if (failure != null) {
+                            Runnable tell;
+                            synchronized (this) {
+                                tell = tell(() -> onEnded.accept(failure));
+                            }
+                            if (tell != null) {
+                                tell.run();
+                            }
+                            return;
+                        }
+                        Map<String, Long> found = new HashMap<>();
+                        response.getGetResponses().forEach(r -> r.getKvs()
+                                .forEach(kv -> found.put(text(kv.getKey()), kv.getCreateRevision())));
+                        checked(found, response.getHeader().getRevision());
+                    });
+        }
+
+        /**
+         * The check answered, with the create revisions of the keys it found at store revision {@code at} (null: no
+         * check was needed, the watch started at the read's revision).
+         */
+        void checked(Map<String, Long> found, long at) {
+            Runnable tell;
+            synchronized (this) {
+                checked = true;
+                if (found == null) {
+                    return;
+                }
+                if (found.getOrDefault(ownKey, 0L) != ownRevision) {
+                    tell = tell(onLookAgain);
+                } else {
+                    ahead.entrySet().removeIf(k -> !k.getValue().equals(found.get(k.getKey())));
+                    tell = grantedAt(at);
+                }
+            }
+            if (tell != null) {
+                tell.run();
+            }
+        }
+
+        /** The grant at store revision {@code at} if nothing is ahead any more and the check has answered; else null. */
+        private Runnable grantedAt(long at) {
+            return checked && ahead.isEmpty() ? tell(() -> onGranted.accept(at)) : null;
+        }
+
+        /** {@code outcome} if nothing was told yet (and from now on, nothing else will be); else null. */
+        private Runnable tell(Runnable outcome) {
+            if (told) {
+                return null;
+            }
+            told = true;
+            return outcome;
+        }
     }
 
     /** How many keys from {@code key} to {@code rangeEnd} have a create revision up to {@code maxCreateRevision}. */

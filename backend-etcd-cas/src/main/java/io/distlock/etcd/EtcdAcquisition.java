@@ -13,9 +13,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -269,6 +271,47 @@ abstract class EtcdAcquisition {
                         ended),
                 ahead.dir(),
                 () -> onDeleted.accept(deleted.get()));
+    }
+
+    /**
+     * Waits near the head of a queue for the deletion of every key {@code ahead} holds, read at store revision {@code
+     * readAt}, before that of the attempt's own key {@code ownKey} (see {@link DeletionWatch#startNearHead}): calls
+     * {@code onGranted} with the store revision at which the attempt was first, or {@code onLookAgain} once, when its
+     * own key went first or the watch or its check failed (the caller reads the queue again).
+     */
+    final void watchNearHead(
+            FairQueue.NearHead ahead,
+            String ownKey,
+            long ownRevision,
+            long readAt,
+            LongConsumer onGranted,
+            Runnable onLookAgain) {
+        AtomicLong grantedAt = new AtomicLong();
+        park(
+                (once, ended) -> DeletionWatch.startNearHead(
+                        calls,
+                        ahead.dir(),
+                        ahead.rangeEnd(),
+                        ahead.keys(),
+                        ownKey,
+                        ownRevision,
+                        readAt,
+                        this::requestDeadline,
+                        at -> {
+                            grantedAt.set(at);
+                            once.run();
+                        },
+                        once,
+                        ended),
+                ahead.dir(),
+                () -> {
+                    long at = grantedAt.get();
+                    if (at > 0) {
+                        onGranted.accept(at);
+                    } else {
+                        onLookAgain.run();
+                    }
+                });
     }
 
     private void park(

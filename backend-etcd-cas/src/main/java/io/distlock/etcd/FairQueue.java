@@ -30,7 +30,8 @@ import java.util.List;
  * <p>Who waits for what: a lock or a writer waits for nothing ahead, and watches the key just before its own; a reader
  * waits for no writer ahead, and watches the last writer before it; a permit waits for fewer than N keys ahead (the
  * smallest N among itself and them), and watches the deletions of the keys ahead, as no one key's deletion decides a
- * count.
+ * count. A lock, writer or reader with at most {@link #NEAR_HEAD} such keys ahead watches the directory's deletions
+ * instead, and is granted by the last one's deletion without reading the queue again ({@link NearHead}).
  */
 final class FairQueue {
 
@@ -198,9 +199,17 @@ final class FairQueue {
     }
 
     /**
+     * How many keys ahead a waiter may have and still wait for them all on one watch of the directory ({@link NearHead}),
+     * granted by the deletion events alone; a waiter further back waits for its predecessor only, and reads the queue
+     * again when it goes. Two, as ZooKeeper's waiter watches the first node too when it stands two behind: with three
+     * candidates taking turns, each one queues again two behind. More would wake more waiters with each release.
+     */
+    static final int NEAR_HEAD = 2;
+
+    /**
      * The read that tells a waiter whose key has create revision {@code myRev} whether it is granted now, and if not,
-     * what to wait for: the key just before ours (a lock, a writer), the last writer before ours (a reader), every key
-     * before ours (a permit).
+     * what to wait for: the keys before ours, the last first, up to one more than {@link #NEAR_HEAD} (a lock, a writer:
+     * every key; a reader: the writers), every key before ours (a permit).
      */
     Op lookAhead(long myRev) {
         String d = request.kind() == LockKind.READ ? writersDir() : dir;
@@ -214,7 +223,9 @@ final class FairQueue {
         }
         return Op.get(
                 bytes(d),
-                b.withSortOrder(GetOption.SortOrder.DESCEND).withLimit(1).build());
+                b.withSortOrder(GetOption.SortOrder.DESCEND)
+                        .withLimit(NEAR_HEAD + 1)
+                        .build());
     }
 
     /** What a waiter found ahead of it: granted, or the one key to wait for, or (a permit) a count to wait below. */
@@ -223,8 +234,14 @@ final class FairQueue {
     /** Nothing holds the waiter back. */
     record Granted() implements Ahead {}
 
-    /** The waiter waits for the deletion of this key. */
+    /** The waiter waits for the deletion of this key (its predecessor), then reads the queue again. */
     record OneKey(String key, long createRevision) implements Ahead {}
+
+    /**
+     * The waiter has these keys ahead of it and no other (at most {@link #NEAR_HEAD}): it is granted once they are all
+     * deleted and its own key is not, which one watch of the directory {@code dir} to {@code rangeEnd} tells in order.
+     */
+    record NearHead(String dir, String rangeEnd, List<OneKey> keys) implements Ahead {}
 
     /** A permit waits until fewer than {@code count} keys are ahead of it (the range up to {@code maxCreateRevision}). */
     record Count(String dir, String rangeEnd, long maxCreateRevision, long count) implements Ahead {}
@@ -237,6 +254,12 @@ final class FairQueue {
         }
         if (read.isEmpty()) {
             return new Granted();
+        }
+        if (read.size() <= NEAR_HEAD) {
+            List<OneKey> keys = read.stream()
+                    .map(kv -> new OneKey(text(kv.getKey()), kv.getCreateRevision()))
+                    .toList();
+            return new NearHead(dir, rangeEnd(dir), keys);
         }
         return new OneKey(text(read.get(0).getKey()), read.get(0).getCreateRevision());
     }

@@ -4,16 +4,26 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.distlock.Ticker;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.testing.EtcdCluster;
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** The requests a lock costs: one transaction to take it, one to free it. */
+/**
+ * The requests a lock costs: one transaction to take it, one to free it; a waiter near the head of the queue is granted
+ * by the release's deletion without a request more.
+ */
 class EtcdStoreRequestsTest extends OneMemberEtcdTests {
 
     @RegisterExtension
@@ -39,5 +49,73 @@ class EtcdStoreRequestsTest extends OneMemberEtcdTests {
                     backend.storeRequests().orElseThrow() - before,
                     "one txn to take, one txn to free (a lock released at once never watches its own key)");
         }
+    }
+
+    /**
+     * A holder and two waiters, one and two behind it (three election candidates taking turns stand so): each waiter
+     * puts its key, reads the keys ahead and watches the directory (and checks the keys once if the store moved on
+     * before its watch started), and is then granted by the deletions it is told, in order, without another request. A
+     * waiter that reads the queue after the deletion it waited for, as every waiter did before, makes one more.
+     */
+    @Test
+    void storeRequests_waitersOneAndTwoBehind_areGrantedByTheDeletionsWithoutAnotherRequest() throws Exception {
+        String key = EtcdTesting.unique("near-head");
+        Duration ttl = Duration.ofSeconds(60); // no keep-alive inside the measurement
+        // No probe of a parked wait inside it either: one comes after half the connect timeout without an answer.
+        Duration quiet = Duration.ofSeconds(120);
+        Duration wait = maxWait();
+        long started = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (LockBackend holder = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl, quiet);
+                LockBackend next = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl, quiet);
+                LockBackend second = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl, quiet)) {
+            Lease held = holder.acquire(request(key, ttl), Deadline.after(wait, Ticker.system()))
+                    .orElseThrow();
+            long nextBefore = next.storeRequests().orElseThrow();
+            Future<Lease> nextGrant =
+                    pool.submit(() -> next.acquire(request(key, ttl), Deadline.after(wait, Ticker.system()))
+                            .orElseThrow());
+            long nextWaiting = settled(next, nextBefore + 3, "the first waiter's put, read and watch");
+            long secondBefore = second.storeRequests().orElseThrow();
+            Future<Lease> secondGrant =
+                    pool.submit(() -> second.acquire(request(key, ttl), Deadline.after(wait, Ticker.system()))
+                            .orElseThrow());
+            long secondWaiting = settled(second, secondBefore + 3, "the second waiter's put, read and watch");
+
+            assertTrue(holder.release(held));
+            Lease nextHeld = nextGrant.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+            assertEquals(
+                    nextWaiting,
+                    next.storeRequests().orElseThrow(),
+                    () -> "requests of the waiter one behind from the holder's release to its grant, "
+                            + Duration.ofNanos(System.nanoTime() - started) + " into the test");
+            assertTrue(next.release(nextHeld));
+            Lease secondHeld = secondGrant.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+            assertEquals(
+                    secondWaiting,
+                    second.storeRequests().orElseThrow(),
+                    () -> "requests of the waiter two behind from the holder's release to its grant, "
+                            + Duration.ofNanos(System.nanoTime() - started) + " into the test");
+            assertTrue(second.release(secondHeld));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * The backend's request count once it has reached at least {@code atLeast} and has not moved for a while: the wait
+     * parked on its watch, its check (if any) answered.
+     */
+    private static long settled(LockBackend backend, long atLeast, String what) throws InterruptedException {
+        assertTrue(
+                Deadlines.within(maxWait(), () -> backend.storeRequests().orElseThrow() >= atLeast),
+                () -> what + " were not sent: " + backend.storeRequests().orElseThrow() + " requests of " + atLeast);
+        long quiet = TestTimeouts.scaled(Duration.ofMillis(300)).toMillis();
+        long seen;
+        do {
+            seen = backend.storeRequests().orElseThrow();
+            Thread.sleep(quiet);
+        } while (backend.storeRequests().orElseThrow() != seen);
+        return seen;
     }
 }

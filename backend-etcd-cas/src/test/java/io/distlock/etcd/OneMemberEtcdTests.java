@@ -71,11 +71,19 @@ abstract class OneMemberEtcdTests {
     }
 
     static LockBackend backend(EtcdLockMode mode, String uri, Duration ttl) {
+        return backend(mode, uri, ttl, Duration.ofSeconds(10));
+    }
+
+    /**
+     * A backend whose connect timeout is {@code connectTimeout}: also the outage limit of parked waits, which probe
+     * etcd after half of it without an answer.
+     */
+    static LockBackend backend(EtcdLockMode mode, String uri, Duration ttl, Duration connectTimeout) {
         BackendConfig config = new BackendConfig(
                 URI.create(uri),
                 Map.of(EtcdLockBackendProvider.MODE, mode.optionValue()),
                 ttl,
-                Duration.ofSeconds(10),
+                connectTimeout,
                 Ticker.system(),
                 Clock.systemUTC());
         return new EtcdLockBackendProvider().open(config);
