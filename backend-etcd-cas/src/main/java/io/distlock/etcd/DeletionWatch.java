@@ -233,10 +233,9 @@ final class DeletionWatch {
 
         /** One watch response's deletions, in order. */
         void deleted(List<WatchEvent> events) {
-            Runnable tell = null;
-            synchronized (this) {
+            decide(() -> {
                 for (WatchEvent event : events) {
-                    if (told || event.getEventType() != WatchEvent.EventType.DELETE) {
+                    if (event.getEventType() != WatchEvent.EventType.DELETE) {
                         continue;
                     }
                     String key = text(event.getKeyValue().getKey());
@@ -244,16 +243,18 @@ final class DeletionWatch {
                     // A member behind the one that answered the read may start the watch before readAt and show an
                     // earlier key of the same name going: only a deletion after the key's creation counts.
                     if (key.equals(ownKey) && at > ownRevision) {
-                        tell = tell(onLookAgain);
-                    } else if (at > ahead.getOrDefault(key, Long.MAX_VALUE)) {
+                        return tell(onLookAgain);
+                    }
+                    if (at > ahead.getOrDefault(key, Long.MAX_VALUE)) {
                         ahead.remove(key);
-                        tell = grantedAt(at);
+                        Runnable granted = grantedAt(at);
+                        if (granted != null) {
+                            return granted;
+                        }
                     }
                 }
-            }
-            if (tell != null) {
-                tell.run();
-            }
+                return null;
+            });
         }
 
         /** Sends the check: the keys ahead and the own key, read in one transaction. */
@@ -271,13 +272,7 @@ final class DeletionWatch {
                             deadline)
                     .whenComplete((response, failure) -> {
                         if (failure != null) {
-                            Runnable tell;
-                            synchronized (this) {
-                                tell = tell(() -> onEnded.accept(failure));
-                            }
-                            if (tell != null) {
-                                tell.run();
-                            }
+                            decide(() -> tell(() -> onEnded.accept(failure)));
                             return;
                         }
                         Map<String, Long> found = new HashMap<>();
@@ -292,21 +287,27 @@ final class DeletionWatch {
          * check was needed, the watch started at the read's revision).
          */
         void checked(Map<String, Long> found, long at) {
-            Runnable tell;
-            synchronized (this) {
+            decide(() -> {
                 checked = true;
                 if (found == null) {
-                    return;
+                    return null; // nothing was deleted before the creation notice: nothing to grant on yet
                 }
                 if (found.getOrDefault(ownKey, 0L) != ownRevision) {
-                    tell = tell(onLookAgain);
-                } else {
-                    ahead.entrySet().removeIf(k -> !k.getValue().equals(found.get(k.getKey())));
-                    tell = grantedAt(at);
+                    return tell(onLookAgain);
                 }
+                ahead.entrySet().removeIf(k -> !k.getValue().equals(found.get(k.getKey())));
+                return grantedAt(at);
+            });
+        }
+
+        /** Runs {@code step} under this object's lock, then what it decided to tell (if anything) outside it. */
+        private void decide(Supplier<Runnable> step) {
+            Runnable outcome;
+            synchronized (this) {
+                outcome = step.get();
             }
-            if (tell != null) {
-                tell.run();
+            if (outcome != null) {
+                outcome.run();
             }
         }
 

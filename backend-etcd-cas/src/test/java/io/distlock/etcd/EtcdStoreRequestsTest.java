@@ -110,12 +110,10 @@ class EtcdStoreRequestsTest extends OneMemberEtcdTests {
         assertTrue(
                 Deadlines.within(maxWait(), () -> backend.storeRequests().orElseThrow() >= atLeast),
                 () -> what + " were not sent: " + backend.storeRequests().orElseThrow() + " requests of " + atLeast);
-        long quiet = TestTimeouts.scaled(Duration.ofMillis(300)).toMillis();
-        long seen;
-        do {
-            seen = backend.storeRequests().orElseThrow();
-            Thread.sleep(quiet);
-        } while (backend.storeRequests().orElseThrow() != seen);
-        return seen;
+        return Deadlines.steady(
+                () -> backend.storeRequests().orElseThrow(),
+                TestTimeouts.scaled(Duration.ofMillis(300)),
+                maxWait(),
+                what + ": the request count");
     }
 }

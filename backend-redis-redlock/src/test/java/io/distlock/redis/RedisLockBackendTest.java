@@ -336,18 +336,11 @@ class RedisLockBackendTest {
 
     /** Waits until the backend has sent nothing for half a second: the attempts under way have answered. */
     private static void awaitQuiet(LockBackend backend) throws InterruptedException {
-        long end =
-                System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(10)).toNanos();
-        while (true) {
-            long seen = backend.storeRequests().orElseThrow();
-            if (Deadlines.holdsFor(
-                    Duration.ofMillis(500), () -> backend.storeRequests().orElseThrow() == seen)) {
-                return;
-            }
-            assertThat(System.nanoTime() - end)
-                    .as("the backend never went quiet")
-                    .isNegative();
-        }
+        Deadlines.steady(
+                () -> backend.storeRequests().orElseThrow(),
+                Duration.ofMillis(500),
+                TestTimeouts.scaled(Duration.ofSeconds(10)),
+                "the backend's request count");
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.distlock.kit;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -57,6 +58,27 @@ public final class Deadlines {
      */
     public static Duration leftUntil(long endNanos) {
         return Duration.ofNanos(Math.max(1, endNanos - System.nanoTime()));
+    }
+
+    /**
+     * Blocks until {@code value} has stayed the same for {@code period} (a backend's request count once its wait is
+     * parked and nothing of it is in flight), and returns that value; both durations are used as given, not scaled.
+     *
+     * @throws IllegalStateException with {@code what} if it never stood still within {@code timeout}
+     */
+    public static long steady(LongSupplier value, Duration period, Duration timeout, String what)
+            throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            long seen = value.getAsLong();
+            if (holdsFor(period, () -> value.getAsLong() == seen)) {
+                return seen;
+            }
+            if (System.nanoTime() - end >= 0) {
+                throw new IllegalStateException(what + " never stood still for " + period.toMillis() + " ms within "
+                        + timeout.toMillis() + " ms; last " + value.getAsLong());
+            }
+        }
     }
 
     /** Whether {@code condition} stayed true for the whole of {@code period} (used as given, not scaled). */
