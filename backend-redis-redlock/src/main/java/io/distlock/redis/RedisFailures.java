@@ -49,12 +49,23 @@ final class RedisFailures {
             if (t instanceof SSLException) {
                 return Optional.of(tls(message));
             }
-            if (connecting && (upper.contains("CONNECTION CLOSED PREMATURELY") || upper.contains("CONNECTION RESET"))) {
+            if (connecting && closedDuringHandshake(upper)) {
                 return Optional.of("the server closed the connection during the handshake (" + message.trim()
                         + "); if this is a TLS port, connect with rediss:// or tls=true");
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Whether a connection attempt ended because the server closed the channel before the handshake was done: read as
+     * such, or (Lettuce's words when the channel closed before its handshake handler was found in the pipeline) as
+     * "RedisHandshakeHandler not registered". Which one a TLS port gives a plaintext client depends on timing.
+     */
+    private static boolean closedDuringHandshake(String upper) {
+        return upper.contains("CONNECTION CLOSED PREMATURELY")
+                || upper.contains("CONNECTION RESET")
+                || upper.contains("HANDSHAKEHANDLER NOT REGISTERED");
     }
 
     private static String tls(String message) {
