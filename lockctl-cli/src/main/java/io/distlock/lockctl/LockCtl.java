@@ -75,6 +75,7 @@ public final class LockCtl {
     /** Runs the command line and exits with its status. */
     public static void main(String[] args) {
         System.setProperty("java.awt.headless", "true");
+        ProcessLogging.routeJavaUtilLogging();
         System.exit(run(args));
     }
 

@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class RunCommandTest {
 
@@ -478,9 +480,13 @@ class RunCommandTest {
                 .contains("zk");
     }
 
-    /** In a process of its own, as users run it: the ZooKeeper client's reconnect warnings stay out of stderr. */
-    @Test
-    void run_unreachableZooKeeper_inItsOwnProcess_printsOneLineAndNoStackTrace() throws Exception {
+    /**
+     * In a process of its own, as users run it: the clients' own logs stay out of stderr — the ZooKeeper client's
+     * reconnect warnings, and what gRPC (under the etcd client) says through {@code java.util.logging} at INFO.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"zk://127.0.0.1:1/x?connectTimeout=2s", "etcd://127.0.0.1:1/x?connectTimeout=2s"})
+    void run_unreachableStore_inItsOwnProcess_printsOneLineAndNoStackTrace(String uri) throws Exception {
         Process run = new ProcessBuilder(List.of(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-cp",
@@ -488,7 +494,7 @@ class RunCommandTest {
                         LockCtl.class.getName(),
                         "run",
                         "--store",
-                        "zk://127.0.0.1:1/x?connectTimeout=2s",
+                        uri,
                         "--key",
                         "k",
                         "--",

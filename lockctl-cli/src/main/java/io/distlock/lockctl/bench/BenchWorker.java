@@ -2,6 +2,7 @@ package io.distlock.lockctl.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.distlock.LockKind;
+import io.distlock.lockctl.ProcessLogging;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -65,6 +66,7 @@ public final class BenchWorker {
      * URIs may carry a password).
      */
     public static void main(String[] args) {
+        ProcessLogging.routeJavaUtilLogging();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         int status = 0;
         try {
