@@ -28,6 +28,8 @@ final class LockHandOffTarget implements BenchTarget {
 
     private final BenchTarget target;
     private final List<Thread> candidates = new CopyOnWriteArrayList<>();
+    /** Set by {@link #close}: a candidate's wait that ends with the target closed ends its thread quietly. */
+    private volatile boolean closing;
 
     LockHandOffTarget(String spec) throws Exception {
         this.target = Targets.open(spec.substring(PREFIX.length()));
@@ -67,6 +69,9 @@ final class LockHandOffTarget implements BenchTarget {
                     } catch (InterruptedException e) {
                         // closing
                     } catch (Exception e) {
+                        if (closing) {
+                            return; // the target closed under a waiting candidate: the end of the run
+                        }
                         failed.set(e);
                         released.release();
                         // into the worker's log, which a run that waits for this candidate in vain names
@@ -100,9 +105,17 @@ final class LockHandOffTarget implements BenchTarget {
         return target.storeRequests();
     }
 
+    /**
+     * Closes the target, then interrupts the candidates' threads: a wait the target's close does not end (a peer's lock
+     * whose client leaves its waiters parked) ends with the interrupt.
+     */
     @Override
     public void close() throws Exception {
-        candidates.forEach(Thread::interrupt);
-        target.close();
+        closing = true;
+        try {
+            target.close();
+        } finally {
+            candidates.forEach(Thread::interrupt);
+        }
     }
 }

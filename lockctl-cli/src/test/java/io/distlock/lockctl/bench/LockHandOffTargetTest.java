@@ -3,7 +3,9 @@ package io.distlock.lockctl.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -34,5 +36,44 @@ class LockHandOffTargetTest {
             second.stepDown();
             assertThat(elected.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
         }
+    }
+
+    /** The end of a run: closing the target under a waiting candidate ends its thread without an error. */
+    @Test
+    void close_whileACandidateWaits_endsItsThreadQuietly() throws Exception {
+        List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+        Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> uncaught.add(e));
+        try {
+            BlockingQueue<String> elected = new LinkedBlockingQueue<>();
+            Thread waiting;
+            try (BenchTarget a = Targets.open("handoff:memory://handoff-close")) {
+                BenchTarget b = Targets.open("handoff:memory://handoff-close");
+                a.join("e", "a", () -> elected.add("a"));
+                assertThat(elected.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
+                b.join("e", "b", () -> elected.add("b"));
+                waiting = candidateThread("b");
+                b.close();
+                waiting.join(TimeUnit.SECONDS.toMillis(10));
+            }
+            assertThat(waiting.isAlive())
+                    .as("the waiting candidate's thread ended")
+                    .isFalse();
+            assertThat(uncaught).as("errors of the candidates' threads").isEmpty();
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(before);
+        }
+    }
+
+    private static Thread candidateThread(String identity) throws InterruptedException {
+        for (int i = 0; i < 1000; i++) {
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals("handoff-candidate-" + identity)) {
+                    return t;
+                }
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("no thread of candidate " + identity);
     }
 }
