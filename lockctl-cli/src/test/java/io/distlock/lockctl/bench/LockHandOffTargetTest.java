@@ -49,10 +49,10 @@ class LockHandOffTargetTest {
             Thread waiting;
             try (BenchTarget a = Targets.open("handoff:memory://handoff-close")) {
                 BenchTarget b = Targets.open("handoff:memory://handoff-close");
-                a.join("e", "a", () -> elected.add("a"));
+                a.join("e", "closing-a", () -> elected.add("a"));
                 assertThat(elected.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
-                b.join("e", "b", () -> elected.add("b"));
-                waiting = candidateThread("b");
+                b.join("e", "closing-b", () -> elected.add("b")); // names no other test's candidates take
+                waiting = candidateThread("closing-b");
                 b.close();
                 waiting.join(TimeUnit.SECONDS.toMillis(10));
             }
@@ -65,15 +65,11 @@ class LockHandOffTargetTest {
         }
     }
 
-    private static Thread candidateThread(String identity) throws InterruptedException {
-        for (int i = 0; i < 1000; i++) {
-            for (Thread t : Thread.getAllStackTraces().keySet()) {
-                if (t.getName().equals("handoff-candidate-" + identity)) {
-                    return t;
-                }
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("no thread of candidate " + identity);
+    /** The thread of candidate {@code identity}: {@code join} starts it before it returns. */
+    private static Thread candidateThread(String identity) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("handoff-candidate-" + identity))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no thread of candidate " + identity));
     }
 }
