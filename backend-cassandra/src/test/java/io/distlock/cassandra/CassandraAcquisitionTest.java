@@ -57,7 +57,7 @@ class CassandraAcquisitionTest extends OneNodeFixture {
                 started.await();
                 Deadlines.await(
                         () -> b.storeRequests().orElseThrow() >= requestsBefore + 3,
-                        TestTimeouts.scaled(Duration.ofSeconds(10)),
+                        Duration.ofSeconds(10),
                         () -> "the waiter sent nothing");
                 waiter.interrupt();
                 waiter.join(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis());
@@ -103,7 +103,7 @@ class CassandraAcquisitionTest extends OneNodeFixture {
             // Every waiter has tried at least twice (one main-row read each): they are between TryLocks now and then.
             Deadlines.await(
                     () -> backend.calls().requests() - requestsBefore >= 2L * waiters,
-                    TestTimeouts.scaled(Duration.ofSeconds(20)),
+                    Duration.ofSeconds(20),
                     () -> "the waiters did not try: " + (backend.calls().requests() - requestsBefore) + " requests");
             assertThat(executor.getLargestPoolSize())
                     .as("threads of the blocking executor used while waiting")
@@ -183,7 +183,7 @@ class CassandraAcquisitionTest extends OneNodeFixture {
             }
             Deadlines.await(
                     () -> queueCells(key) == waiters + 1,
-                    TestTimeouts.scaled(Duration.ofSeconds(20)),
+                    Duration.ofSeconds(20),
                     () -> "the waiters did not queue: " + queueCells(key));
             assertThat(executor.getLargestPoolSize())
                     .as("threads of the blocking executor used while waiting")
@@ -196,7 +196,7 @@ class CassandraAcquisitionTest extends OneNodeFixture {
             assertThat(pending.get(waiters - 1).cancel(false)).isTrue();
             Deadlines.await(
                     () -> queueCells(key) == waiters,
-                    TestTimeouts.scaled(Duration.ofSeconds(20)),
+                    Duration.ofSeconds(20),
                     () -> "the cancelled waiter's cell is still queued: " + queueCells(key));
 
             assertThat(backend.release(held)).isTrue();
@@ -237,7 +237,7 @@ class CassandraAcquisitionTest extends OneNodeFixture {
                                     .filter(c -> c.startsWith(CassandraStatements.QUEUE_TABLE))
                                     .count()
                             == waiters + 1,
-                    TestTimeouts.scaled(Duration.ofSeconds(30)),
+                    Duration.ofSeconds(30),
                     () -> "the waiters did not all queue: " + cellsOf(key));
             Thread.sleep(300); // every waiter's first poll answered (they poll every 200 ms at most)
             long before = backend.storeRequests().orElseThrow();

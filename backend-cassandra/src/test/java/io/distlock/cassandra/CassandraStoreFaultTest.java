@@ -89,7 +89,7 @@ class CassandraStoreFaultTest {
                     OneNodeFixture.request(key, lease), Deadline.unbounded(Ticker.system()), executor);
             Deadlines.await(
                     () -> waiting.storeRequests().orElseThrow() >= start + 4,
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the waiter sent nothing");
 
             CASSANDRA.node(0).stop();
@@ -104,7 +104,7 @@ class CassandraStoreFaultTest {
             CASSANDRA.node(0).restart();
             Deadlines.await(
                     () -> releasedOrNot(holder, held),
-                    TestTimeouts.scaled(Duration.ofSeconds(90)),
+                    Duration.ofSeconds(90),
                     () -> "the holder could not release after the node came back");
             Lease next = served.get(TestTimeouts.scaled(Duration.ofSeconds(90)).toMillis(), TimeUnit.MILLISECONDS)
                     .orElseThrow();

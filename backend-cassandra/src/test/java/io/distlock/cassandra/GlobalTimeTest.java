@@ -8,7 +8,6 @@ import io.distlock.LockBackendException;
 import io.distlock.RemoteLockers;
 import io.distlock.Ticker;
 import io.distlock.kit.Deadlines;
-import io.distlock.kit.TestTimeouts;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -89,7 +88,7 @@ class GlobalTimeTest extends OneNodeFixture {
         GlobalTime correct = replica("ahead", Clock.systemUTC(), Duration.ofMillis(500), maxLead, true);
         Deadlines.await(
                 () -> correct.tick() > written,
-                TestTimeouts.scaled(Duration.ofSeconds(5)),
+                Duration.ofSeconds(5),
                 () -> "GlobalTime stayed at " + written + " after the replica ahead stopped");
         // Its tickets are bounded the same way: a locker whose clock is ten minutes ahead queues at most maxLead
         // beyond the cell, not ten minutes behind everyone else.
@@ -137,7 +136,7 @@ class GlobalTimeTest extends OneNodeFixture {
             assertThat(first).as("the cell after start()'s tick").isPositive();
             Deadlines.await(
                     () -> ticks.get() >= 12,
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the updater stopped after " + ticks.get() + " ticks (ticks 2 and 3 failed)");
             assertThat(reader.readCell()).as("the cell after 12 ticks").isGreaterThan(first);
 
@@ -241,7 +240,7 @@ class GlobalTimeTest extends OneNodeFixture {
                                 return false;
                             }
                         },
-                        TestTimeouts.scaled(Duration.ofSeconds(10)),
+                        Duration.ofSeconds(10),
                         () -> "a locker with timeService=external does not open while the service runs");
             }
         } finally {

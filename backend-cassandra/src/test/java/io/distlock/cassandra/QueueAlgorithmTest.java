@@ -174,7 +174,7 @@ class QueueAlgorithmTest extends OneNodeFixture {
                     }
                     return most.get() >= 0;
                 },
-                TestTimeouts.scaled(Duration.ofSeconds(30)),
+                Duration.ofSeconds(30),
                 () -> "no complete trace with a read for " + tracingId);
         return most.get();
     }
@@ -252,7 +252,7 @@ class QueueAlgorithmTest extends OneNodeFixture {
             CompletableFuture<RemoteLock> firstWaits = first.lockAsync(key, Duration.ofMinutes(1));
             Deadlines.await(
                     () -> queueCells(key) == 2,
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the first waiter did not enqueue: " + cellsOf(key));
             // Two TTLs of the waiter's queue cell pass, and more than one poll interval: it must stay queued all along.
             assertThat(Deadlines.holdsFor(Duration.ofSeconds(4), () -> !firstWaits.isDone() && queueCells(key) == 2))
@@ -261,7 +261,7 @@ class QueueAlgorithmTest extends OneNodeFixture {
             CompletableFuture<RemoteLock> secondWaits = second.lockAsync(key, Duration.ofMinutes(1));
             Deadlines.await(
                     () -> queueCells(key) == 3,
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the first waiter lost its place or the second did not enqueue: " + cellsOf(key));
             held.close();
             RemoteLock firstLock = firstWaits.get(30, TimeUnit.SECONDS);
@@ -343,7 +343,7 @@ class QueueAlgorithmTest extends OneNodeFixture {
                     .result();
             Deadlines.await(
                     () -> waiting.storeRequests().orElseThrow() >= start + 4,
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the waiter sent nothing");
 
             long before = waiting.storeRequests().orElseThrow();
@@ -384,7 +384,7 @@ class QueueAlgorithmTest extends OneNodeFixture {
                     Runnable::run);
             Deadlines.await(
                     () -> operator.inspect(key).waiting().orElseThrow() == 1,
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the waiter never queued: " + operator.inspect(key));
 
             long broken = System.nanoTime();

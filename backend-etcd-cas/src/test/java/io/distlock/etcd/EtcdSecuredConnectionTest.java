@@ -109,10 +109,7 @@ class EtcdSecuredConnectionTest {
                     .isEqualTo("holder"));
             assertThat(operator.listHeld()).extracting(LockState::key).contains(key);
             assertThat(operator.requestRelease(key)).hasSize(1);
-            Deadlines.await(
-                    () -> asked.get() == 1,
-                    TestTimeouts.scaled(Duration.ofSeconds(5)),
-                    () -> "the holder did not hear the request");
+            Deadlines.await(() -> asked.get() == 1, Duration.ofSeconds(5), () -> "the holder did not hear the request");
             assertThat(operator.breakLock(key)).hasSize(1);
             assertThat(EtcdTesting.lockKeys(root, PREFIX, key, mode)).isEmpty();
             held.release();

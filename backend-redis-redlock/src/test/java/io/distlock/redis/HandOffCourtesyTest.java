@@ -95,9 +95,7 @@ class HandOffCourtesyTest {
                 }));
             }
             Deadlines.await(
-                    () -> probe.calls("set") >= sets + 2,
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
-                    () -> "the lockers made no attempt");
+                    () -> probe.calls("set") >= sets + 2, Duration.ofSeconds(10), () -> "the lockers made no attempt");
             assertThat(b.release(first)).isTrue();
             for (Future<?> locker : lockers) {
                 locker.get(TTL.toMillis(), TimeUnit.MILLISECONDS);
@@ -422,14 +420,14 @@ class HandOffCourtesyTest {
     private static void awaitSets(RedisProbe probe, long sets) {
         Deadlines.await(
                 () -> probe.calls("set") >= sets,
-                TestTimeouts.scaled(Duration.ofSeconds(10)),
+                Duration.ofSeconds(10),
                 () -> "expected " + sets + " SET calls, saw " + probe.calls("set"));
     }
 
     private static void awaitSubscribers(RedisProbe probe, long lockers) {
         Deadlines.await(
                 () -> probe.subscribers(0, CHANNEL) >= lockers,
-                TestTimeouts.scaled(Duration.ofSeconds(10)),
+                Duration.ofSeconds(10),
                 () -> lockers + " locker(s) subscribed to " + CHANNEL + " expected");
     }
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.distlock.Ticker;
 import io.distlock.kit.Deadlines;
-import io.distlock.kit.TestTimeouts;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.testing.RedisServers;
@@ -119,7 +118,7 @@ class RedlockClockDriftTest {
             long earliestExpiry = ticker.firstReadSince(attemptBegan) + TTL.toNanos();
             Deadlines.await(
                     () -> goneFromMajority(redisKey),
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the key " + redisKey + " did not expire");
             assertThat(System.nanoTime()).as("keys gone, real time").isGreaterThanOrEqualTo(earliestExpiry);
             return lease.validUntilNanos() - ticker.at(earliestExpiry);

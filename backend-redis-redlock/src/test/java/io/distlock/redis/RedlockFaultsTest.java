@@ -164,7 +164,7 @@ class RedlockFaultsTest {
             // granted once a majority said yes: the other masters' writes may still be on their way
             Deadlines.await(
                     () -> probe.keys("distlock:" + key).size() == 5,
-                    TestTimeouts.scaled(Duration.ofSeconds(2)),
+                    Duration.ofSeconds(2),
                     () -> "the key on all five masters: " + probe.keys("distlock:" + key));
             assertThat(b.tryLock(key)).isEmpty();
             assertThat(held.release()).isEqualTo(ReleaseResult.RELEASED);
@@ -174,7 +174,7 @@ class RedlockFaultsTest {
         }
         Deadlines.await(
                 () -> probe.keys("distlock:" + key).isEmpty(),
-                TestTimeouts.scaled(Duration.ofSeconds(2)),
+                Duration.ofSeconds(2),
                 () -> "keys left behind: " + probe.keys("distlock:" + key));
     }
 }

@@ -60,7 +60,7 @@ class RedlockReconnectTest {
             });
             Deadlines.await(
                     () -> backend.storeRequests().orElseThrow() > before,
-                    TestTimeouts.scaled(Duration.ofSeconds(5)),
+                    Duration.ofSeconds(5),
                     () -> "the SET was not sent");
             node.disconnect(); // the connection drops with the SET unanswered; reconnections are refused
             assertThat(attempt.get(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
@@ -70,7 +70,7 @@ class RedlockReconnectTest {
             String other = RedisProbe.uniqueKey("after-reconnect");
             Deadlines.await(
                     () -> acquired(backend, other, ttl),
-                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10),
                     () -> "the master was not reconnected");
             assertThat(probe.get(0, "distlock:" + key))
                     .as("the timed-out SET of the failed attempt, re-sent after the reconnection")
