@@ -80,8 +80,10 @@ final class ProtocolProbe {
         }
         for (Throwable t = failure; t != null; t = t.getCause()) {
             String message = String.valueOf(t.getMessage());
+            // A TLS-only member closes a plaintext client's connection, or now and then resets it (seen under load)
             if (message.contains("Network closed for unknown reason")
-                    || message.contains("closed while performing TLS negotiation")) {
+                    || message.contains("closed while performing TLS negotiation")
+                    || message.contains("Connection reset by peer")) {
                 return true;
             }
         }

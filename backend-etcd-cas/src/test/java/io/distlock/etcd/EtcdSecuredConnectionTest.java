@@ -15,6 +15,9 @@ import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.TestPki;
 import io.etcd.jetcd.Client;
+import io.grpc.Status;
+import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -190,6 +193,23 @@ class EtcdSecuredConnectionTest {
                         builder(plain).option("user", SecuredEtcd.LOCKER).option("password", SECURED.lockerPassword),
                         SECURED.lockerPassword)
                 .hasMessageContaining("etcd+https");
+    }
+
+    /**
+     * A TLS-only member closes a plaintext client's connection unanswered, or now and then resets it: a reset seen once
+     * under load ("UNAVAILABLE: io exception", "Connection reset by peer") was not taken for a closed connection, so the
+     * open above waited out its connect timeout and gave the generic message without the hint.
+     */
+    @Test
+    void protocolProbe_connectionResetByTheMember_findsThatItSpeaksTls() {
+        String plain = SECURED.baseUri(PREFIX).replace("etcd+https://", "etcd://");
+        ProtocolProbe probe = new ProtocolProbe(EtcdLocation.parse(URI.create(plain)), false, Duration.ofSeconds(2));
+        Throwable reset = Status.UNAVAILABLE
+                .withDescription("io exception")
+                .withCause(new IOException("recvAddress(..) failed with error(-104): Connection reset by peer"))
+                .asRuntimeException();
+        assertThat(probe.mismatched(reset)).isTrue();
+        assertThat(probe.found()).hasValueSatisfying(hint -> assertThat(hint).contains("etcd+https"));
     }
 
     @Test
