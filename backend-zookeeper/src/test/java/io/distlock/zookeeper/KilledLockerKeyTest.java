@@ -120,7 +120,11 @@ class KilledLockerKeyTest {
         return -1;
     }
 
-    /** The process under test: opens a mutual-TLS locker, takes a lock, says so, then holds or closes. */
+    /**
+     * The process under test: opens a mutual-TLS locker, takes a lock, says so, then holds or closes. Each mode takes
+     * a key of its own: the killed holder's node stays until its session expires, and the next locker is here for the
+     * files it finds, not for the killed one's lock.
+     */
     static final class MutualTlsLocker {
 
         static final String READY = "locker-ready";
@@ -130,7 +134,7 @@ class KilledLockerKeyTest {
                     .uri(args[0])
                     .connectTimeout(Duration.ofSeconds(60))
                     .build();
-            RemoteLock lock = locker.lock("k", Duration.ofSeconds(60));
+            RemoteLock lock = locker.lock("key-of-" + args[1], Duration.ofSeconds(60));
             System.out.println(READY);
             System.out.flush();
             if (args[1].equals("hold")) {
