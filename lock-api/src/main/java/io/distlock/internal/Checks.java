@@ -14,7 +14,8 @@ import java.util.Set;
 /** Argument checks shared by every locker, so every backend rejects bad input with the same clear message. */
 public final class Checks {
 
-    private static final int SHOWN_KEY_CHARS = 40;
+    /** How much of a refused key or identity a message shows. */
+    private static final int SHOWN_CHARS = 40;
 
     private Checks() {}
 
@@ -44,9 +45,31 @@ public final class Checks {
         int bytes = key.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > RemoteLocker.MAX_KEY_BYTES) {
             throw new IllegalArgumentException("Lock key is " + bytes + " bytes in UTF-8; the limit is "
-                    + RemoteLocker.MAX_KEY_BYTES + " bytes: '" + key.substring(0, SHOWN_KEY_CHARS) + "...'");
+                    + RemoteLocker.MAX_KEY_BYTES + " bytes: '" + shown(key) + "'");
         }
         return key;
+    }
+
+    /**
+     * A caller's text as an error message shows it: at most its first 40 characters, then
+     * {@code ...}, each control character written as a backslash, {@code u} and its four hex digits (a line feed as
+     * {@code 000a}), so that a message stays one short line whatever was passed.
+     */
+    public static String shown(String text) {
+        int end = Math.min(text.length(), SHOWN_CHARS);
+        if (end < text.length() && Character.isHighSurrogate(text.charAt(end - 1))) {
+            end--; // never half a character
+        }
+        StringBuilder shown = new StringBuilder(end + 8);
+        for (int i = 0; i < end; i++) {
+            char c = text.charAt(i);
+            if (Character.isISOControl(c)) {
+                shown.append(String.format("\\u%04x", (int) c));
+            } else {
+                shown.append(c);
+            }
+        }
+        return end < text.length() ? shown.append("...").toString() : shown.toString();
     }
 
     /**

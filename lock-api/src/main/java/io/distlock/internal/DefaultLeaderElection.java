@@ -54,8 +54,8 @@ final class DefaultLeaderElection implements LeaderElection {
             OwnerIds.checkLabel(identity);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
-                    "Candidate identity '" + identity + "' cannot be stored as the owner label of election '" + name
-                            + "': " + e.getMessage(),
+                    "Candidate identity '" + Checks.shown(identity)
+                            + "' cannot be stored as the owner label of election '" + name + "': " + e.getMessage(),
                     e);
         }
         Objects.requireNonNull(listener, "listener");

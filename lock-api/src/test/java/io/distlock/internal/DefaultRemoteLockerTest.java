@@ -243,6 +243,11 @@ class DefaultRemoteLockerTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1026 bytes")
                 .hasMessageContaining("limit is 1024");
+        assertThatThrownBy(() -> locker.tryLock("\n" + huge))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1027 bytes")
+                .hasMessageContaining("'\\u000a" + "é".repeat(39) + "...'")
+                .hasMessageNotContaining("\n");
         assertThat(locker.tryLock("é".repeat(RemoteLocker.MAX_KEY_BYTES / 2))).isPresent();
         assertThatThrownBy(() -> locker.lock("k", Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class)

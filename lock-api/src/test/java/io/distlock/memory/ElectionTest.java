@@ -289,6 +289,32 @@ class ElectionTest {
     }
 
     @Test
+    void aRefusedIdentity_isShownOnOneShortLine() {
+        try (RemoteLocker locker = RemoteLockers.open(space)) {
+            LeaderElection election = locker.election("jobs");
+            LeadershipListener ignoring = new LeadershipListener() {
+                @Override
+                public void elected(Term term) {}
+
+                @Override
+                public void revoked(Term term, Reason reason) {}
+            };
+            assertThatThrownBy(() -> election.join("kit\nleader", ignoring))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("Candidate identity 'kit\\u000aleader'")
+                    .hasMessageContaining("control characters")
+                    .hasMessageNotContaining("\n");
+            String huge = "\n" + "x".repeat(100_000);
+            assertThatThrownBy(() -> election.join(huge, ignoring))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'\\u000a" + "x".repeat(39) + "...'")
+                    .hasMessageContaining("100001 bytes")
+                    .hasMessageNotContaining("\n")
+                    .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(300));
+        }
+    }
+
+    @Test
     void anElectionName_isCheckedAsTheKeyItMapsTo() {
         try (RemoteLocker locker = RemoteLockers.open(space)) {
             String longest = "n".repeat(RemoteLocker.MAX_KEY_BYTES - LeaderElection.KEY_PREFIX.length());
