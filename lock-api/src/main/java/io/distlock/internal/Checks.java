@@ -31,7 +31,7 @@ public final class Checks {
     public static String key(String key) {
         Objects.requireNonNull(key, "Lock key must not be null");
         if (key.isBlank()) {
-            throw new IllegalArgumentException("Lock key must not be blank, got '" + key + "'");
+            throw new IllegalArgumentException("Lock key must not be blank, got '" + shown(key) + "'");
         }
         for (int i = 0; i < key.length(); i++) {
             char c = key.charAt(i);
@@ -87,7 +87,8 @@ public final class Checks {
         for (String key : keys) {
             key(key);
             if (!seen.add(key)) {
-                throw new IllegalArgumentException("Lock key '" + key + "' appears twice in " + keys);
+                throw new IllegalArgumentException(
+                        "Lock key '" + shown(key) + "' appears twice among the " + keys.size() + " keys given");
             }
             sorted.add(key);
         }

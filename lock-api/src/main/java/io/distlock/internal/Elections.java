@@ -69,7 +69,7 @@ record Elections(
     LeaderElection election(String name) {
         Objects.requireNonNull(name, "Election name must not be null");
         if (name.isBlank()) {
-            throw new IllegalArgumentException("Election name must not be blank, got '" + name + "'");
+            throw new IllegalArgumentException("Election name must not be blank, got '" + Checks.shown(name) + "'");
         }
         String key;
         try {

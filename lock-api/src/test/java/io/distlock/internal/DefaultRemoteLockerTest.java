@@ -160,7 +160,15 @@ class DefaultRemoteLockerTest {
                 .hasMessageContaining("must not be empty");
         assertThatThrownBy(() -> locker.lockAll(List.of("a", "b", "a"), Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'a' appears twice");
+                .hasMessageContaining("'a' appears twice among the 3 keys given");
+        List<String> many = new java.util.ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            many.add("key-" + i);
+        }
+        many.add("key-7");
+        assertThatThrownBy(() -> locker.lockAll(many, Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Lock key 'key-7' appears twice among the 10001 keys given");
     }
 
     @Test
@@ -237,7 +245,10 @@ class DefaultRemoteLockerTest {
                 .hasMessageContaining("must not be null");
         assertThatThrownBy(() -> locker.tryLock(" \t"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("must not be blank");
+                .hasMessage("Lock key must not be blank, got ' \\u0009'");
+        assertThatThrownBy(() -> locker.tryLock(" ".repeat(100_000)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Lock key must not be blank, got '" + " ".repeat(40) + "...'");
         String huge = "é".repeat(RemoteLocker.MAX_KEY_BYTES / 2 + 1);
         assertThatThrownBy(() -> locker.tryLock(huge))
                 .isInstanceOf(IllegalArgumentException.class)
