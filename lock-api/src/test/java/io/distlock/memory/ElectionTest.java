@@ -323,6 +323,9 @@ class ElectionTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("Election name is not valid")
                     .hasMessageContaining("%election/");
+            assertThatThrownBy(() -> locker.election(" \t"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("Election name must not be blank, got ' \\u0009'");
         }
     }
 
