@@ -9,8 +9,11 @@ import io.etcd.jetcd.maintenance.StatusResponse;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 /** What the etcd tests share: URIs for a fixture, and how long etcd takes to free a dead client's locks. */
@@ -102,19 +105,34 @@ final class EtcdTesting {
         }
     }
 
-    /** The index of the member of {@code etcd} that is the raft leader now. */
+    /**
+     * The index of the member of {@code etcd} that is the raft leader now, waiting out an election in progress: on a
+     * loaded machine a member can miss the leader's heartbeats and call one at any moment, and until it ends no member
+     * says it leads.
+     */
     static int leader(EtcdCluster etcd) throws Exception {
-        for (int i = 0; i < etcd.nodes().size(); i++) {
-            String endpoint = "http://" + etcd.member(i).endpoint();
-            try (Client client = Client.builder().endpoints(endpoint).build()) {
-                StatusResponse status =
-                        client.getMaintenanceClient().statusMember(endpoint).get(10, TimeUnit.SECONDS);
-                if (status.getHeader().getMemberId() == status.getLeader()) {
-                    return i;
+        Duration within = TestTimeouts.scaled(Duration.ofSeconds(10));
+        long ask = TestTimeouts.scaled(Duration.ofSeconds(1)).toMillis(); // a killed member is not waited for long
+        long end = System.nanoTime() + within.toNanos();
+        List<String> said = new ArrayList<>();
+        do {
+            said.clear();
+            for (int i = 0; i < etcd.nodes().size(); i++) {
+                String endpoint = "http://" + etcd.member(i).endpoint();
+                try (Client client = Client.builder().endpoints(endpoint).build()) {
+                    StatusResponse status =
+                            client.getMaintenanceClient().statusMember(endpoint).get(ask, TimeUnit.MILLISECONDS);
+                    if (status.getHeader().getMemberId() == status.getLeader()) {
+                        return i;
+                    }
+                    said.add("member " + i + ": leader " + Long.toHexString(status.getLeader()));
+                } catch (ExecutionException | TimeoutException e) {
+                    said.add("member " + i + ": " + e);
                 }
             }
-        }
-        throw new AssertionError("no member says it is the leader");
+            Thread.sleep(50);
+        } while (System.nanoTime() < end);
+        throw new AssertionError("no member said it was the leader within " + within + "; last answers: " + said);
     }
 
     /**

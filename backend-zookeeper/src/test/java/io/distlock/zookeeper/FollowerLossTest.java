@@ -69,7 +69,7 @@ class FollowerLossTest {
 
     /** How long the holder's validity ran past the next waiter's grant (negative: it ended before). */
     private static Duration oneTrial(String options) throws Exception {
-        int follower = serverIn("follower");
+        int follower = ZK.serverIn("follower");
         String others = IntStream.range(0, 3)
                 .filter(i -> i != follower)
                 .mapToObj(i -> ZK.server(i).endpoint())
@@ -112,20 +112,5 @@ class FollowerLossTest {
                 .uri("zk://" + connectString + "/follower-loss" + options)
                 .leaseTime(SESSION)
                 .build();
-    }
-
-    private static int serverIn(String mode) throws InterruptedException {
-        int[] found = {-1};
-        boolean elected = Deadlines.within(TestTimeouts.scaled(Duration.ofSeconds(30)), () -> {
-            for (int i = 0; i < 3; i++) {
-                if (ZK.mode(i).equals(mode)) {
-                    found[0] = i;
-                    return true;
-                }
-            }
-            return false;
-        });
-        assertThat(elected).as("no server of the ensemble is a " + mode).isTrue();
-        return found[0];
     }
 }

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.IntStream;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -31,7 +30,7 @@ class SyncedReadsTest {
 
     @Test
     void children_readThroughAFollower_includeWhatWasJustCreatedThroughTheLeader() throws Exception {
-        int leader = serverIn("leader");
+        int leader = ZK.serverIn("leader");
         int follower = (leader + 1) % 3;
         try (CuratorFramework writer = connected(ZK.server(leader).endpoint());
                 CuratorFramework reader = connected(ZK.server(follower).endpoint())) {
@@ -56,7 +55,7 @@ class SyncedReadsTest {
      */
     @Test
     void children_whileTheReadersServerIsDown_waitForItToComeBack() throws Exception {
-        int follower = serverIn("follower");
+        int follower = ZK.serverIn("follower");
         try (CuratorFramework writer = connected(ZK.connectString());
                 CuratorFramework reader = connected(ZK.server(follower).endpoint())) {
             writer.create().creatingParentsIfNeeded().forPath("/restarted/node");
@@ -69,14 +68,6 @@ class SyncedReadsTest {
                 back.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
             }
         }
-    }
-
-    /** The index of a server of the ensemble in {@code mode} ("leader" or "follower"). */
-    private static int serverIn(String mode) {
-        return IntStream.range(0, 3)
-                .filter(i -> ZK.mode(i).equals(mode))
-                .findFirst()
-                .orElseThrow();
     }
 
     private static CuratorFramework connected(String endpoint) throws InterruptedException {

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
@@ -100,6 +101,35 @@ public final class ZooKeeperEnsemble extends StoreFixture {
                 .map(line -> line.substring("Mode:".length()).strip())
                 .findFirst()
                 .orElse("");
+    }
+
+    /**
+     * The index of a server in {@code mode} ({@code leader} or {@code follower}), waiting out an election in progress
+     * (at most 30 s, scaled as the tests' timeouts are): until one ends, no server serves, so none reports a mode.
+     *
+     * @throws IllegalStateException if not started, or no server is in {@code mode} by then (the message gives every
+     *     server's mode)
+     */
+    public int serverIn(String mode) {
+        Objects.requireNonNull(mode, "mode");
+        int[] found = {-1};
+        Deadlines.await(
+                () -> {
+                    for (int i = 0; i < nodes().size(); i++) {
+                        if (mode(i).equals(mode)) {
+                            found[0] = i;
+                            return true;
+                        }
+                    }
+                    return false;
+                },
+                READY_TIMEOUT,
+                () -> "no server is a " + mode + " (modes: "
+                        + IntStream.range(0, nodes().size())
+                                .mapToObj(i -> i + ": '" + mode(i) + "'")
+                                .collect(Collectors.joining(", "))
+                        + ")");
+        return found[0];
     }
 
     /**

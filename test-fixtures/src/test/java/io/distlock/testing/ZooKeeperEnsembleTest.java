@@ -89,6 +89,18 @@ class ZooKeeperEnsembleTest {
     }
 
     @Test
+    void serverIn_leader_waitsOutTheElectionAfterTheLeaderIsKilled() {
+        int leader = ZK.serverIn("leader");
+        ZK.server(leader).kill9();
+
+        // Asked at once, while the two left are still electing: no server serves, so none reports a mode yet.
+        int next = ZK.serverIn("leader");
+
+        assertThat(next).isNotEqualTo(leader);
+        assertThat(ZK.mode(next)).isEqualTo("leader");
+    }
+
+    @Test
     void partition_ofAllProxies_suspendsClient_andHealReconnects() throws Exception {
         write("/before-partition", "p");
 
