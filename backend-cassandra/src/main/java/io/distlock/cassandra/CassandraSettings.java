@@ -5,6 +5,7 @@ import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.toolkit.DurationText;
+import io.distlock.toolkit.ShownText;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
@@ -57,7 +58,7 @@ record CassandraSettings(
             default ->
                 throw new LockConfigurationException("Option '" + CassandraLockOptions.CONSISTENCY
                         + "' must be QUORUM, LOCAL_QUORUM or ALL (the algorithm needs reads and writes that"
-                        + " overlap: R + W > RF), got '" + level + "'");
+                        + " overlap: R + W > RF), got '" + ShownText.of(level) + "'");
         }
         String algorithmName = config.stringOption(CassandraLockOptions.ALGORITHM, "queue")
                 .trim()
@@ -68,13 +69,15 @@ record CassandraSettings(
                     case "legacy" -> CassandraLockOptions.Algorithm.LEGACY;
                     default ->
                         throw new LockConfigurationException("Option '" + CassandraLockOptions.ALGORITHM
-                                + "' must be queue or legacy, got '" + algorithmName + "'");
+                                + "' must be queue or legacy, got '" + ShownText.of(algorithmName) + "'");
                 };
         Duration pollMin = config.durationOption(CassandraLockOptions.POLL_MIN, Duration.ofMillis(5));
         Duration pollMax = config.durationOption(CassandraLockOptions.POLL_MAX, Duration.ofMillis(250));
         if (pollMax.compareTo(pollMin) < 0) {
-            throw new LockConfigurationException("Option '" + CassandraLockOptions.POLL_MAX + "' (" + pollMax
-                    + ") must not be shorter than '" + CassandraLockOptions.POLL_MIN + "' (" + pollMin + ")");
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.POLL_MAX + "' ("
+                    + DurationText.of(pollMax)
+                    + ") must not be shorter than '" + CassandraLockOptions.POLL_MIN + "' (" + DurationText.of(pollMin)
+                    + ")");
         }
         boolean createSchema = config.booleanOption(CassandraLockOptions.CREATE_SCHEMA, false);
         boolean fencing = config.booleanOption(CassandraLockOptions.FENCING, false);
@@ -83,7 +86,7 @@ record CassandraSettings(
                 .toLowerCase(Locale.ROOT);
         if (!timeService.equals("embedded") && !timeService.equals("external")) {
             throw new LockConfigurationException("Option '" + CassandraLockOptions.TIME_SERVICE
-                    + "' must be embedded or external, got '" + timeService + "'");
+                    + "' must be embedded or external, got '" + ShownText.of(timeService) + "'");
         }
         Duration timePeriod = config.durationOption(CassandraLockOptions.TIME_PERIOD, Duration.ofMillis(500));
         Duration timeMaxLead = config.durationOption(CassandraLockOptions.TIME_MAX_LEAD, Duration.ofSeconds(1));

@@ -1,6 +1,7 @@
 package io.distlock.cassandra;
 
 import io.distlock.LockConfigurationException;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 
 /**
@@ -34,8 +35,9 @@ final class LeaseValidity {
      */
     static LeaseValidity explicit(Duration drift, Duration leaseTime) {
         if (drift.isNegative() || drift.multipliedBy(2).compareTo(leaseTime) >= 0) {
-            throw new LockConfigurationException("Option '" + CassandraLockOptions.CLOCK_DRIFT + "' (" + drift
-                    + ") must be shorter than half the lease (" + leaseTime + ")");
+            throw new LockConfigurationException("Option '" + CassandraLockOptions.CLOCK_DRIFT + "' ("
+                    + DurationText.of(drift) + ") must be shorter than half the lease (" + DurationText.of(leaseTime)
+                    + ")");
         }
         return new LeaseValidity(drift);
     }

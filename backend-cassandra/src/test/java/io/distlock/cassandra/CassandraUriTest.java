@@ -106,6 +106,20 @@ class CassandraUriTest {
     }
 
     @Test
+    void open_badOptionValues_areNamedAsTheyWereTyped() {
+        // Durations as the options take them (not PT1S), a refused value shown short and on one line.
+        assertThatThrownBy(() -> RemoteLockers.open("cassandra://127.0.0.1:1/ks?pollMin=1s&pollMax=10ms"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessage("Option 'pollMax' (10ms) must not be shorter than 'pollMin' (1s)");
+        assertThatThrownBy(() -> RemoteLockers.builder()
+                        .uri("cassandra://127.0.0.1:1/ks")
+                        .option("algorithm", "fifo\n" + "x".repeat(100_000))
+                        .build())
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessage("Option 'algorithm' must be queue or legacy, got 'fifo\\u000a" + "x".repeat(35) + "...'");
+    }
+
+    @Test
     void open_unreachable_failsWithinConnectTimeoutNamingTheHosts() {
         long start = System.nanoTime();
         assertThatThrownBy(() -> RemoteLockers.open("cassandra://127.0.0.1:1/ks?connectTimeout=2s"))
@@ -223,7 +237,7 @@ class CassandraUriTest {
                 .isEqualTo(Duration.ofSeconds(28).toNanos());
         assertThatThrownBy(() -> LeaseValidity.explicit(Duration.ofSeconds(15), lease))
                 .isInstanceOf(LockConfigurationException.class)
-                .hasMessageContaining("clockDrift");
+                .hasMessage("Option 'clockDrift' (15s) must be shorter than half the lease (30s)");
     }
 
     @Test

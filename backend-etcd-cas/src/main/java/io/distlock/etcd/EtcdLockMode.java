@@ -1,6 +1,7 @@
 package io.distlock.etcd;
 
 import io.distlock.LockConfigurationException;
+import io.distlock.toolkit.ShownText;
 import java.util.Locale;
 
 /** How the etcd backend lays out and takes a lock (option {@value EtcdLockBackendProvider#MODE}). */
@@ -41,6 +42,6 @@ public enum EtcdLockMode {
             }
         }
         throw new LockConfigurationException("Option '" + EtcdLockBackendProvider.MODE
-                + "' of the etcd backend must be fair or cas, got '" + value + "'");
+                + "' of the etcd backend must be fair or cas, got '" + ShownText.of(value) + "'");
     }
 }

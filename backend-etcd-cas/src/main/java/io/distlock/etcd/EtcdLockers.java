@@ -3,6 +3,7 @@ package io.distlock.etcd;
 import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
+import io.distlock.toolkit.ShownText;
 import io.etcd.jetcd.Client;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -46,7 +47,7 @@ public final class EtcdLockers {
         Objects.requireNonNull(prefix, "prefix");
         if (!prefix.startsWith("/")) {
             throw new LockConfigurationException(
-                    "The etcd key prefix must start with '/', e.g. /locks; got '" + prefix + "'");
+                    "The etcd key prefix must start with '/', e.g. /locks; got '" + ShownText.of(prefix) + "'");
         }
         URI uri;
         try {

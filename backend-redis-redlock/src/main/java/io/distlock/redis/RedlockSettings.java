@@ -3,6 +3,8 @@ package io.distlock.redis;
 import io.distlock.LockConfigurationException;
 import io.distlock.LockKind;
 import io.distlock.spi.BackendConfig;
+import io.distlock.toolkit.DurationText;
+import io.distlock.toolkit.ShownText;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -104,26 +106,27 @@ record RedlockSettings(
             return value;
         } catch (NumberFormatException e) {
             throw new LockConfigurationException("Option '" + RedisLockBackendProvider.CLOCK_DRIFT_FACTOR
-                    + "' must be a number in [0, 0.5), e.g. 0.01 for 1% drift, got '" + raw.get() + "'");
+                    + "' must be a number in [0, 0.5), e.g. 0.01 for 1% drift, got '" + ShownText.of(raw.get()) + "'");
         }
     }
 
     private void check() {
         if (leaseTime.toMillis() < 1) {
             throw new LockConfigurationException(
-                    "Redis TTLs count milliseconds: ttl must be at least 1ms, got " + leaseTime);
+                    "Redis TTLs count milliseconds: ttl must be at least 1ms, got " + DurationText.of(leaseTime));
         }
         if (instanceTimeout.multipliedBy(MIN_TTL_PER_INSTANCE_TIMEOUT).compareTo(leaseTime) > 0) {
-            throw new LockConfigurationException("ttl " + leaseTime + " is too short for the per-instance timeout "
-                    + instanceTimeout + " (option " + RedisLockBackendProvider.INSTANCE_TIMEOUT + "): an acquisition"
+            throw new LockConfigurationException("ttl " + DurationText.of(leaseTime)
+                    + " is too short for the per-instance timeout " + DurationText.of(instanceTimeout) + " (option "
+                    + RedisLockBackendProvider.INSTANCE_TIMEOUT + "): an acquisition"
                     + " may take that long and its validity is what remains of the ttl, so the ttl must be at least "
                     + MIN_TTL_PER_INSTANCE_TIMEOUT + " times the per-instance timeout; raise ttl to "
-                    + instanceTimeout.multipliedBy(MIN_TTL_PER_INSTANCE_TIMEOUT) + " or lower "
+                    + DurationText.of(instanceTimeout.multipliedBy(MIN_TTL_PER_INSTANCE_TIMEOUT)) + " or lower "
                     + RedisLockBackendProvider.INSTANCE_TIMEOUT);
         }
         if (courtesy.isPresent() && courtesy.get().compareTo(leaseTime) >= 0) {
             throw new LockConfigurationException("Option '" + RedisLockBackendProvider.COURTESY + "' must be shorter"
-                    + " than the ttl " + leaseTime + ", got " + courtesy.get());
+                    + " than the ttl " + DurationText.of(leaseTime) + ", got " + DurationText.of(courtesy.get()));
         }
         if (keyPrefix.length() > 256) {
             throw new LockConfigurationException("Option '" + RedisLockBackendProvider.KEY_PREFIX

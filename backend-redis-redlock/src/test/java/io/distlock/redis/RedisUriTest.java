@@ -51,7 +51,10 @@ class RedisUriTest {
                 "redis://127.0.0.1:7001?ttl=400ms&instanceTimeout=50ms",
                 "too short for the per-instance timeout",
                 "instanceTimeout");
-        rejected("redis://127.0.0.1:7001?ttl=2s&instanceTimeout=300ms", "raise ttl to PT3S");
+        rejected(
+                "redis://127.0.0.1:7001?ttl=2s&instanceTimeout=300ms",
+                "ttl 2s is too short for the per-instance timeout 300ms",
+                "raise ttl to 3s");
     }
 
     @Test
@@ -66,7 +69,7 @@ class RedisUriTest {
         rejected("redis://127.0.0.1:7001?retryCount=-1", "retryCount");
         rejected("redis://127.0.0.1:7001?courtesy=soon", "courtesy", "must be a duration");
         rejected("redis://127.0.0.1:7001?courtesy=-2ms", "courtesy", "must be a duration");
-        rejected("redis://127.0.0.1:7001?ttl=1s&courtesy=1s", "courtesy", "shorter than the ttl");
+        rejected("redis://127.0.0.1:7001?ttl=1s&courtesy=1s", "'courtesy' must be shorter than the ttl 1s, got 1s");
         rejected("redis://127.0.0.1:7001?instanceTimout=20ms", "Unknown option", "instanceTimout", "instanceTimeout");
     }
 

@@ -1,5 +1,6 @@
 package io.distlock.zookeeper;
 
+import io.distlock.toolkit.ShownText;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -107,7 +108,9 @@ final class KeyCodec {
             return bytes;
         } catch (CharacterCodingException e) {
             throw new IllegalArgumentException(
-                    "Lock key is not valid Unicode (it has an unpaired surrogate character); got '" + key + "'", e);
+                    "Lock key is not valid Unicode (it has an unpaired surrogate character); got '" + ShownText.of(key)
+                            + "'",
+                    e);
         }
     }
 

@@ -5,6 +5,7 @@ import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.Ticker;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.Optional;
@@ -188,7 +189,7 @@ final class RegistryLock implements DistributedLock {
 
     private static Duration positive(Duration ttl) {
         if (ttl.isNegative() || ttl.isZero()) {
-            throw new IllegalArgumentException("ttl must be positive; got " + ttl);
+            throw new IllegalArgumentException("ttl must be positive; got " + DurationText.of(ttl));
         }
         return ttl;
     }

@@ -304,7 +304,8 @@ abstract class LockRegistryContract {
         assertThat(grants).hasValue(1);
         assertThat(otherProcessCanLock()).isTrue();
         assertThatThrownBy(() -> lock.tryLock(Duration.ZERO, Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class);
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("ttl must be positive; got 0s");
         assertThat(lock.tryLock()).as("nothing left held").isTrue();
         lock.unlock();
     }

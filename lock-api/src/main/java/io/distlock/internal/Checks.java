@@ -2,6 +2,7 @@ package io.distlock.internal;
 
 import io.distlock.RemoteLocker;
 import io.distlock.toolkit.DurationText;
+import io.distlock.toolkit.ShownText;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,9 +14,6 @@ import java.util.Set;
 
 /** Argument checks shared by every locker, so every backend rejects bad input with the same clear message. */
 public final class Checks {
-
-    /** How much of a refused key or identity a message shows. */
-    private static final int SHOWN_CHARS = 40;
 
     private Checks() {}
 
@@ -31,7 +29,7 @@ public final class Checks {
     public static String key(String key) {
         Objects.requireNonNull(key, "Lock key must not be null");
         if (key.isBlank()) {
-            throw new IllegalArgumentException("Lock key must not be blank, got '" + shown(key) + "'");
+            throw new IllegalArgumentException("Lock key must not be blank, got '" + ShownText.of(key) + "'");
         }
         for (int i = 0; i < key.length(); i++) {
             char c = key.charAt(i);
@@ -45,31 +43,9 @@ public final class Checks {
         int bytes = key.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > RemoteLocker.MAX_KEY_BYTES) {
             throw new IllegalArgumentException("Lock key is " + bytes + " bytes in UTF-8; the limit is "
-                    + RemoteLocker.MAX_KEY_BYTES + " bytes: '" + shown(key) + "'");
+                    + RemoteLocker.MAX_KEY_BYTES + " bytes: '" + ShownText.of(key) + "'");
         }
         return key;
-    }
-
-    /**
-     * A caller's text as an error message shows it: at most its first 40 characters, then
-     * {@code ...}, each control character written as a backslash, {@code u} and its four hex digits (a line feed as
-     * {@code 000a}), so that a message stays one short line whatever was passed.
-     */
-    public static String shown(String text) {
-        int end = Math.min(text.length(), SHOWN_CHARS);
-        if (end < text.length() && Character.isHighSurrogate(text.charAt(end - 1))) {
-            end--; // never half a character
-        }
-        StringBuilder shown = new StringBuilder(end + 8);
-        for (int i = 0; i < end; i++) {
-            char c = text.charAt(i);
-            if (Character.isISOControl(c)) {
-                shown.append(String.format("\\u%04x", (int) c));
-            } else {
-                shown.append(c);
-            }
-        }
-        return end < text.length() ? shown.append("...").toString() : shown.toString();
     }
 
     /**
@@ -88,7 +64,7 @@ public final class Checks {
             key(key);
             if (!seen.add(key)) {
                 throw new IllegalArgumentException(
-                        "Lock key '" + shown(key) + "' appears twice among the " + keys.size() + " keys given");
+                        "Lock key '" + ShownText.of(key) + "' appears twice among the " + keys.size() + " keys given");
             }
             sorted.add(key);
         }

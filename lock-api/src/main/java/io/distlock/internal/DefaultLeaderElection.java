@@ -7,6 +7,7 @@ import io.distlock.LeadershipListener;
 import io.distlock.LockKind;
 import io.distlock.LockState;
 import io.distlock.toolkit.OwnerIds;
+import io.distlock.toolkit.ShownText;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -54,7 +55,7 @@ final class DefaultLeaderElection implements LeaderElection {
             OwnerIds.checkLabel(identity);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
-                    "Candidate identity '" + Checks.shown(identity)
+                    "Candidate identity '" + ShownText.of(identity)
                             + "' cannot be stored as the owner label of election '" + name + "': " + e.getMessage(),
                     e);
         }

@@ -4,6 +4,7 @@ import io.distlock.Capabilities;
 import io.distlock.Capabilities.Operation;
 import io.distlock.LeaderElection;
 import io.distlock.LockState;
+import io.distlock.toolkit.ShownText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -69,7 +70,7 @@ record Elections(
     LeaderElection election(String name) {
         Objects.requireNonNull(name, "Election name must not be null");
         if (name.isBlank()) {
-            throw new IllegalArgumentException("Election name must not be blank, got '" + Checks.shown(name) + "'");
+            throw new IllegalArgumentException("Election name must not be blank, got '" + ShownText.of(name) + "'");
         }
         String key;
         try {

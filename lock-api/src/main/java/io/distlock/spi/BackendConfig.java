@@ -3,6 +3,7 @@ package io.distlock.spi;
 import io.distlock.LockConfigurationException;
 import io.distlock.Ticker;
 import io.distlock.toolkit.DurationText;
+import io.distlock.toolkit.ShownText;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -179,8 +180,8 @@ public final class BackendConfig {
             }
             return value;
         } catch (NumberFormatException e) {
-            throw new LockConfigurationException(
-                    "Option '" + name + "' must be an integer in [" + min + ", " + max + "], got '" + raw.get() + "'");
+            throw new LockConfigurationException("Option '" + name + "' must be an integer in [" + min + ", " + max
+                    + "], got '" + ShownText.of(raw.get()) + "'");
         }
     }
 
@@ -199,7 +200,7 @@ public final class BackendConfig {
             case "false" -> false;
             default ->
                 throw new LockConfigurationException(
-                        "Option '" + name + "' must be true or false, got '" + raw.get() + "'");
+                        "Option '" + name + "' must be true or false, got '" + ShownText.of(raw.get()) + "'");
         };
     }
 
@@ -265,7 +266,8 @@ public final class BackendConfig {
         try {
             path = Path.of(raw.get().trim());
         } catch (java.nio.file.InvalidPathException e) {
-            throw new LockConfigurationException("Option '" + name + "': '" + raw.get() + "' is not a file path", e);
+            throw new LockConfigurationException(
+                    "Option '" + name + "': '" + ShownText.of(raw.get()) + "' is not a file path", e);
         }
         if (!Files.isRegularFile(path)) {
             throw new LockConfigurationException("Option '" + name + "': no file '" + path + "'");

@@ -93,7 +93,8 @@ public final class DurationText {
         try {
             return Duration.parse(v);
         } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException("Not a duration such as 500ms, 10s, 2m, 1h30m or PT10S: '" + text + "'");
+            throw new IllegalArgumentException(
+                    "Not a duration such as 500ms, 10s, 2m, 1h30m or PT10S: '" + ShownText.of(text) + "'");
         }
     }
 
@@ -109,11 +110,12 @@ public final class DurationText {
                 return Duration.parse(value.trim());
             } catch (DateTimeParseException e) {
                 throw new LockConfigurationException("Option '" + name + "' must be a duration such as 500ms, 10s, 2m,"
-                        + " 1h or PT10S, got '" + value + "'");
+                        + " 1h or PT10S, got '" + ShownText.of(value) + "'");
             }
         });
         if (d.isZero() || d.isNegative()) {
-            throw new LockConfigurationException("Option '" + name + "' must be positive, got '" + value + "'");
+            throw new LockConfigurationException(
+                    "Option '" + name + "' must be positive, got '" + ShownText.of(value) + "'");
         }
         return d;
     }

@@ -7,6 +7,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
+import io.distlock.toolkit.DurationText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -203,7 +204,9 @@ final class RunCommand implements Callable<Integer> {
             Optional<RemoteLock> taken = take(locker, kind);
             if (taken.isEmpty()) {
                 err.println("lockctl: " + busy(kind)
-                        + (wait.isZero() ? " (--wait 0: one attempt)" : " and was not granted within " + wait));
+                        + (wait.isZero()
+                                ? " (--wait 0: one attempt)"
+                                : " and was not granted within " + DurationText.of(wait)));
                 return ExitCodes.BUSY;
             }
             try (RemoteLock lock = taken.get()) {
