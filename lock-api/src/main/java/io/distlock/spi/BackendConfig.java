@@ -294,8 +294,9 @@ public final class BackendConfig {
         Set<String> known = readOptions();
         known.add(TTL);
         known.add(CONNECT_TIMEOUT);
-        throw new LockConfigurationException("Unknown option" + (unknown.size() > 1 ? "s " : " ") + unknown
-                + " for the " + backendName + " backend in '" + uri + "'; known options: " + known);
+        List<String> shown = unknown.stream().map(ShownText::of).toList();
+        throw new LockConfigurationException("Unknown option" + (unknown.size() > 1 ? "s " : " ") + shown + " for the "
+                + backendName + " backend in '" + uri + "'; known options: " + known);
     }
 
     /** The options given but never read (names matched ignoring case), sorted: what the locker reports as unknown. */

@@ -57,4 +57,12 @@ class OptionNamesTest {
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("Unknown option [sesionTimeout]");
     }
+
+    @Test
+    void unknownOption_withAHugeOrMultiLineName_isShownShort() {
+        BackendConfig config = config(Map.of("a\nb", "1", "n".repeat(100_000), "2"));
+        assertThatThrownBy(() -> config.rejectUnknownOptions("test"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageStartingWith("Unknown options [a\\u000ab, " + "n".repeat(40) + "...] for the test backend");
+    }
 }
