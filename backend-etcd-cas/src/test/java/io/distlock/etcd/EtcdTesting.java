@@ -1,5 +1,6 @@
 package io.distlock.etcd;
 
+import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.EtcdCluster;
 import io.distlock.testing.ServerNode;
@@ -110,29 +111,37 @@ final class EtcdTesting {
      * loaded machine a member can miss the leader's heartbeats and call one at any moment, and until it ends no member
      * says it leads.
      */
-    static int leader(EtcdCluster etcd) throws Exception {
+    static int leader(EtcdCluster etcd) throws InterruptedException {
         Duration within = TestTimeouts.scaled(Duration.ofSeconds(10));
-        long ask = TestTimeouts.scaled(Duration.ofSeconds(1)).toMillis(); // a killed member is not waited for long
-        long end = System.nanoTime() + within.toNanos();
+        int[] found = {-1};
         List<String> said = new ArrayList<>();
-        do {
-            said.clear();
-            for (int i = 0; i < etcd.nodes().size(); i++) {
-                String endpoint = "http://" + etcd.member(i).endpoint();
-                try (Client client = Client.builder().endpoints(endpoint).build()) {
-                    StatusResponse status =
-                            client.getMaintenanceClient().statusMember(endpoint).get(ask, TimeUnit.MILLISECONDS);
-                    if (status.getHeader().getMemberId() == status.getLeader()) {
-                        return i;
-                    }
-                    said.add("member " + i + ": leader " + Long.toHexString(status.getLeader()));
-                } catch (ExecutionException | TimeoutException e) {
-                    said.add("member " + i + ": " + e);
+        if (!Deadlines.within(within, () -> (found[0] = leaderNow(etcd, said)) >= 0)) {
+            throw new AssertionError("no member said it was the leader within " + within + "; last answers: " + said);
+        }
+        return found[0];
+    }
+
+    /** The member that says it leads, or -1; what each member said instead goes to {@code said}. */
+    private static int leaderNow(EtcdCluster etcd, List<String> said) {
+        long ask = TestTimeouts.scaled(Duration.ofSeconds(1)).toMillis(); // a killed member is not waited for long
+        said.clear();
+        for (int i = 0; i < etcd.nodes().size(); i++) {
+            String endpoint = "http://" + etcd.member(i).endpoint();
+            try (Client client = Client.builder().endpoints(endpoint).build()) {
+                StatusResponse status =
+                        client.getMaintenanceClient().statusMember(endpoint).get(ask, TimeUnit.MILLISECONDS);
+                if (status.getHeader().getMemberId() == status.getLeader()) {
+                    return i;
                 }
+                said.add("member " + i + ": leader " + Long.toHexString(status.getLeader()));
+            } catch (ExecutionException | TimeoutException e) {
+                said.add("member " + i + ": " + e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while asking who leads", e);
             }
-            Thread.sleep(50);
-        } while (System.nanoTime() < end);
-        throw new AssertionError("no member said it was the leader within " + within + "; last answers: " + said);
+        }
+        return -1;
     }
 
     /**
