@@ -35,6 +35,15 @@ final class CassandraConnection {
     /** Schema changes wait for every node to agree; on a busy cluster that takes longer than a lock operation. */
     private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(60);
 
+    /**
+     * How long the driver's admin event loop stays idle before it ends, when a locker's own session closes (see {@link
+     * #defaults}); a close takes this much longer.
+     */
+    private static final int ADMIN_QUIET_MILLIS = 100;
+
+    /** The driver's own bound on its admin loop's shutdown (15 s), in the unit of {@link #ADMIN_QUIET_MILLIS}. */
+    private static final int ADMIN_SHUTDOWN_TIMEOUT_MILLIS = 15_000;
+
     private CassandraConnection() {}
 
     /**
@@ -129,9 +138,13 @@ final class CassandraConnection {
                 .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(2))
                 .withBoolean(DefaultDriverOption.REQUEST_WARN_IF_SET_KEYSPACE, false)
                 // Closing a locker waits for the driver's event loops to stay idle this long (2 s by default); every
-                // request has ended by then.
+                // request has ended by then. The admin loop keeps a short one: the session's close hands it its work
+                // and then listens on the hand-off, and a loop that finished the close and ended before the listener
+                // came made Netty log an ERROR with a stack trace on the closing thread (often, on a busy machine).
                 .withInt(DefaultDriverOption.NETTY_IO_SHUTDOWN_QUIET_PERIOD, 0)
-                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 0)
+                .withString(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_UNIT, TimeUnit.MILLISECONDS.name())
+                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, ADMIN_QUIET_MILLIS)
+                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_TIMEOUT, ADMIN_SHUTDOWN_TIMEOUT_MILLIS)
                 // Only our keyspace's schema is fetched: opening a locker stays quick on a cluster with many tables.
                 .withStringList(DefaultDriverOption.METADATA_SCHEMA_REFRESHED_KEYSPACES, List.of(location.keyspace()))
                 // A schema change returns once the driver has refreshed its schema, which it otherwise gathers for a
