@@ -5,6 +5,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
+import io.distlock.toolkit.DurationText;
 import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.TxnResponse;
@@ -145,7 +146,7 @@ abstract class EtcdAcquisition {
                             "A write of lock '{}' got no answer from etcd within {} of its sending; its key is deleted"
                                     + " in the background, again once etcd answers it",
                             request.key(),
-                            resolveTimeout);
+                            DurationText.of(resolveTimeout));
                     settled.thenRun(() -> removeKey(cleanUpDeadline()));
                     return removeKey(Deadline.after(Duration.ZERO, calls.ticker()))
                             .thenApply(v -> false);

@@ -7,8 +7,10 @@ import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockRequest;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -322,7 +324,11 @@ final class DefaultRemoteLock implements RemoteLock {
 
     /** Tells the {@link #onAtRisk} listeners that the lock is at risk, {@code left} before its validity ends. */
     void atRisk(Duration left) {
-        log.warn("Lock '{}' of owner {} is at risk: renewals failing, {} of its validity left", key, ownerId, left);
+        log.warn(
+                "Lock '{}' of owner {} is at risk: renewals failing, {} of its validity left",
+                key,
+                ownerId,
+                DurationText.of(left.truncatedTo(ChronoUnit.MILLIS)));
         tellRiskListeners(l -> l.atRisk(this, left));
     }
 

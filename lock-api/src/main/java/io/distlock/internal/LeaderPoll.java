@@ -3,6 +3,7 @@ package io.distlock.internal;
 import io.distlock.Leader;
 import io.distlock.LeaderElection;
 import io.distlock.LockerClosedException;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Executor;
@@ -68,7 +69,11 @@ final class LeaderPoll implements LeaderElection.Subscription {
             closed = true;
             return;
         } catch (RuntimeException e) {
-            log.warn("Could not read who leads election '{}'; reading again in {}", election.name(), interval, e);
+            log.warn(
+                    "Could not read who leads election '{}'; reading again in {}",
+                    election.name(),
+                    DurationText.of(interval),
+                    e);
         }
         if (!closed) {
             try {
