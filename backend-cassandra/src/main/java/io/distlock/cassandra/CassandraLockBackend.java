@@ -248,10 +248,11 @@ final class CassandraLockBackend implements LockBackend {
     @Override
     public void close() {
         if (time != null) {
-            time.close();
+            time.stop(scheduler);
+        } else {
+            scheduler.shutdownNow();
         }
         algorithm.close();
-        scheduler.shutdownNow();
         if (!ownsSession) {
             return; // the application's session: it stays open for the application
         }

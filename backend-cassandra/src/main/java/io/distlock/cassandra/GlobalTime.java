@@ -119,6 +119,11 @@ final class GlobalTime implements AutoCloseable {
     }
 
     private void tickInBackground() {
+        synchronized (this) {
+            if (closed) {
+                return; // fired as close() cancelled it: its session may be closing
+            }
+        }
         CompletionStage<Long> ticking;
         try {
             ticking = tickAsync();
@@ -294,6 +299,24 @@ final class GlobalTime implements AutoCloseable {
         closed = true;
         if (task != null) {
             task.cancel(false);
+        }
+    }
+
+    /**
+     * Closes this replica and stops {@code scheduler}, the thread its ticks fire on, waiting (at most a second) for a
+     * tick that fired already: it sends its read without waiting for the answer, so it ends at once, and its session
+     * may be closed after this returns. A tick's read sent while the session closed made Netty log an ERROR with a
+     * stack trace ("Event loop shut down?").
+     */
+    void stop(ScheduledExecutorService scheduler) {
+        close();
+        scheduler.shutdownNow();
+        try {
+            if (!scheduler.awaitTermination(1, TimeUnit.SECONDS)) {
+                LOG.debug("A GlobalTime tick still runs after 1 s; closing its session anyway");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

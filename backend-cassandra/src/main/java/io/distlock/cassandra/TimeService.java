@@ -138,8 +138,7 @@ public final class TimeService implements AutoCloseable {
     /** Stops updating and disconnects. */
     @Override
     public void close() {
-        time.close();
-        scheduler.shutdownNow();
+        time.stop(scheduler);
         session.close();
     }
 

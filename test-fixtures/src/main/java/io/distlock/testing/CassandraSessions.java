@@ -45,8 +45,14 @@ final class CassandraSessions {
         CqlSessionBuilder builder = CqlSession.builder()
                 .addContactPoints(contactPoints)
                 .withLocalDatacenter(localDatacenter)
-                .withConfigLoader(
-                        baseConfig(TestTimeouts.scaled(CLIENT_REQUEST_TIMEOUT)).build());
+                .withConfigLoader(baseConfig(TestTimeouts.scaled(CLIENT_REQUEST_TIMEOUT))
+                        // As the backend's own sessions (see its CassandraConnection): without a quiet period the
+                        // admin loop can end before the closing thread listens on the close it handed it, and Netty
+                        // logs an ERROR. Not for the pinned sessions, which the health checks open and close often.
+                        .withString(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_UNIT, "MILLISECONDS")
+                        .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 100)
+                        .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_TIMEOUT, 15_000)
+                        .build());
         if (keyspace != null) {
             builder.withKeyspace(keyspace);
         }
