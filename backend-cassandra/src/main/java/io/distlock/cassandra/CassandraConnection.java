@@ -12,6 +12,7 @@ import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import com.datastax.oss.driver.api.core.servererrors.UnauthorizedException;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
+import io.distlock.toolkit.DurationText;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,7 +86,8 @@ final class CassandraConnection {
         } catch (TimeoutException e) {
             opening.thenAccept(CqlSession::close);
             throw new LockBackendException("Could not connect to Cassandra at " + location.hosts() + " within "
-                    + connectTimeout + " (option connectTimeout); is the cluster running and reachable from here?"
+                    + DurationText.of(connectTimeout)
+                    + " (option connectTimeout); is the cluster running and reachable from here?"
                     + (client.tls().isEmpty() ? CassandraFailures.PLAINTEXT_HINT : ""));
         } catch (InterruptedException e) {
             opening.thenAccept(CqlSession::close);

@@ -8,7 +8,10 @@ import com.datastax.oss.driver.internal.core.metadata.SniEndPoint;
 import io.distlock.LockBackendException;
 import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLockers;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -126,6 +129,18 @@ class CassandraUriTest {
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("127.0.0.1:1");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+    }
+
+    /** A port that takes connections and never answers: the opening gives up at connectTimeout, named as typed. */
+    @Test
+    void open_silentPort_failsAtConnectTimeout_namingItAsTyped() throws IOException {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            assertThatThrownBy(() -> RemoteLockers.open(
+                            "cassandra://127.0.0.1:" + silent.getLocalPort() + "/ks?connectTimeout=1500ms"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("127.0.0.1:" + silent.getLocalPort())
+                    .hasMessageContaining("within 1500ms (option connectTimeout)");
+        }
     }
 
     @Test

@@ -5,6 +5,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockBackendProvider;
+import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.HostList;
 import io.distlock.toolkit.TlsSettings;
 import io.lettuce.core.ClientOptions;
@@ -234,7 +235,8 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
                     + String.join("; ", refusals) + " (" + counts + ")");
         }
         throw new LockBackendException("Could not connect to a majority of the Redis masters of " + target + " within "
-                + settings.connectTimeout() + " (option connectTimeout): " + counts + "; " + String.join(", ", down)
+                + DurationText.of(settings.connectTimeout()) + " (option connectTimeout): " + counts + "; "
+                + String.join(", ", down)
                 + ". Are the servers running and reachable from here?");
     }
 }

@@ -105,6 +105,7 @@ class RedisUriTest {
         assertThatThrownBy(() -> RemoteLockers.open("redis://127.0.0.1:" + port + "?connectTimeout=1s"))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("127.0.0.1:" + port)
+                .hasMessageContaining("within 1s (option connectTimeout)")
                 .hasMessageContaining("0 of 1 connected");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
     }
