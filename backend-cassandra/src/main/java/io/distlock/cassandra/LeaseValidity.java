@@ -60,6 +60,6 @@ final class LeaseValidity {
 
     @Override
     public String toString() {
-        return drift == null ? "default drift allowance" : "drift allowance " + drift;
+        return drift == null ? "default drift allowance" : "drift allowance " + DurationText.of(drift);
     }
 }

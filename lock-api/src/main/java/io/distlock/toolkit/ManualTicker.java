@@ -19,7 +19,7 @@ public final class ManualTicker implements Ticker {
     /** Moves the ticker forward by {@code amount}. */
     public void advance(Duration amount) {
         if (amount.isNegative()) {
-            throw new IllegalArgumentException("A ticker never goes back; got " + amount);
+            throw new IllegalArgumentException("A ticker never goes back; got " + DurationText.of(amount));
         }
         nanos.addAndGet(amount.toNanos());
     }
