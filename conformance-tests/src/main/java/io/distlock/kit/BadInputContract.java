@@ -10,6 +10,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
+import io.distlock.toolkit.DurationText;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -196,12 +197,12 @@ public interface BadInputContract extends LockerFixture {
                             }
                         },
                         "opening " + unreachable.get() + " and a tryLock on it"),
-                () -> "opening " + unreachable.get() + " (connectTimeout " + connect + ") did not fail within "
-                        + bound);
+                () -> "opening " + unreachable.get() + " (connectTimeout " + DurationText.of(connect)
+                        + ") did not fail within " + DurationText.of(bound));
         assertTrue(
                 e.getMessage() != null && !e.getMessage().isBlank(),
                 () -> "the failure to reach " + unreachable.get() + " has no message: " + e);
-        assertTrue(System.nanoTime() - start <= bound.toNanos(), "failed only after " + bound);
+        assertTrue(System.nanoTime() - start <= bound.toNanos(), "failed only after " + DurationText.of(bound));
     }
 
     /** Every call on a closed locker throws {@link IllegalStateException}; closing it again is a no-op. */

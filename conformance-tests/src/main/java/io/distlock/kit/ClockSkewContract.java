@@ -8,6 +8,7 @@ import io.distlock.LeaseModel;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,7 @@ public interface ClockSkewContract extends LockerFixture {
                     key,
                     freedWithin,
                     () -> "the holder gave '" + key + "' up when its clock jumped forwards, but the store kept the"
-                            + " key taken for longer than " + freedWithin);
+                            + " key taken for longer than " + DurationText.of(freedWithin));
             log().info(
                             "Clock jumped forwards: the holder of '{}' gave it up at once, the store freed it {} ms later",
                             key,
@@ -180,7 +181,8 @@ public interface ClockSkewContract extends LockerFixture {
             Duration period = shortLeaseTime().multipliedBy(3);
             assertTrue(
                     Deadlines.holdsFor(period, lock::isHeld),
-                    "with its clock " + FAST + "x too fast the holder lost '" + key + "' within " + period);
+                    "with its clock " + FAST + "x too fast the holder lost '" + key + "' within "
+                            + DurationText.of(period));
             assertEquals(0, lost.get(), "onLost calls");
             assertEquals(ReleaseResult.RELEASED, lock.release());
         }
@@ -245,13 +247,14 @@ public interface ClockSkewContract extends LockerFixture {
                 other,
                 key,
                 bound,
-                () -> "the holder's renewals failed, yet '" + key + "' was not free within " + bound);
+                () -> "the holder's renewals failed, yet '" + key + "' was not free within " + DurationText.of(bound));
         long grantedBy = System.nanoTime();
         try {
             Duration ends = bound.plus(extra).plus(shortLeaseTime());
             assertTrue(
                     Deadlines.within(ends, belief::ended),
-                    "the holder whose renewals failed still believed it held '" + key + "' " + ends + " after");
+                    "the holder whose renewals failed still believed it held '" + key + "' " + DurationText.of(ends)
+                            + " after");
             return belief.lastHeldNanos() - grantedBy;
         } finally {
             next.release();

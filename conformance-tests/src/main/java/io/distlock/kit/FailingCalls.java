@@ -3,6 +3,7 @@ package io.distlock.kit;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
@@ -65,11 +66,12 @@ final class FailingCalls {
             fail(what + " " + condition + " must fail with "
                     + Arrays.stream(expected).map(Class::getSimpleName).collect(Collectors.joining(" or "))
                     + ", but it " + (result instanceof Throwable ? "threw " + result : "returned " + result)
-                    + " after " + took);
+                    + " after " + DurationText.of(took));
         }
         assertTrue(
                 took.compareTo(bound) <= 0,
-                what + " " + condition + " failed only after " + took + ", later than " + bound + ": " + result);
+                what + " " + condition + " failed only after " + DurationText.of(took) + ", later than "
+                        + DurationText.of(bound) + ": " + result);
         assertTrue(((Throwable) result).getMessage() != null, what + ": " + result + " without a message");
     }
 }

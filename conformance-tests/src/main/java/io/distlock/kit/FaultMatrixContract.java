@@ -16,6 +16,7 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockerBuilder;
 import io.distlock.kit.history.HistoryChecker;
 import io.distlock.kit.history.HistoryRecorder;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -196,7 +197,7 @@ public interface FaultMatrixContract extends LockerFixture {
                         () -> caller.tryLock(wanted),
                         LockBackendException.class);
                 FailingCalls.assertFailsWithin(
-                        "lock(" + wanted + ", " + wait + ")",
+                        "lock(" + wanted + ", " + DurationText.of(wait) + ")",
                         condition,
                         bound,
                         () -> caller.lock(wanted, wait),
@@ -206,7 +207,8 @@ public interface FaultMatrixContract extends LockerFixture {
                 assertTrue(
                         lost.await(lostBound.toNanos(), TimeUnit.NANOSECONDS),
                         "with " + majority + " of " + nodes.nodeCount() + " nodes killed, the holder of '" + held
-                                + "' was not told within " + lostBound + " that its lock can no longer be vouched"
+                                + "' was not told within " + DurationText.of(lostBound)
+                                + " that its lock can no longer be vouched"
                                 + " for (isHeld=" + lock.isHeld() + ")");
                 assertFalse(lock.isHeld(), "isHeld() after onLost");
             } finally {
@@ -287,7 +289,7 @@ public interface FaultMatrixContract extends LockerFixture {
                                     1,
                                     bound,
                                     () -> "the holder of " + what(lock) + " was cut off from the store, yet the "
-                                            + kind.label() + " was not to be had within " + bound);
+                                            + kind.label() + " was not to be had within " + DurationText.of(bound));
                             history.acquired(taken, 1);
                             long grantedAt = System.nanoTime();
                             grants[i] = taken;
@@ -417,7 +419,8 @@ public interface FaultMatrixContract extends LockerFixture {
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
                 assertTrue(
                         took.compareTo(bound) <= 0,
-                        "a waiter through the store's restart returned only after " + took + ", later than " + bound);
+                        "a waiter through the store's restart returned only after " + DurationText.of(took)
+                                + ", later than " + DurationText.of(bound));
             });
             outage.join(maxWait().toMillis());
             account.assertExclusive(granted.get());
@@ -472,14 +475,16 @@ public interface FaultMatrixContract extends LockerFixture {
                         key,
                         FAULT_PERMITS,
                         left,
-                        () -> "the " + kind.label() + " of '" + key + "' was not granted within " + wait
+                        () -> "the " + kind.label() + " of '" + key + "' was not granted within "
+                                + DurationText.of(wait)
                                 + " of asking (" + storeErrors.get() + " store errors retried in the run so far)"
                                 + storeHeld(key));
             } catch (LockBackendException e) {
                 storeErrors.incrementAndGet();
                 if (System.nanoTime() - end > 0) {
                     throw new AssertionError(
-                            "the store kept failing for " + wait + " with a minority of nodes killed", e);
+                            "the store kept failing for " + DurationText.of(wait) + " with a minority of nodes killed",
+                            e);
                 }
                 Thread.sleep(20);
             }

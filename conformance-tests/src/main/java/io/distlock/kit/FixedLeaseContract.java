@@ -11,6 +11,7 @@ import io.distlock.RemoteLocker;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.OwnerIds;
 import java.time.Duration;
 import java.util.Optional;
@@ -50,8 +51,8 @@ public interface FixedLeaseContract extends LockerFixture {
                     bound,
                     granted,
                     lease.dividedBy(2),
-                    () -> "a fixed lease of " + lease + " still held '" + key + "' after " + bound
-                            + " (lease + slack): is it renewed, or never ended?");
+                    () -> "a fixed lease of " + DurationText.of(lease) + " still held '" + key + "' after "
+                            + DurationText.of(bound) + " (lease + slack): is it renewed, or never ended?");
             assertFalse(held.isHeld(), "isHeld() of a fixed lease that ended");
             Deadlines.await(
                     () -> lost.get() == 1,
@@ -92,7 +93,8 @@ public interface FixedLeaseContract extends LockerFixture {
                     bound,
                     called,
                     delay,
-                    () -> "'" + key + "' was still taken " + bound + " after releaseAfter(" + delay + ")");
+                    () -> "'" + key + "' was still taken " + DurationText.of(bound) + " after releaseAfter("
+                            + DurationText.of(delay) + ")");
             assertEquals(0, lost.get(), "onLost fired for a lock released after a delay");
         }
     }
@@ -120,8 +122,9 @@ public interface FixedLeaseContract extends LockerFixture {
                     bound,
                     granted,
                     lease.dividedBy(2),
-                    () -> "the fixed lease of " + lease + " of a holder that died still held '" + key + "' after "
-                            + bound + ": was it granted with the locker's lease instead?");
+                    () -> "the fixed lease of " + DurationText.of(lease) + " of a holder that died still held '" + key
+                            + "' after " + DurationText.of(bound)
+                            + ": was it granted with the locker's lease instead?");
         }
     }
 
@@ -142,7 +145,9 @@ public interface FixedLeaseContract extends LockerFixture {
             long called = System.nanoTime();
             assertEquals(ReleaseResult.RELEASED, held.releaseAfter(delay), "releaseAfter of a held lock");
             intercepting.goSilent();
-            assertFalse(Lockers.isFree(other, key), "'" + key + "' was free right after releaseAfter(" + delay + ")");
+            assertFalse(
+                    Lockers.isFree(other, key),
+                    "'" + key + "' was free right after releaseAfter(" + DurationText.of(delay) + ")");
             Duration bound = delay.plus(expirySlack());
             takenWithin(
                     other,
@@ -150,8 +155,9 @@ public interface FixedLeaseContract extends LockerFixture {
                     bound,
                     called,
                     delay,
-                    () -> "the holder died after releaseAfter(" + delay + "), yet '" + key + "' was still taken after "
-                            + bound + ": did the store keep the old lease?");
+                    () -> "the holder died after releaseAfter(" + DurationText.of(delay) + "), yet '" + key
+                            + "' was still taken after " + DurationText.of(bound)
+                            + ": did the store keep the old lease?");
         }
     }
 
@@ -167,7 +173,7 @@ public interface FixedLeaseContract extends LockerFixture {
             assertTrue(
                     after >= notBefore.toNanos(),
                     "'" + key + "' was free again after only " + Duration.ofNanos(after) + ", expected at least "
-                            + notBefore);
+                            + DurationText.of(notBefore));
             assertTrue(next.isHeld());
         }
     }
@@ -205,8 +211,10 @@ public interface FixedLeaseContract extends LockerFixture {
             });
             assertTrue(
                     kept,
-                    "a fixed lease of " + lease + " extended to " + lease.multipliedBy(3)
-                            + " was lost or taken within " + lease.multipliedBy(2) + " (isHeld=" + held.isHeld()
+                    "a fixed lease of " + DurationText.of(lease) + " extended to "
+                            + DurationText.of(lease.multipliedBy(3))
+                            + " was lost or taken within " + DurationText.of(lease.multipliedBy(2)) + " (isHeld="
+                            + held.isHeld()
                             + ")");
             assertTrue(held.extend(lease), "shortening a held fixed lease");
             long shortened = System.nanoTime();
@@ -217,7 +225,8 @@ public interface FixedLeaseContract extends LockerFixture {
                     bound,
                     shortened,
                     lease.dividedBy(2),
-                    () -> "a lease shortened to " + lease + " still held '" + key + "' after " + bound);
+                    () -> "a lease shortened to " + DurationText.of(lease) + " still held '" + key + "' after "
+                            + DurationText.of(bound));
             assertFalse(held.extend(lease), "extend of a lock whose lease ended");
         }
     }
@@ -241,8 +250,8 @@ public interface FixedLeaseContract extends LockerFixture {
                     bound,
                     System.nanoTime(),
                     Duration.ZERO,
-                    () -> "a renewed lock extended to " + lease + " still held '" + key + "' after " + bound
-                            + ": is it still renewed?");
+                    () -> "a renewed lock extended to " + DurationText.of(lease) + " still held '" + key + "' after "
+                            + DurationText.of(bound) + ": is it still renewed?");
             assertFalse(held.isHeld(), "isHeld() of the extended lock after another locker took its key");
             RemoteLock second = holder.tryLock(key).orElseThrow(() -> new AssertionError("tryLock on a free key"));
             assertEquals(ReleaseResult.RELEASED, second.release());
@@ -288,7 +297,7 @@ public interface FixedLeaseContract extends LockerFixture {
                     .orElseThrow(() -> new AssertionError("tryAcquire through the SPI on a free key"));
             long renewed = System.nanoTime();
             OptionalLong validUntil = raw.renew(lease, shorter);
-            assertTrue(validUntil.isPresent(), "renew(lease, " + shorter + ") of a held lease");
+            assertTrue(validUntil.isPresent(), "renew(lease, " + DurationText.of(shorter) + ") of a held lease");
             assertFalse(Lockers.isFree(other, key), "'" + key + "' was free right after the shortening renewal");
             Duration bound = shorter.plus(expirySlack());
             takenWithin(
@@ -297,8 +306,9 @@ public interface FixedLeaseContract extends LockerFixture {
                     bound,
                     renewed,
                     shorter.dividedBy(2),
-                    () -> "an entry renewed for " + shorter + " still held '" + key + "' after " + bound
-                            + ": renew(lease, leaseTime) kept the grant's lease of " + granted);
+                    () -> "an entry renewed for " + DurationText.of(shorter) + " still held '" + key + "' after "
+                            + DurationText.of(bound) + ": renew(lease, leaseTime) kept the grant's lease of "
+                            + DurationText.of(granted));
             raw.release(lease);
         }
     }

@@ -14,6 +14,7 @@ import io.distlock.LockerClosedException;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -213,7 +214,8 @@ public interface InspectionContract extends LockerFixture {
                     storeFaults().map(StoreFaults::deletionNoticedWithin).orElse(leaseTime()));
             assertTrue(
                     lost.await(bound.toNanos(), TimeUnit.NANOSECONDS),
-                    "the holder of '" + key + "' was not told within " + bound + " that its lock was broken");
+                    "the holder of '" + key + "' was not told within " + DurationText.of(bound)
+                            + " that its lock was broken");
             assertFalse(held.isHeld(), "isHeld() after the break");
             assertEquals(ReleaseResult.ALREADY_LOST, held.release(), "the release of a broken lock");
             try (RemoteLock next = waiter.get(maxWait().toNanos(), TimeUnit.NANOSECONDS)) {
@@ -245,7 +247,8 @@ public interface InspectionContract extends LockerFixture {
                     storeFaults().map(StoreFaults::deletionNoticedWithin).orElse(leaseTime()));
             assertTrue(
                     lost.await(bound.toNanos(), TimeUnit.NANOSECONDS),
-                    "the readers of '" + key + "' were not both told within " + bound + " that they were broken");
+                    "the readers of '" + key + "' were not both told within " + DurationText.of(bound)
+                            + " that they were broken");
             try (RemoteLock writer = operator.readWriteLock(key).writeLock().lock(maxWait())) {
                 assertTrue(writer.isHeld(), "a writer after the readers were broken");
             }

@@ -12,6 +12,7 @@ import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
+import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.OwnerIds;
 import java.time.Duration;
 import java.util.Optional;
@@ -47,13 +48,13 @@ public interface LeaseContract extends LockerFixture {
                     other,
                     key,
                     bound,
-                    () -> "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound
-                            + " (lease time + slack): leases never expire?")) {
+                    () -> "a lease of " + DurationText.of(ttl) + " that nobody renewed still held '" + key + "' after "
+                            + DurationText.of(bound) + " (lease time + slack): leases never expire?")) {
                 assertTrue(next.isHeld());
             }
             assertTrue(
                     System.nanoTime() - granted >= ttl.toNanos() / 2,
-                    "the unrenewed lease of " + ttl + " was freed after only "
+                    "the unrenewed lease of " + DurationText.of(ttl) + " was freed after only "
                             + Duration.ofNanos(System.nanoTime() - granted));
             raw.release(lease.get());
         }
@@ -89,8 +90,9 @@ public interface LeaseContract extends LockerFixture {
                 });
                 assertTrue(
                         exclusive,
-                        "within 3 lease times of " + ttl + " the renewed lock was lost or taken by another locker"
-                                + " (isHeld=" + held.isHeld() + ", onLost fired " + lost.get() + " times)");
+                        "within 3 lease times of " + DurationText.of(ttl)
+                                + " the renewed lock was lost or taken by another locker" + " (isHeld=" + held.isHeld()
+                                + ", onLost fired " + lost.get() + " times)");
                 assertEquals(0, lost.get(), "onLost fired for a lock that was renewed");
             } catch (AssertionError | RuntimeException e) {
                 releaseAfterFailure(held, e); // the failure above is the one to report, not the release's
@@ -121,7 +123,8 @@ public interface LeaseContract extends LockerFixture {
                     lockers.get(0),
                     key,
                     bound,
-                    () -> "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound);
+                    () -> "a lease of " + DurationText.of(ttl) + " that nobody renewed still held '" + key + "' after "
+                            + DurationText.of(bound));
             try {
                 raw.release(stale);
                 assertTrue(next.isHeld(), "the new holder's lock after a stale release");
@@ -156,8 +159,8 @@ public interface LeaseContract extends LockerFixture {
             Lease next = raw.acquire(
                             new LockRequest(key, OwnerIds.next(), ttl, reason -> {}),
                             Deadline.after(bound, Ticker.system()))
-                    .orElseThrow(() -> new AssertionError(
-                            "a lease of " + ttl + " that nobody renewed still held '" + key + "' after " + bound));
+                    .orElseThrow(() -> new AssertionError("a lease of " + DurationText.of(ttl)
+                            + " that nobody renewed still held '" + key + "' after " + DurationText.of(bound)));
             long nextGranted = System.nanoTime();
             try {
                 OptionalLong renewed = raw.renew(stale, ttl);
@@ -181,12 +184,13 @@ public interface LeaseContract extends LockerFixture {
                 });
                 assertTrue(
                         freed,
-                        "the new holder's unrenewed lease of " + ttl + " on '" + key + "' still held after " + bound
+                        "the new holder's unrenewed lease of " + DurationText.of(ttl) + " on '" + key
+                                + "' still held after " + DurationText.of(bound)
                                 + " while the stale lease was being renewed: renew extends the entry whoever holds"
                                 + " it");
                 assertTrue(
                         System.nanoTime() - nextGranted >= ttl.toNanos() / 2,
-                        "the new holder's lease of " + ttl + " was freed after only "
+                        "the new holder's lease of " + DurationText.of(ttl) + " was freed after only "
                                 + Duration.ofNanos(System.nanoTime() - nextGranted));
             } finally {
                 raw.release(next);
@@ -214,7 +218,8 @@ public interface LeaseContract extends LockerFixture {
             Duration bound = ttl.plus(expirySlack());
             assertTrue(
                     Deadlines.within(bound, () -> lost.get() > 0),
-                    "the store dropped the lock on '" + key + "' but onLost did not fire within " + bound
+                    "the store dropped the lock on '" + key + "' but onLost did not fire within "
+                            + DurationText.of(bound)
                             + " (isHeld=" + held.isHeld() + "): a renewal that says yes for a lease the store no longer"
                             + " holds?");
             assertFalse(held.isHeld(), "isHeld() after onLost fired");
@@ -247,7 +252,8 @@ public interface LeaseContract extends LockerFixture {
                     others.get(0),
                     key,
                     bound,
-                    () -> "the holder stopped renewing, yet '" + key + "' was not free within " + bound);
+                    () -> "the holder stopped renewing, yet '" + key + "' was not free within "
+                            + DurationText.of(bound));
             long grantedBy = intercepting.now();
             try {
                 long validUntil = intercepting

@@ -10,6 +10,7 @@ import io.distlock.LockTimeoutException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.kit.history.HistoryChecker;
+import io.distlock.toolkit.DurationText;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -153,7 +154,9 @@ public interface MultiProcessContract extends CrossProcessExclusionContract {
                 assertTrue(next.isHeld());
             } catch (LockTimeoutException e) {
                 throw new AssertionError(
-                        "the lock of a killed holder was not freed within " + bound + " (" + model + ")", e);
+                        "the lock of a killed holder was not freed within " + DurationText.of(bound) + " (" + model
+                                + ")",
+                        e);
             }
             assertTrue(System.nanoTime() - killed <= bound.toNanos());
         }
@@ -199,7 +202,7 @@ public interface MultiProcessContract extends CrossProcessExclusionContract {
                 assertTrue(next.isHeld());
             } catch (LockTimeoutException e) {
                 throw new AssertionError(
-                        "a waiter killed in the queue held up '" + key + "' for more than " + bound
+                        "a waiter killed in the queue held up '" + key + "' for more than " + DurationText.of(bound)
                                 + " after its holder released (" + model + ")",
                         e);
             }
@@ -296,7 +299,8 @@ public interface MultiProcessContract extends CrossProcessExclusionContract {
             if (holder.isEmpty()) {
                 assertTrue(
                         System.nanoTime() < end,
-                        () -> "no worker acquired within " + firstGrant + "; " + a.describe() + "; " + b.describe());
+                        () -> "no worker acquired within " + DurationText.of(firstGrant) + "; " + a.describe() + "; "
+                                + b.describe());
                 Thread.sleep(1);
             }
         }

@@ -10,6 +10,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.kit.history.HistoryChecker;
 import io.distlock.kit.history.HistoryEvent;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -110,8 +111,8 @@ public interface MultiProcessKindsContract extends LockerFixture {
                 assertTrue(next.isHeld());
             } catch (LockTimeoutException e) {
                 throw new AssertionError(
-                        "the permit of a killed holder of '" + key + "' was not freed within " + bound + " (" + model
-                                + ")",
+                        "the permit of a killed holder of '" + key + "' was not freed within " + DurationText.of(bound)
+                                + " (" + model + ")",
                         e);
             }
         }
@@ -141,8 +142,8 @@ public interface MultiProcessKindsContract extends LockerFixture {
                 assertTrue(write.isHeld());
             } catch (LockTimeoutException e) {
                 throw new AssertionError(
-                        "the share of a killed reader of '" + key + "' was not freed within " + bound + " (" + model
-                                + "): no writer got in",
+                        "the share of a killed reader of '" + key + "' was not freed within " + DurationText.of(bound)
+                                + " (" + model + "): no writer got in",
                         e);
             }
         }

@@ -13,6 +13,7 @@ import io.distlock.RemoteLocker;
 import io.distlock.RemoteReadWriteLock;
 import io.distlock.kit.history.HistoryChecker;
 import io.distlock.kit.history.HistoryRecorder;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -95,7 +96,7 @@ public interface ReadWriteLockContract extends LockerFixture {
                 READERS,
                 most.get(),
                 "readers of '" + key + "' held the read side at once at most " + most.get() + " of " + READERS
-                        + " (waited " + together + " for all): the backend serializes readers");
+                        + " (waited " + DurationText.of(together) + " for all): the backend serializes readers");
     }
 
     /** Readers in {@link #readLock_isShared_severalReadersHoldAtOnce}. */

@@ -9,6 +9,7 @@ import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLockGroup;
 import io.distlock.RemoteLocker;
+import io.distlock.toolkit.DurationText;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -55,7 +56,7 @@ public interface StoreFaultContract extends LockerFixture {
                         () -> locker.tryLock(key),
                         LockBackendException.class);
                 FailingCalls.assertFailsWithin(
-                        "lock(k, " + connectTimeout + ")",
+                        "lock(k, " + DurationText.of(connectTimeout) + ")",
                         "with the store down",
                         bound,
                         () -> locker.lock(key, connectTimeout),
@@ -102,7 +103,8 @@ public interface StoreFaultContract extends LockerFixture {
             Duration bound = TestTimeouts.scaled(faults.deletionNoticedWithin());
             assertTrue(
                     lost.await(bound.toNanos(), TimeUnit.NANOSECONDS),
-                    "the holder of '" + key + "' was not told within " + bound + " that its entry was deleted");
+                    "the holder of '" + key + "' was not told within " + DurationText.of(bound)
+                            + " that its entry was deleted");
             Duration told = Duration.ofNanos(System.nanoTime() - start);
             assertFalse(held.isHeld(), "isHeld() after onLost");
             assertEquals(ReleaseResult.ALREADY_LOST, held.release(), "release of a lock deleted out of band");
@@ -111,7 +113,8 @@ public interface StoreFaultContract extends LockerFixture {
                             .tryLock(key)
                             .map(l -> l.release() == ReleaseResult.RELEASED)
                             .orElse(false),
-                    "another locker cannot take '" + key + "' after its entry was deleted (told after " + told + ")");
+                    "another locker cannot take '" + key + "' after its entry was deleted (told after "
+                            + DurationText.of(told) + ")");
         }
     }
 
@@ -130,7 +133,8 @@ public interface StoreFaultContract extends LockerFixture {
             Duration bound = TestTimeouts.scaled(faults.deletionNoticedWithin());
             assertTrue(
                     lost.await(bound.toNanos(), TimeUnit.NANOSECONDS),
-                    "the group holding '" + second + "' was not told within " + bound + " that its entry was deleted");
+                    "the group holding '" + second + "' was not told within " + DurationText.of(bound)
+                            + " that its entry was deleted");
             assertFalse(group.isHeld(), "the group's isHeld() after onLost");
             group.close();
         }

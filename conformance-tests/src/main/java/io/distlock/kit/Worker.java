@@ -1,5 +1,6 @@
 package io.distlock.kit;
 
+import io.distlock.toolkit.DurationText;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -169,7 +170,8 @@ final class Worker implements AutoCloseable {
      */
     int awaitExit(Duration timeout) throws InterruptedException {
         if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new AssertionError("worker " + name + " did not finish within " + timeout + "; " + describe());
+            throw new AssertionError(
+                    "worker " + name + " did not finish within " + DurationText.of(timeout) + "; " + describe());
         }
         reader.join(TimeUnit.SECONDS.toMillis(5));
         return process.exitValue();

@@ -9,6 +9,7 @@ import io.distlock.RemoteLockerBuilder;
 import io.distlock.RemoteLockers;
 import io.distlock.Term;
 import io.distlock.kit.history.HistoryRecorder;
+import io.distlock.toolkit.DurationText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -203,7 +204,7 @@ public final class WorkerMain {
         long giveUp = System.nanoTime() + maxWait.toNanos();
         while (!Files.exists(go)) {
             if (System.nanoTime() > giveUp) {
-                throw new IllegalStateException("no go from the kit within " + maxWait);
+                throw new IllegalStateException("no go from the kit within " + DurationText.of(maxWait));
             }
             Thread.sleep(2);
         }
@@ -312,7 +313,7 @@ public final class WorkerMain {
                     break;
                 }
                 if (System.nanoTime() > end) {
-                    throw new IllegalStateException("tryLock did not succeed within " + maxWait);
+                    throw new IllegalStateException("tryLock did not succeed within " + DurationText.of(maxWait));
                 }
                 Thread.sleep(1);
             }

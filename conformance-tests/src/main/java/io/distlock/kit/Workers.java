@@ -2,6 +2,7 @@ package io.distlock.kit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.toolkit.DurationText;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -104,8 +105,8 @@ final class Workers implements AutoCloseable {
     /** Waits until {@code worker} says {@code prefix}; returns the line. */
     static String awaitLine(Worker worker, String prefix, Duration timeout) throws InterruptedException {
         return worker.await(l -> l.startsWith(prefix + " "), timeout)
-                .orElseThrow(() -> new AssertionError(
-                        "no '" + prefix + "' from " + worker.name() + " within " + timeout + "; " + worker.describe()));
+                .orElseThrow(() -> new AssertionError("no '" + prefix + "' from " + worker.name() + " within "
+                        + DurationText.of(timeout) + "; " + worker.describe()));
     }
 
     /** The randomized run's acquisitions in every worker so far, as each last reported ({@code PROGRESS n}). */
