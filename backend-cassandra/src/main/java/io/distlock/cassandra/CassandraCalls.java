@@ -26,6 +26,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -379,5 +381,22 @@ final class CassandraCalls {
     @Override
     public String toString() {
         return "CassandraCalls[" + where + "]";
+    }
+
+    /**
+     * Stops {@code thread}, one of the backend's own timer threads, and waits at most a second for a task it had
+     * started: such a task sends statements without waiting for their answers, so it ends at once, and its session may
+     * be closed after this returns. A statement sent as the session closed made Netty log an ERROR with a stack trace
+     * ("Event loop shut down?"); see {@code CassandraLockersTest}.
+     */
+    static void stopBeforeTheSessionCloses(ExecutorService thread) {
+        thread.shutdownNow();
+        try {
+            if (!thread.awaitTermination(1, TimeUnit.SECONDS)) {
+                LOG.debug("A task of the backend still runs after 1 s; closing its session anyway");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

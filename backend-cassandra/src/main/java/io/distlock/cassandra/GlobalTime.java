@@ -303,21 +303,13 @@ final class GlobalTime implements AutoCloseable {
     }
 
     /**
-     * Closes this replica and stops {@code scheduler}, the thread its ticks fire on, waiting (at most a second) for a
-     * tick that fired already: it sends its read without waiting for the answer, so it ends at once, and its session
-     * may be closed after this returns. A tick's read sent while the session closed made Netty log an ERROR with a
-     * stack trace ("Event loop shut down?").
+     * Closes this replica and stops {@code scheduler}, the thread its ticks fire on, waiting for a tick that fired
+     * already ({@link CassandraCalls#stopBeforeTheSessionCloses}): a tick's read sent as the session closed made Netty
+     * log an ERROR.
      */
     void stop(ScheduledExecutorService scheduler) {
         close();
-        scheduler.shutdownNow();
-        try {
-            if (!scheduler.awaitTermination(1, TimeUnit.SECONDS)) {
-                LOG.debug("A GlobalTime tick still runs after 1 s; closing its session anyway");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        CassandraCalls.stopBeforeTheSessionCloses(scheduler);
     }
 
     private static long toMicros(Instant instant) {

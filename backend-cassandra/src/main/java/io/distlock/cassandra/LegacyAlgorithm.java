@@ -277,7 +277,7 @@ final class LegacyAlgorithm implements LockAlgorithm {
 
     @Override
     public void close() {
-        timers.shutdownNow();
+        CassandraCalls.stopBeforeTheSessionCloses(timers);
     }
 
     /** The outcome of Listing 3 and, on success, the lease. */

@@ -266,7 +266,7 @@ final class QueueAlgorithm implements LockAlgorithm {
 
     @Override
     public void close() {
-        polls.shutdownNow();
+        CassandraCalls.stopBeforeTheSessionCloses(polls);
     }
 
     private boolean holdsOwnerCell(CassandraLease lease) {
