@@ -5,12 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.datastax.oss.driver.api.core.CqlSession;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.testing.StandardError;
 import io.distlock.testing.TcpProxy;
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,8 +55,6 @@ class CassandraLockersTest extends OneNodeFixture {
      */
     @Test
     void close_onABusyMachine_logsNoErrorFromTheDriversEventLoops() throws Exception {
-        ByteArrayOutputStream logged = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> spinners = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
@@ -72,52 +67,23 @@ class CassandraLockersTest extends OneNodeFixture {
             spinner.start();
             spinners.add(spinner);
         }
-        System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));
+        String logged;
         try {
-            for (int i = 0; i < 30; i++) {
-                // Every other locker updates GlobalTime every millisecond, so that its close meets a tick.
-                try (CassandraLockBackend backend = open(i % 2 == 0 ? "" : "timePeriod=1ms", Duration.ofSeconds(5))) {
-                    assertThat(backend.capabilities().fair()).isTrue();
+            logged = StandardError.during(() -> {
+                for (int i = 0; i < 30; i++) {
+                    // Every other locker updates GlobalTime every millisecond, so that its close meets a tick.
+                    try (CassandraLockBackend backend =
+                            open(i % 2 == 0 ? "" : "timePeriod=1ms", Duration.ofSeconds(5))) {
+                        assertThat(backend.capabilities().fair()).isTrue();
+                    }
                 }
-            }
+            });
         } finally {
-            System.setErr(stderr);
             stop.set(true);
             for (Thread spinner : spinners) {
                 spinner.join();
             }
         }
-        assertThat(logged.toString(StandardCharsets.UTF_8))
-                .doesNotContain("Event loop shut down")
-                .doesNotContain(" ERROR ");
-    }
-
-    /** Writes to both streams. */
-    private static final class Tee extends OutputStream {
-        private final OutputStream first;
-        private final OutputStream second;
-
-        Tee(OutputStream first, OutputStream second) {
-            this.first = first;
-            this.second = second;
-        }
-
-        @Override
-        public void write(int b) throws java.io.IOException {
-            first.write(b);
-            second.write(b);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws java.io.IOException {
-            first.write(b, off, len);
-            second.write(b, off, len);
-        }
-
-        @Override
-        public void flush() throws java.io.IOException {
-            first.flush();
-            second.flush();
-        }
+        assertThat(logged).doesNotContain("Event loop shut down").doesNotContain(" ERROR ");
     }
 }

@@ -9,10 +9,6 @@ import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.HostList;
 import io.distlock.toolkit.TlsSettings;
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
-import io.lettuce.core.resource.Delay;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -146,35 +142,22 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
         ConnectionSettings connection = ConnectionSettings.read(config, location.tls());
         config.rejectUnknownOptions(name());
 
-        ClientResources resources = DefaultClientResources.builder()
-                .ioThreadPoolSize(2)
-                .computationThreadPoolSize(1)
-                // A restarted master is back within a second, not after Lettuce's default backoff of up to 30s.
-                .reconnectDelay(
-                        Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
-                .build();
+        OwnResources resources = new OwnResources();
         ClientOptions options = connection.clientOptions(settings.connectTimeout());
         List<Master> masters = new ArrayList<>();
         LongAdder requests = new LongAdder();
         try {
             for (HostList.Address e : location.masters()) {
                 Connector connector =
-                        new OwnClient(connection.redisUri(e, settings.connectTimeout()), options, resources);
+                        new OwnClient(connection.redisUri(e, settings.connectTimeout()), options, resources.lettuce());
                 masters.add(new Master(e.toString(), connector, settings, requests));
             }
         } catch (RuntimeException e) {
             masters.forEach(Master::close);
-            resources.shutdown(0, 1, TimeUnit.SECONDS);
+            resources.close();
             throw e;
         }
-        return open(
-                location.toString(),
-                location.majority(),
-                settings,
-                config,
-                masters,
-                requests,
-                () -> resources.shutdown(0, 1, TimeUnit.SECONDS));
+        return open(location.toString(), location.majority(), settings, config, masters, requests, resources::close);
     }
 
     /**

@@ -10,8 +10,6 @@ import io.distlock.spi.LockBackend;
 import io.distlock.testing.RedisServers;
 import io.distlock.testing.ServerNode;
 import io.distlock.toolkit.HostList.Address;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -100,10 +98,7 @@ class RedlockReconnectTest {
                 "distlock:",
                 TestTimeouts.scaled(Duration.ofSeconds(20)),
                 Duration.ZERO);
-        ClientResources resources = DefaultClientResources.builder()
-                .ioThreadPoolSize(1)
-                .computationThreadPoolSize(1)
-                .build();
+        OwnResources resources = new OwnResources();
         String proxied = node.proxiedEndpoint();
         Address address = new Address(
                 proxied.substring(0, proxied.lastIndexOf(':')),
@@ -112,7 +107,7 @@ class RedlockReconnectTest {
         Connector connector = new OwnClient(
                 connection.redisUri(address, settings.connectTimeout()),
                 connection.clientOptions(settings.connectTimeout()),
-                resources);
+                resources.lettuce());
         try (Master master = new Master(address.toString(), connector, settings, new LongAdder())) {
             CompletableFuture<Vote> quick = master.setIfAbsent(key, "someone", 30_000);
             CompletableFuture<Vote> patient = master.run(
@@ -124,7 +119,7 @@ class RedlockReconnectTest {
                     .isEqualTo(Vote.YES);
             assertThat(probe.exists(0, key)).isFalse();
         } finally {
-            resources.shutdown(0, 1, TimeUnit.SECONDS);
+            resources.close();
             probe.close();
         }
     }
