@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Driver sessions the fixture opens: client sessions (through the advertised addresses, i.e. the proxies) and
@@ -45,14 +46,8 @@ final class CassandraSessions {
         CqlSessionBuilder builder = CqlSession.builder()
                 .addContactPoints(contactPoints)
                 .withLocalDatacenter(localDatacenter)
-                .withConfigLoader(baseConfig(TestTimeouts.scaled(CLIENT_REQUEST_TIMEOUT))
-                        // As the backend's own sessions (see its CassandraConnection): without a quiet period the
-                        // admin loop can end before the closing thread listens on the close it handed it, and Netty
-                        // logs an ERROR. Not for the pinned sessions, which the health checks open and close often.
-                        .withString(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_UNIT, "MILLISECONDS")
-                        .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 100)
-                        .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_TIMEOUT, 15_000)
-                        .build());
+                .withConfigLoader(
+                        baseConfig(TestTimeouts.scaled(CLIENT_REQUEST_TIMEOUT)).build());
         if (keyspace != null) {
             builder.withKeyspace(keyspace);
         }
@@ -98,8 +93,26 @@ final class CassandraSessions {
         if (!portOpen(node)) {
             return false;
         }
-        try (CqlSession session = pinned(node, localDatacenter, security)) {
-            return session.execute("SELECT release_version FROM system.local").one() != null;
+        return onPinned(
+                node,
+                localDatacenter,
+                security,
+                session -> session.execute("SELECT release_version FROM system.local")
+                                .one()
+                        != null);
+    }
+
+    /**
+     * Runs {@code query} on a new {@linkplain #pinned pinned} session and closes the session in the background, where
+     * its admin loop's quiet period passes: the health checks open one per attempt, and need not wait for it.
+     */
+    static <T> T onPinned(
+            InetSocketAddress node, String localDatacenter, CassandraSecurity security, Function<CqlSession, T> query) {
+        CqlSession session = pinned(node, localDatacenter, security);
+        try {
+            return query.apply(session);
+        } finally {
+            session.closeAsync();
         }
     }
 
@@ -115,13 +128,19 @@ final class CassandraSessions {
 
     private static ProgrammaticDriverConfigLoaderBuilder baseConfig(Duration requestTimeout) {
         return DriverConfigLoader.programmaticBuilder()
-                // Closing a session waits for the driver's event loops to stay idle this long (2 s by default): the
+                // Closing a session waits for the driver's I/O loops to stay idle this long (2 s by default): the
                 // fixture opens and closes sessions for every health check.
                 .withInt(DefaultDriverOption.NETTY_IO_SHUTDOWN_QUIET_PERIOD, 0)
-                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 0)
                 // Reconnect within a second or two after a fault heals (default backs off to 60 s).
                 .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
                 .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(2))
+                // As the backend's own sessions (see its CassandraConnection): without a quiet period the admin
+                // loop can end before the closing thread listens on the close it handed it, and Netty logs an ERROR
+                // (twice in a CI run from the health checks' sessions). The checks close theirs in the background
+                // (onPinned), so that they do not wait it.
+                .withString(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_UNIT, "MILLISECONDS")
+                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_QUIET_PERIOD, 100)
+                .withInt(DefaultDriverOption.NETTY_ADMIN_SHUTDOWN_TIMEOUT, 15_000)
                 .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, requestTimeout)
                 // A schema change returns once the driver has refreshed its schema, which it otherwise gathers for a
                 // second first: every test class creates and drops a keyspace.

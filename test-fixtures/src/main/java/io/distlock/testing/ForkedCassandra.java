@@ -255,25 +255,27 @@ final class ForkedCassandra implements CassandraServers {
 
     /** One attempt: node answers a read at consistency ALL it coordinates (on one node: any read). */
     private boolean seesEveryReplica(CassandraNode node) {
-        try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter(), security)) {
+        return CassandraSessions.onPinned(node.nativeAddress(), localDatacenter(), security, session -> {
             session.execute(nodes.size() == 1 ? RELEASE_VERSION : ALL_REPLICAS_READ);
             return true;
-        }
+        });
     }
 
     /** One attempt: whether a read at consistency ALL coordinated by {@code node} fails as unavailable. */
     private boolean reportsUnavailable(CassandraNode node) {
-        try (CqlSession session = CassandraSessions.pinned(node.nativeAddress(), localDatacenter(), security)) {
-            session.execute(ALL_REPLICAS_READ);
-            return false;
-        } catch (UnavailableException e) {
-            return true;
-        } catch (AllNodesFailedException e) {
-            // The retry policy moves an unavailable error on to the next node; a pinned session has none left.
-            return e.getAllErrors().values().stream()
-                    .flatMap(List::stream)
-                    .anyMatch(UnavailableException.class::isInstance);
-        }
+        return CassandraSessions.onPinned(node.nativeAddress(), localDatacenter(), security, session -> {
+            try {
+                session.execute(ALL_REPLICAS_READ);
+                return false;
+            } catch (UnavailableException e) {
+                return true;
+            } catch (AllNodesFailedException e) {
+                // The retry policy moves an unavailable error on to the next node; a pinned session has none left.
+                return e.getAllErrors().values().stream()
+                        .flatMap(List::stream)
+                        .anyMatch(UnavailableException.class::isInstance);
+            }
+        });
     }
 
     /** A port free on every given loopback address, so each node can use the same one on its own address. */
