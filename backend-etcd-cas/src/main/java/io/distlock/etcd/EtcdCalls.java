@@ -54,6 +54,12 @@ final class EtcdCalls {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdCalls.class);
     private static final long RETRY_PAUSE_MILLIS = 50;
+    /**
+     * The longest pause between repeats of a lease's grant or revoke, which double from {@link #RETRY_PAUSE_MILLIS}:
+     * jetcd logs two WARN lines for every failed lease call (its retry policy's, though it retries none), so a grant
+     * repeated every 50 ms through an outage printed 40 lines a second.
+     */
+    private static final long LEASE_RETRY_MAX_PAUSE_MILLIS = 500;
 
     private final Client client;
     private final String endpoints;
@@ -126,13 +132,20 @@ final class EtcdCalls {
      * first send) and repeated after a lost reply until {@code deadline}.
      */
     <T> Write<T> send(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
-        return send(what, call, deadline, failure -> false);
+        return send(what, call, deadline, failure -> false, RETRY_PAUSE_MILLIS);
     }
 
-    /** The same, and not repeated after a failure that {@code hopeless} says a repeat cannot mend. */
+    /**
+     * The same, not repeated after a failure that {@code hopeless} says a repeat cannot mend, and repeated after pauses
+     * that double from {@link #RETRY_PAUSE_MILLIS} up to {@code maxPauseMillis}.
+     */
     private <T> Write<T> send(
-            String what, Supplier<CompletableFuture<T>> call, Deadline deadline, Predicate<Throwable> hopeless) {
-        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read(), hopeless);
+            String what,
+            Supplier<CompletableFuture<T>> call,
+            Deadline deadline,
+            Predicate<Throwable> hopeless,
+            long maxPauseMillis) {
+        Write<T> write = new Write<>(new CompletableFuture<>(), ticker.read(), hopeless, maxPauseMillis);
         attempt(what, call, deadline, write, 1);
         return write;
     }
@@ -152,11 +165,18 @@ final class EtcdCalls {
         private final long sentNanos;
         private final List<CompletableFuture<?>> sends = new CopyOnWriteArrayList<>();
         private final Predicate<Throwable> hopeless;
+        private final long maxPauseMillis;
 
-        Write(CompletableFuture<T> result, long sentNanos, Predicate<Throwable> hopeless) {
+        Write(CompletableFuture<T> result, long sentNanos, Predicate<Throwable> hopeless, long maxPauseMillis) {
             this.result = result;
             this.sentNanos = sentNanos;
             this.hopeless = hopeless;
+            this.maxPauseMillis = maxPauseMillis;
+        }
+
+        /** The pause before the repeat that follows send {@code n} (1 for the first). */
+        private long pauseMillisAfter(int n) {
+            return Math.min(RETRY_PAUSE_MILLIS << Math.min(n - 1, 20), maxPauseMillis);
         }
 
         CompletableFuture<T> result() {
@@ -209,7 +229,8 @@ final class EtcdCalls {
                         "checking permission on " + key,
                         () -> body.apply(client.getKVClient().txn()).commit(),
                         deadline,
-                        hopeless)
+                        hopeless,
+                        RETRY_PAUSE_MILLIS)
                 .result();
     }
 
@@ -281,8 +302,10 @@ final class EtcdCalls {
         watchers.clear();
     }
 
+    /** A lease call, repeated after a lost reply until {@code deadline}, less and less often. */
     private <T> CompletableFuture<T> retrying(String what, Supplier<CompletableFuture<T>> call, Deadline deadline) {
-        return send(what, call, deadline).result();
+        return send(what, call, deadline, failure -> false, LEASE_RETRY_MAX_PAUSE_MILLIS)
+                .result();
     }
 
     private <T> void attempt(
@@ -308,12 +331,12 @@ final class EtcdCalls {
                 return;
             }
             Throwable cause = unwrap(failure);
+            long pause = write.pauseMillisAfter(n);
             if (mayHaveLostReply(cause)
                     && !write.hopeless.test(cause)
-                    && deadline.remainingNanos() > TimeUnit.MILLISECONDS.toNanos(RETRY_PAUSE_MILLIS)) {
+                    && deadline.remainingNanos() > TimeUnit.MILLISECONDS.toNanos(pause)) {
                 log.debug("{} failed (attempt {}), sending it again: {}", what, n, cause.toString());
-                timer.schedule(
-                        () -> attempt(what, call, deadline, write, n + 1), RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+                timer.schedule(() -> attempt(what, call, deadline, write, n + 1), pause, TimeUnit.MILLISECONDS);
                 return;
             }
             result.completeExceptionally(failure(what, cause, deadline));
