@@ -2,6 +2,7 @@ package io.distlock.redis;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -53,6 +54,12 @@ final class ApplicationClient implements Connector {
 
     private static <T> CompletableFuture<T> blocking(Supplier<T> connect) {
         return CompletableFuture.supplyAsync(connect, CONNECT_THREADS);
+    }
+
+    /** Closes it: the client, the application's, is not shut down with the locker. */
+    @Override
+    public void discard(StatefulConnection<String, String> connection) {
+        connection.closeAsync();
     }
 
     /** Nothing: the client is the application's. */

@@ -1,5 +1,6 @@
 package io.distlock.redis;
 
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.util.concurrent.CompletableFuture;
@@ -16,6 +17,12 @@ interface Connector {
 
     /** Opens a pub/sub connection to the same master, with the same settings. */
     CompletableFuture<StatefulRedisPubSubConnection<String, String>> connectPubSub();
+
+    /**
+     * Disposes of a connection that was made after its master closed. A connection is closed once: Lettuce logs
+     * "Connection is already closed" (WARN) for a second close.
+     */
+    void discard(StatefulConnection<String, String> connection);
 
     /** Releases what this connector created; never the application's client. */
     void close();

@@ -101,7 +101,7 @@ final class Master implements AutoCloseable {
                     connecting = null;
                     if (c != null) {
                         if (closed) {
-                            c.closeAsync();
+                            connector.discard(c);
                         } else {
                             connection = c;
                         }
@@ -406,7 +406,7 @@ final class Master implements AutoCloseable {
             pubSubOpened = connector.connectPubSub().thenApply(c -> {
                 synchronized (connectLock) {
                     if (closed) {
-                        c.closeAsync();
+                        connector.discard(c);
                         throw new CompletionException(new IllegalStateException("closed"));
                     }
                     pubSub = c;

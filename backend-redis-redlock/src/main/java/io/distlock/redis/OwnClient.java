@@ -3,6 +3,7 @@ package io.distlock.redis;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -31,6 +32,14 @@ final class OwnClient implements Connector {
     public CompletableFuture<StatefulRedisPubSubConnection<String, String>> connectPubSub() {
         return client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture();
     }
+
+    /**
+     * Nothing: {@link #close()}, which the master calls after it, shuts the client down, which closes every connection
+     * the client made; one made later goes with the resources' I/O threads ({@link OwnResources}). Closed here too, a
+     * connection made as the master closed was closed twice.
+     */
+    @Override
+    public void discard(StatefulConnection<String, String> connection) {}
 
     @Override
     public void close() {

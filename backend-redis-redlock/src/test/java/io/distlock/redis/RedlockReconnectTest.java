@@ -6,10 +6,17 @@ import io.distlock.LockBackendException;
 import io.distlock.Ticker;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.BackendConfig;
 import io.distlock.spi.LockBackend;
 import io.distlock.testing.RedisServers;
 import io.distlock.testing.ServerNode;
+import io.distlock.testing.StandardError;
 import io.distlock.toolkit.HostList.Address;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -121,6 +128,75 @@ class RedlockReconnectTest {
         } finally {
             resources.close();
             probe.close();
+        }
+    }
+
+    /**
+     * A connection that completes as its master closes is closed once. Its master's callback closed it, and then the
+     * client's shutdown closed it again (the client lets go of a connection only once its channel has closed), and
+     * Lettuce logged "Connection is already closed" (WARN): four times in one CI run, as lockers closed while a master
+     * reconnected. Here the connection is held back until the master's close has begun, then let through.
+     */
+    @Test
+    void close_whileAConnectionCompletes_closesItOnce() throws Exception {
+        String endpoint = REDIS.endpoints().get(0);
+        Address address = new Address(
+                endpoint.substring(0, endpoint.lastIndexOf(':')),
+                Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1)));
+        Duration timeout = TestTimeouts.scaled(Duration.ofSeconds(5));
+        ConnectionSettings connection = new ConnectionSettings(Optional.empty(), Optional.empty(), 0, Optional.empty());
+        try (OwnResources resources = new OwnResources()) {
+            OwnClient client = new OwnClient(
+                    connection.redisUri(address, timeout), connection.clientOptions(timeout), resources.lettuce());
+            CompletableFuture<StatefulRedisConnection<String, String>> made = new CompletableFuture<>();
+            CompletableFuture<Void> closing = new CompletableFuture<>();
+            Connector heldBack = new Connector() {
+                @Override
+                public CompletableFuture<StatefulRedisConnection<String, String>> connect() {
+                    client.connect().whenComplete((c, e) -> {
+                        if (e != null) {
+                            made.completeExceptionally(e);
+                        } else {
+                            made.complete(c);
+                        }
+                    });
+                    return made.thenCombine(closing, (c, v) -> c);
+                }
+
+                @Override
+                public CompletableFuture<StatefulRedisPubSubConnection<String, String>> connectPubSub() {
+                    return client.connectPubSub();
+                }
+
+                @Override
+                public void discard(StatefulConnection<String, String> c) {
+                    client.discard(c);
+                }
+
+                @Override
+                public void close() {
+                    closing.complete(null); // the master is closed: the connection completes now, then the client shuts
+                    client.close();
+                }
+            };
+            RedlockSettings settings = RedlockSettings.read(new BackendConfig(
+                    URI.create("redis://" + endpoint),
+                    Map.of(),
+                    Duration.ofSeconds(30),
+                    timeout,
+                    Duration.ZERO,
+                    Ticker.system(),
+                    Clock.systemUTC()));
+            String logged = StandardError.during(() -> {
+                Master master = new Master(address.toString(), heldBack, settings, new LongAdder());
+                CompletableFuture<StatefulRedisConnection<String, String>> connecting = master.connect();
+                StatefulRedisConnection<String, String> c = made.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                master.close();
+                assertThat(connecting.get(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                        .isSameAs(c);
+                Deadlines.await(() -> !c.isOpen(), timeout, () -> "the connection made as its master closed is open");
+            });
+            assertThat(logged).doesNotContain("already closed");
         }
     }
 
