@@ -29,6 +29,7 @@ final class OwnResources implements AutoCloseable {
 
     private final EventExecutorGroup computation;
     private final ClientResources lettuce;
+    private final EventExecutorGroup io;
 
     OwnResources() {
         computation = new DefaultEventExecutorGroup(2, new DefaultThreadFactory("lettuce-eventExecutorLoop", true));
@@ -40,12 +41,17 @@ final class OwnResources implements AutoCloseable {
                         Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
                 .build();
         // The clients take the I/O threads from here and end them as the last one shuts down, unless held elsewhere.
-        lettuce.eventLoopGroupProvider().allocate(Transports.eventLoopGroupClass());
+        io = lettuce.eventLoopGroupProvider().allocate(Transports.eventLoopGroupClass());
     }
 
     /** What the clients are built on. */
     ClientResources lettuce() {
         return lettuce;
+    }
+
+    /** Whether the computation and I/O threads have ended (the timer's has when {@link #close()} returns). */
+    boolean terminated() {
+        return computation.isTerminated() && io.isTerminated();
     }
 
     /**
