@@ -26,12 +26,14 @@ import io.grpc.StatusRuntimeException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -70,6 +72,10 @@ final class EtcdCalls {
     private final RequestTimeouts timeouts = new RequestTimeouts();
     /** The watches opened and not yet seen closed: closed with the backend, as the client may be the application's. */
     private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
+    /** The requests waiting for the timer to send them again, each with what fails it if the backend closes first. */
+    private final Map<Write<?>, Runnable> awaitingRepeat = new ConcurrentHashMap<>();
+    /** Set as the backend closes ({@link #endRepeats()}): a failed request is not sent again from then on. */
+    private volatile boolean closed;
     /** When etcd last answered a request (a ticker reading): how long it has been silent, for {@link OutageWatch}. */
     private volatile long lastAnswerNanos;
 
@@ -336,11 +342,60 @@ final class EtcdCalls {
                     && !write.hopeless.test(cause)
                     && deadline.remainingNanos() > TimeUnit.MILLISECONDS.toNanos(pause)) {
                 log.debug("{} failed (attempt {}), sending it again: {}", what, n, cause.toString());
-                timer.schedule(() -> attempt(what, call, deadline, write, n + 1), pause, TimeUnit.MILLISECONDS);
+                repeatLater(what, call, deadline, write, n, pause, cause);
                 return;
             }
             result.completeExceptionally(failure(what, cause, deadline));
         });
+    }
+
+    /**
+     * Sends the request again after {@code pauseMillis}, unless the backend closes first: then {@link #endRepeats()}
+     * (or a timer that refuses the repeat) fails it at once, as nothing is left to send it.
+     */
+    private <T> void repeatLater(
+            String what,
+            Supplier<CompletableFuture<T>> call,
+            Deadline deadline,
+            Write<T> write,
+            int n,
+            long pauseMillis,
+            Throwable cause) {
+        Runnable notSent = () -> write.result()
+                .completeExceptionally(new LockBackendException(
+                        "etcd at " + endpoints + " failed " + what + ", and it was not sent again: the locker was"
+                                + " closed (" + cause + ")",
+                        cause));
+        awaitingRepeat.put(write, notSent);
+        if (closed) {
+            awaitingRepeat.remove(write);
+            notSent.run();
+            return;
+        }
+        try {
+            timer.schedule(
+                    () -> {
+                        awaitingRepeat.remove(write);
+                        attempt(what, call, deadline, write, n + 1);
+                    },
+                    pauseMillis,
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException timerStopped) {
+            awaitingRepeat.remove(write);
+            notSent.run();
+        }
+    }
+
+    /**
+     * Fails every request that waits to be sent again, and any that would wait from now on: the backend is closing, and
+     * its timer, which would send them, stops with it. A request already sent still gets its answer.
+     */
+    void endRepeats() {
+        closed = true;
+        for (Runnable notSent : awaitingRepeat.values()) {
+            notSent.run();
+        }
+        awaitingRepeat.clear();
     }
 
     private <T> CompletableFuture<T> bounded(CompletableFuture<T> future, Deadline deadline) {

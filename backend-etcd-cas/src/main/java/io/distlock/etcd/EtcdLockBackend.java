@@ -457,6 +457,7 @@ final class EtcdLockBackend implements LockBackend {
                     client.close();
                 }
             } finally {
+                calls.endRepeats(); // the timer that would send them again stops now
                 timer.shutdownNow();
             }
         }

@@ -134,6 +134,50 @@ class EtcdStoreRequestsTest extends OneMemberEtcdTests {
      */
     @Test
     void grant_throughAnOutage_isRepeatedLessAndLessOften() throws Exception {
+        withCallsToNowhere(calls -> {
+            CompletableFuture<?> grant = calls.grant(10, Deadline.after(Duration.ofSeconds(3), Ticker.system()));
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> grant.get(30, TimeUnit.SECONDS));
+            assertTrue(
+                    failed.getCause().getMessage().contains("granting a lease"),
+                    () -> "names what failed: " + failed.getCause());
+            // Sent at 0, 0.05, 0.15, 0.35, 0.75, 1.25, 1.75, 2.25 and 2.75 s: 9; every 50 ms it was about 60.
+            long sends = calls.requests();
+            assertTrue(sends >= 5 && sends <= 10, () -> sends + " grants sent in 3 s");
+        });
+    }
+
+    /**
+     * A request waiting for its repeat as the locker closes fails at once, naming the close: before, the repeat was
+     * dropped with the stopped timer, and the request (a lost session's revoke in the background) never ended.
+     */
+    @Test
+    void revoke_whoseLockerClosesBetweenTwoSends_failsAtOnce_namingTheClose() throws Exception {
+        withCallsToNowhere(calls -> {
+            // A revoke in the background (a lost session's) meets the closing locker between two sends.
+            CompletableFuture<?> revoke = calls.revoke(0x1234, Deadline.after(Duration.ofSeconds(60), Ticker.system()));
+            Deadlines.await(
+                    () -> calls.requests() >= 2,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the revoke was not repeated: " + calls.requests() + " sends");
+            calls.endRepeats(); // as the backend's close does before it stops the timer
+            calls.timer().shutdownNow();
+            // Before, the repeat waiting on the stopped timer was dropped with it, and the revoke never ended.
+            ExecutionException failed = assertThrows(
+                    ExecutionException.class,
+                    () -> revoke.get(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS));
+            String message = failed.getCause().getMessage();
+            assertTrue(
+                    message.contains("revoking lease 1234") && message.contains("the locker was closed"),
+                    () -> "names the request and the close: " + message);
+        });
+    }
+
+    private interface CallsTest {
+        void run(EtcdCalls calls) throws Exception;
+    }
+
+    /** Runs {@code test} with calls to an address where nothing listens (an etcd that is away), its own timer. */
+    private static void withCallsToNowhere(CallsTest test) throws Exception {
         int port = FreePorts.next(); // nothing listens there
         BackendConfig config = new BackendConfig(
                 URI.create("etcd://127.0.0.1:" + port + "/t"),
@@ -147,14 +191,7 @@ class EtcdStoreRequestsTest extends OneMemberEtcdTests {
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
         try {
             EtcdCalls calls = new EtcdCalls(client, "127.0.0.1:" + port, Ticker.system(), timer);
-            CompletableFuture<?> grant = calls.grant(10, Deadline.after(Duration.ofSeconds(3), Ticker.system()));
-            ExecutionException failed = assertThrows(ExecutionException.class, () -> grant.get(30, TimeUnit.SECONDS));
-            assertTrue(
-                    failed.getCause().getMessage().contains("granting a lease"),
-                    () -> "names what failed: " + failed.getCause());
-            // Sent at 0, 0.05, 0.15, 0.35, 0.75, 1.25, 1.75, 2.25 and 2.75 s: 9; every 50 ms it was about 60.
-            long sends = calls.requests();
-            assertTrue(sends >= 5 && sends <= 10, () -> sends + " grants sent in 3 s");
+            test.run(calls);
         } finally {
             client.close();
             timer.shutdownNow();
