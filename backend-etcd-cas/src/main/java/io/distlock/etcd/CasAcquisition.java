@@ -141,7 +141,7 @@ final class CasAcquisition extends EtcdAcquisition {
                     if (failure != null) {
                         log.warn(
                                 "Could not delete the key {} of an abandoned attempt on '{}' now ({}); retrying in the"
-                                        + " background",
+                                        + " background while the locker is open (its lease's end deletes it otherwise)",
                                 key,
                                 request.key(),
                                 failure.toString());

@@ -174,7 +174,8 @@ final class CasRecordAcquisition extends EtcdAcquisition {
                     if (failure != null) {
                         log.warn(
                                 "Could not delete the holder key {} of an abandoned attempt on {} now ({}); retrying in"
-                                        + " the background",
+                                        + " the background while the locker is open (its lease's end deletes it"
+                                        + " otherwise)",
                                 key,
                                 what(),
                                 failure.toString());
