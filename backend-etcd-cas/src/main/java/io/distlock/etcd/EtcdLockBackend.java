@@ -46,6 +46,9 @@ import org.slf4j.LoggerFactory;
 final class EtcdLockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
+    /** A delete that answers with the key it deleted. */
+    private static final DeleteOption WITH_PREVIOUS =
+            DeleteOption.builder().withPrevKV(true).build();
 
     private final Client client;
     private final boolean ownsClient;
@@ -309,25 +312,21 @@ final class EtcdLockBackend implements LockBackend {
 
     /** Deletes the key, whatever it holds (fair mode's first send; see {@link #release}). */
     private CompletableFuture<Deletion> plainDelete(EtcdLease etcd) {
-        return calls.kv()
-                .delete(
-                        bytes(etcd.etcdKey()),
-                        DeleteOption.builder().withPrevKV(true).build())
-                .thenApply(response -> {
-                    List<KeyValue> previous = response.getPrevKvs(); // jetcd maps the list anew at every call
-                    if (previous.isEmpty()) {
-                        return Deletion.GONE;
-                    }
-                    if (previous.get(0).getCreateRevision() == etcd.createRevision()) {
-                        return Deletion.OURS;
-                    }
-                    // Only a client using our session's lease id could have put it: not a lock of this locker's
-                    log.warn(
-                            "Released lock '{}' deleted a key {} that another client put with this locker's lease",
-                            etcd.key(),
-                            etcd.etcdKey());
-                    return Deletion.ANOTHER;
-                });
+        return calls.kv().delete(bytes(etcd.etcdKey()), WITH_PREVIOUS).thenApply(response -> {
+            List<KeyValue> previous = response.getPrevKvs(); // jetcd maps the list anew at every call
+            if (previous.isEmpty()) {
+                return Deletion.GONE;
+            }
+            if (previous.get(0).getCreateRevision() == etcd.createRevision()) {
+                return Deletion.OURS;
+            }
+            // Only a client using our session's lease id could have put it: not a lock of this locker's
+            log.warn(
+                    "Released lock '{}' deleted a key {} that another client put with this locker's lease",
+                    etcd.key(),
+                    etcd.etcdKey());
+            return Deletion.ANOTHER;
+        });
     }
 
     /** {@code op}, then, for a holder of a cas record, the record's read and the count of its holders. */

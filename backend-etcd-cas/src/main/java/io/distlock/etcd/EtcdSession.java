@@ -47,6 +47,8 @@ final class EtcdSession {
 
     private final EtcdCalls calls;
     private final long id;
+    /** The lease id in hex, as keys and messages name it. */
+    private final String hexId;
     /** The validity a keep-alive gives: the TTL without the lock-delay. */
     private final long ttlNanos;
     /** The lock-delay in whole seconds, granted on top of the TTL (see the class comment); 0 for none. */
@@ -93,6 +95,7 @@ final class EtcdSession {
             Consumer<EtcdSession> onIdle) {
         this.calls = calls;
         this.id = id;
+        this.hexId = Long.toHexString(id);
         this.delaySeconds = delaySeconds;
         this.ttlNanos = validityNanos(grantedTtlSeconds);
         this.validUntilNanos = grantSentNanos + ttlNanos - driftNanos(ttlNanos);
@@ -123,7 +126,7 @@ final class EtcdSession {
 
     /** The lease id as etcd's {@code concurrency.Mutex} writes it into a key: lower-case hex, no padding. */
     String hexId() {
-        return Long.toHexString(id);
+        return hexId;
     }
 
     long validUntilNanos() {

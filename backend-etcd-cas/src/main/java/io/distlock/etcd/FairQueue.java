@@ -41,11 +41,15 @@ final class FairQueue {
     static final String SEMAPHORE = "%semaphore";
 
     private final LockRequest request;
+    /** The key's name as etcd's keys hold it ({@link KeyCodec}). */
+    private final String name;
+
     private final String dir;
     private final String keyDir;
 
-    private FairQueue(LockRequest request, String dir, String keyDir) {
+    private FairQueue(LockRequest request, String name, String dir, String keyDir) {
         this.request = request;
+        this.name = name;
         this.dir = dir;
         this.keyDir = keyDir;
     }
@@ -56,15 +60,15 @@ final class FairQueue {
         return switch (request.kind()) {
             case LOCK -> {
                 String dir = prefix + "/" + name + "/";
-                yield new FairQueue(request, dir, dir);
+                yield new FairQueue(request, name, dir, dir);
             }
             case READ, WRITE -> {
                 String dir = prefix + "/" + READ_WRITE + "/" + name + "/";
-                yield new FairQueue(request, dir, dir + request.kind().label() + "/");
+                yield new FairQueue(request, name, dir, dir + request.kind().label() + "/");
             }
             case PERMIT -> {
                 String dir = prefix + "/" + SEMAPHORE + "/" + name + "/";
-                yield new FairQueue(request, dir, dir + request.limit() + "/");
+                yield new FairQueue(request, name, dir, dir + request.limit() + "/");
             }
         };
     }
@@ -79,7 +83,6 @@ final class FairQueue {
      * goes in, relative to the prefix' own; the lock's name for a lock, as before.
      */
     String claimName() {
-        String name = KeyCodec.encode(request.key());
         return switch (request.kind()) {
             case LOCK -> name;
             case READ, WRITE -> READ_WRITE + "/" + name + "/" + request.kind().label();
