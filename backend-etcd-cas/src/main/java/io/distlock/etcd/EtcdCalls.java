@@ -194,9 +194,15 @@ final class EtcdCalls {
             return sentNanos;
         }
 
-        /** Whether etcd answered any send of this write (a reply, not a failure of the connection or a timeout). */
+        /**
+         * Whether etcd answered any send of this write: a reply, or an error etcd sent (a refusal such as a full
+         * database), not a failure of the connection or a timeout.
+         */
         boolean anySendAnswered() {
-            return sends.stream().anyMatch(f -> f.isDone() && !f.isCompletedExceptionally());
+            return sends.stream()
+                    .anyMatch(f -> f.isDone()
+                            && (!f.isCompletedExceptionally()
+                                    || isEtcdsError(f.handle((v, e) -> e).join())));
         }
 
         private boolean allSendsDone() {
@@ -412,6 +418,19 @@ final class EtcdCalls {
         return code == Status.Code.UNAVAILABLE || code == Status.Code.UNKNOWN && isConnectionClosed(e);
     }
 
+    /**
+     * Whether the failure is an error etcd itself answered (the request was refused, not lost): a gRPC status other
+     * than those of a connection lost, a deadline or a cancel.
+     */
+    static boolean isEtcdsError(Throwable e) {
+        Status.Code code = statusCode(e);
+        return code != null
+                && code != Status.Code.UNAVAILABLE
+                && code != Status.Code.DEADLINE_EXCEEDED
+                && code != Status.Code.CANCELLED
+                && code != Status.Code.UNKNOWN;
+    }
+
     /** Whether the failure says that the lease (or key) asked about does not exist. */
     static boolean isNotFound(Throwable e) {
         Status.Code code = statusCode(e);
@@ -472,6 +491,10 @@ final class EtcdCalls {
                             + deadline.maxWait().map(DurationText::of).orElse("the deadline") + " " + what
                             + " (option operationTimeout)",
                     cause);
+        }
+        if (EtcdFailures.isOutOfSpace(cause)) {
+            return new LockBackendException(
+                    "etcd at " + endpoints + " refused " + what + ": " + EtcdFailures.OUT_OF_SPACE, cause);
         }
         return new LockBackendException("etcd at " + endpoints + " failed " + what + ": " + cause, cause);
     }

@@ -22,6 +22,9 @@ final class EtcdFailures {
      * @param user the etcd user given, if any
      */
     static String describe(Throwable cause, EtcdLocation location, Optional<String> user) {
+        if (isOutOfSpace(cause)) {
+            return OUT_OF_SPACE;
+        }
         Optional<SSLException> tls = find(cause, SSLException.class);
         if (tls.isPresent()) {
             return tlsFailure(tls.get(), location);
@@ -70,6 +73,23 @@ final class EtcdFailures {
                     + " and keyFile, signed by an authority the member trusts) (" + e + ")";
         }
         return "TLS handshake failed: " + e;
+    }
+
+    /**
+     * What a full etcd means to a locker, and what the operator does about it: etcd answers every write of a member
+     * whose database has reached its space quota ({@code --quota-backend-bytes}, 2 GiB by default) with this error and
+     * raises its {@code NOSPACE} alarm, after which it takes reads and deletes only. A lock service fills it when etcd
+     * keeps every revision (automatic compaction is off by default): each lock and release writes two.
+     */
+    static final String OUT_OF_SPACE = "etcd's database is full (etcdserver: mvcc: database space exceeded; alarm"
+            + " NOSPACE): it takes no write, so no lock, until it is compacted, defragmented and its alarm disarmed"
+            + " (etcdctl compaction <revision>; etcdctl defrag; etcdctl alarm disarm); run etcd with"
+            + " --auto-compaction-retention so that its history does not fill it again";
+
+    /** Whether etcd refused a write because its database is full (the {@code NOSPACE} alarm). */
+    static boolean isOutOfSpace(Throwable cause) {
+        return EtcdCalls.statusCode(cause) == Status.Code.RESOURCE_EXHAUSTED
+                && messages(cause).contains("database space exceeded");
     }
 
     /** Whether the failure is one a repeat cannot mend: a TLS handshake, authentication or permission refused. */

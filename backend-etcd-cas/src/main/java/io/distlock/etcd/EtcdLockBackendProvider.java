@@ -179,6 +179,12 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
                         "Could not open a session with etcd at " + location.describeEndpoints() + ": " + mismatch.get(),
                         cause);
             }
+            if (EtcdFailures.isOutOfSpace(cause)) { // an answer, at once: not a wait for connectTimeout
+                throw new LockBackendException(
+                        "Could not open a session with etcd at " + location.describeEndpoints() + ": "
+                                + EtcdFailures.OUT_OF_SPACE,
+                        cause);
+            }
             throw new LockBackendException(
                     "Could not open a session with etcd at " + location.describeEndpoints() + " within "
                             + DurationText.of(connectTimeout) + " (option connectTimeout): "

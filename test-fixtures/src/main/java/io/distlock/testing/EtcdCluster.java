@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -71,6 +72,7 @@ public final class EtcdCluster extends StoreFixture {
     private final int members;
     private final ServerLocator locator;
     private final Optional<EtcdSecurity> security;
+    private final OptionalLong quotaBackendBytes;
     private Path etcdctl;
     private final List<String> memberUrls = new ArrayList<>();
     private volatile boolean authEnabled;
@@ -79,6 +81,7 @@ public final class EtcdCluster extends StoreFixture {
         this.members = builder.members;
         this.locator = builder.locator;
         this.security = builder.security;
+        this.quotaBackendBytes = builder.quotaBackendBytes;
     }
 
     /** A builder; one member by default. */
@@ -125,7 +128,8 @@ public final class EtcdCluster extends StoreFixture {
     @Override
     String describe() {
         return "etcd cluster of " + members + " member" + (members == 1 ? "" : "s")
-                + security.map(s -> " with " + s).orElse("");
+                + security.map(s -> " with " + s).orElse("")
+                + (quotaBackendBytes.isPresent() ? ", space quota " + quotaBackendBytes.getAsLong() + " bytes" : "");
     }
 
     @Override
@@ -135,6 +139,10 @@ public final class EtcdCluster extends StoreFixture {
         if (security.isPresent() && choice.source != ServerSource.LOCAL_BINARY) {
             throw new IllegalStateException("A secured etcd cluster needs the local etcd binary (found " + choice.source
                     + "). Install it with: " + INSTALL_COMMAND);
+        }
+        if (quotaBackendBytes.isPresent() && choice.source == ServerSource.ENVIRONMENT) {
+            throw new IllegalStateException("An etcd cluster with a space quota needs a member this fixture starts,"
+                    + " not the running one " + ENDPOINTS_VARIABLE + " names");
         }
         switch (choice.source) {
             case ENVIRONMENT:
@@ -237,6 +245,8 @@ public final class EtcdCluster extends StoreFixture {
                     heartbeat,
                     "--election-timeout",
                     election));
+            quotaBackendBytes.ifPresent(
+                    bytes -> command.addAll(List.of("--quota-backend-bytes", Long.toString(bytes))));
             String healthEndpoint = Endpoints.loopback(clientPorts.get(i));
             if (security.isPresent()) {
                 command.addAll(security.get().serverFlags());
@@ -323,15 +333,14 @@ public final class EtcdCluster extends StoreFixture {
             throw new IllegalStateException("An etcd cluster of " + members + " members needs the etcd binary"
                     + " (containers give a single member only). Install it with: " + INSTALL_COMMAND);
         }
-        Containers.Running container = track(Containers.start(
-                IMAGE,
-                CONTAINER_PORT,
-                List.of(
-                        "etcd",
-                        "--listen-client-urls",
-                        "http://0.0.0.0:" + CONTAINER_PORT,
-                        "--advertise-client-urls",
-                        "http://127.0.0.1:" + CONTAINER_PORT)));
+        List<String> command = new ArrayList<>(List.of(
+                "etcd",
+                "--listen-client-urls",
+                "http://0.0.0.0:" + CONTAINER_PORT,
+                "--advertise-client-urls",
+                "http://127.0.0.1:" + CONTAINER_PORT));
+        quotaBackendBytes.ifPresent(bytes -> command.addAll(List.of("--quota-backend-bytes", Long.toString(bytes))));
+        Containers.Running container = track(Containers.start(IMAGE, CONTAINER_PORT, command));
         String endpoint = container.endpoint();
         awaitHealthy("etcd-1", endpoint, "container " + IMAGE);
         addUnmanagedNode(
@@ -354,6 +363,7 @@ public final class EtcdCluster extends StoreFixture {
         private int members = 1;
         private ServerLocator locator = ServerLocator.system();
         private Optional<EtcdSecurity> security = Optional.empty();
+        private OptionalLong quotaBackendBytes = OptionalLong.empty();
 
         private Builder() {}
 
@@ -373,6 +383,20 @@ public final class EtcdCluster extends StoreFixture {
         /** Secures the client port (TLS, client certificates, authentication); plaintext by default. */
         public Builder security(EtcdSecurity security) {
             this.security = Optional.of(Objects.requireNonNull(security, "security"));
+            return this;
+        }
+
+        /**
+         * The members' space quota ({@code --quota-backend-bytes}; etcd's default is 2 GiB): a small one lets a test
+         * fill the database, which etcd then guards with its {@code NOSPACE} alarm, refusing every write.
+         *
+         * @throws IllegalArgumentException if not positive
+         */
+        public Builder quotaBackendBytes(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("quotaBackendBytes must be positive, got " + bytes);
+            }
+            this.quotaBackendBytes = OptionalLong.of(bytes);
             return this;
         }
 
