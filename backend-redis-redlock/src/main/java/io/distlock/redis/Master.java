@@ -332,7 +332,58 @@ final class Master implements AutoCloseable {
                         failed("", error, false);
                     }
                 })
-                .thenApply(reply -> null);
+                .thenCompose(reply -> warnIfEvicting(timeout));
+    }
+
+    /**
+     * Reads the master's memory policy ({@code INFO memory}) and warns if it evicts keys at its memory limit: a held
+     * lock's key can be evicted, and another locker then takes the lock while its holder still believes it holds it,
+     * until the holder's next renewal finds the key gone. Never fails: a master that does not let us read it (an ACL
+     * without {@code INFO}, a managed service that renames it) is not warned about.
+     */
+    private CompletableFuture<Void> warnIfEvicting(Duration timeout) {
+        StatefulRedisConnection<String, String> c = connection;
+        if (c == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return bounded(c.async().info("memory"), timeout).handle((info, error) -> {
+            if (error != null) {
+                log.debug("Could not read the memory policy of Redis master {}: {}", name, error.toString());
+                return null;
+            }
+            evictionPolicy(info)
+                    .ifPresent(policy -> log.warn(
+                            "Redis master {} evicts keys when it reaches its memory limit (maxmemory-policy {}): the"
+                                    + " key of a held lock can be evicted, and another locker then takes the lock while"
+                                    + " its holder still believes it holds it, until its next renewal finds the key"
+                                    + " gone. Give locks a Redis with maxmemory-policy noeviction (or no maxmemory).",
+                            name,
+                            policy));
+            return null;
+        });
+    }
+
+    /**
+     * The eviction policy in a master's {@code INFO memory}, if it evicts keys: a memory limit ({@code maxmemory} above
+     * 0) and a policy other than {@code noeviction} (the {@code volatile-} ones evict keys with a time to live first,
+     * and every lock's key has one).
+     */
+    static Optional<String> evictionPolicy(String info) {
+        long maxMemory = 0;
+        String policy = null;
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("maxmemory:")) {
+                try {
+                    maxMemory =
+                            Long.parseLong(line.substring("maxmemory:".length()).trim());
+                } catch (NumberFormatException e) {
+                    return Optional.empty();
+                }
+            } else if (line.startsWith("maxmemory_policy:")) {
+                policy = line.substring("maxmemory_policy:".length()).trim();
+            }
+        }
+        return maxMemory > 0 && policy != null && !policy.equals("noeviction") ? Optional.of(policy) : Optional.empty();
     }
 
     /**
