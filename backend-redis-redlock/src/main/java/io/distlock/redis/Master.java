@@ -1,5 +1,6 @@
 package io.distlock.redis;
 
+import io.distlock.LockBackendException;
 import io.distlock.toolkit.RequestTimeouts;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
@@ -332,24 +333,32 @@ final class Master implements AutoCloseable {
                         failed("", error, false);
                     }
                 })
-                .thenCompose(reply -> warnIfEvicting(timeout));
+                .thenCompose(reply -> checkInfo(timeout));
     }
 
     /**
-     * Reads the master's memory policy ({@code INFO memory}) and warns if it evicts keys at its memory limit: a held
-     * lock's key can be evicted, and another locker then takes the lock while its holder still believes it holds it,
-     * until the holder's next renewal finds the key gone. Never fails: a master that does not let us read it (an ACL
-     * without {@code INFO}, a managed service that renames it) is not warned about.
+     * Reads what the master says of itself ({@code INFO}) and checks two things a lock depends on. A replica is refused
+     * (its writes fail with {@code READONLY}; its probe above, which writes nothing, passed): the future fails, with
+     * the reason in {@link #refusal()}. A master that evicts keys at its memory limit is warned about: a held lock's
+     * key can be evicted, and another locker then takes the lock while its holder still believes it holds it, until
+     * the holder's next renewal finds the key gone. A master that does not let us read it (an ACL without {@code
+     * INFO}, a managed service that renames it) is neither.
      */
-    private CompletableFuture<Void> warnIfEvicting(Duration timeout) {
+    private CompletableFuture<Void> checkInfo(Duration timeout) {
         StatefulRedisConnection<String, String> c = connection;
         if (c == null) {
             return CompletableFuture.completedFuture(null);
         }
-        return bounded(c.async().info("memory"), timeout).handle((info, error) -> {
+        return bounded(c.async().info(), timeout).handle((info, error) -> {
             if (error != null) {
-                log.debug("Could not read the memory policy of Redis master {}: {}", name, error.toString());
+                log.debug("Could not read INFO of Redis master {}: {}", name, error.toString());
                 return null;
+            }
+            if (isReplica(info)) {
+                refusal = Optional.of(RedisFailures.READ_ONLY_REPLICA);
+                lastError = RedisFailures.READ_ONLY_REPLICA;
+                throw new CompletionException(
+                        new LockBackendException(name + " is " + RedisFailures.READ_ONLY_REPLICA));
             }
             evictionPolicy(info)
                     .ifPresent(policy -> log.warn(
@@ -363,6 +372,16 @@ final class Master implements AutoCloseable {
         });
     }
 
+    /** Whether a server's {@code INFO} says it is a replica ({@code role:slave}, Redis's word for it). */
+    static boolean isReplica(String info) {
+        for (String line : info.split("\\r?\\n")) {
+            if (line.startsWith("role:")) {
+                return line.substring("role:".length()).trim().equals("slave");
+            }
+        }
+        return false;
+    }
+
     /**
      * The eviction policy in a master's {@code INFO memory}, if it evicts keys: a memory limit ({@code maxmemory} above
      * 0) and a policy other than {@code noeviction} (the {@code volatile-} ones evict keys with a time to live first,
@@ -371,7 +390,7 @@ final class Master implements AutoCloseable {
     static Optional<String> evictionPolicy(String info) {
         long maxMemory = 0;
         String policy = null;
-        for (String line : info.split("\r?\n")) {
+        for (String line : info.split("\\r?\\n")) {
             if (line.startsWith("maxmemory:")) {
                 try {
                     maxMemory =

@@ -22,6 +22,10 @@ final class RedisFailures {
      * @param connecting whether the failure ended a connection attempt (a connection closed or reset then is a
      *     server that does not speak our protocol on that port, not an outage)
      */
+    /** Why a replica cannot be one of a locker's masters, and what to give instead. */
+    static final String READ_ONLY_REPLICA = "a read-only replica, not a master: locks are written, so give the masters'"
+            + " addresses (after a failover, the new master's)";
+
     static Optional<String> describe(Throwable failure, String keyPrefix, boolean connecting) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof CompletionException || t instanceof ExecutionException) {
@@ -36,6 +40,9 @@ final class RedisFailures {
             if (upper.startsWith("NOAUTH")) {
                 return Optional.of("authentication failed: the server asks for credentials (" + message.trim()
                         + "); give options 'password' and, for an ACL user, 'user'");
+            }
+            if (upper.startsWith("READONLY")) {
+                return Optional.of(READ_ONLY_REPLICA + " (" + message.trim() + ")");
             }
             if (upper.startsWith("NOPERM") || message.contains("can't run this command")) {
                 return Optional.of("permission denied on " + keyPrefix + "* (" + message.trim()

@@ -13,6 +13,7 @@ import io.distlock.testing.RedisServers;
 import io.distlock.testing.StandardError;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -28,16 +29,18 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * A Redis that evicts keys at its memory limit ({@code maxmemory} with a {@code maxmemory-policy} other than {@code
- * noeviction}) can evict the key of a held lock: another locker then takes the lock while its holder still believes it
- * holds it, until the holder's next renewal finds the key gone. Nothing a client does prevents it; opening warns about
- * such a master, and the docs say to give locks a Redis that does not evict.
+ * What a server's set-up does to its locks. A Redis that evicts keys at its memory limit ({@code maxmemory} with a
+ * {@code maxmemory-policy} other than {@code noeviction}) can evict the key of a held lock: another locker then takes
+ * the lock while its holder still believes it holds it, until the holder's next renewal finds the key gone. Nothing a
+ * client does prevents it; opening warns about such a master, and the docs say to give locks a Redis that does not
+ * evict. A replica takes no write: opening on one is refused, and a master demoted to one (a failover) refuses new
+ * locks, each naming it.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-class RedisMemoryPolicyTest {
+class RedisServerSetupTest {
 
     @RegisterExtension
-    static final RedisServers REDIS = RedisServers.builder().servers(1).build();
+    static final RedisServers REDIS = RedisServers.builder().servers(2).build();
 
     private static RedisClient client;
     private static StatefulRedisConnection<String, String> connection;
@@ -52,6 +55,49 @@ class RedisMemoryPolicyTest {
     static void disconnect() {
         connection.close();
         client.shutdown();
+    }
+
+    @AfterEach
+    void masterAgain() {
+        try (StatefulRedisConnection<String, String> second = client.connect(secondUri())) {
+            second.sync().replicaofNoOne();
+            second.sync().flushall();
+        }
+    }
+
+    private static RedisURI secondUri() {
+        return RedisURI.create("redis://" + REDIS.endpoints().get(1));
+    }
+
+    @Test
+    void open_onAReplica_isRefusedAtOnceNamingIt() {
+        String[] master = REDIS.endpoints().get(0).split(":");
+        try (StatefulRedisConnection<String, String> second = client.connect(secondUri())) {
+            second.sync().replicaof(master[0], Integer.parseInt(master[1]));
+        }
+        long asked = System.nanoTime();
+        assertThatThrownBy(
+                        () -> RemoteLockers.open("redis://" + REDIS.endpoints().get(1)))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining(REDIS.endpoints().get(1) + ": a read-only replica, not a master")
+                .hasMessageContaining("give the masters' addresses");
+        assertThat(Duration.ofNanos(System.nanoTime() - asked))
+                .as("refused at once, not after connectTimeout")
+                .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void lock_onAMasterDemotedToAReplica_isRefusedNamingIt() {
+        String[] master = REDIS.endpoints().get(0).split(":");
+        try (RemoteLocker locker =
+                        RemoteLockers.open("redis://" + REDIS.endpoints().get(1));
+                StatefulRedisConnection<String, String> second = client.connect(secondUri())) {
+            locker.tryLock("before").orElseThrow().release();
+            second.sync().replicaof(master[0], Integer.parseInt(master[1])); // a failover demotes it
+            assertThatThrownBy(() -> locker.tryLock("after"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("a read-only replica, not a master");
+        }
     }
 
     @AfterEach
