@@ -26,6 +26,10 @@ final class RedisFailures {
     static final String READ_ONLY_REPLICA = "a read-only replica, not a master: locks are written, so give the masters'"
             + " addresses (after a failover, the new master's)";
 
+    /** Why a node of a Redis Cluster is not a master for distlock, and what to give instead. */
+    static final String CLUSTER_NODE = "a node of a Redis Cluster, which serves only its own hash slots: distlock"
+            + " locks on standalone masters (redis://, or redlock:// for several), each holding every key";
+
     static Optional<String> describe(Throwable failure, String keyPrefix, boolean connecting) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof CompletionException || t instanceof ExecutionException) {
@@ -40,6 +44,9 @@ final class RedisFailures {
             if (upper.startsWith("NOAUTH")) {
                 return Optional.of("authentication failed: the server asks for credentials (" + message.trim()
                         + "); give options 'password' and, for an ACL user, 'user'");
+            }
+            if (upper.startsWith("MOVED ") || upper.startsWith("ASK ") || upper.startsWith("CLUSTERDOWN")) {
+                return Optional.of(CLUSTER_NODE + " (" + message.trim() + ")");
             }
             if (upper.startsWith("READONLY")) {
                 return Optional.of(READ_ONLY_REPLICA + " (" + message.trim() + ")");

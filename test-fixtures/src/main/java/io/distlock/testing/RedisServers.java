@@ -80,6 +80,7 @@ public final class RedisServers extends StoreFixture {
     private final Optional<TestPki> pki;
     private final boolean clientCertificates;
     private final List<List<String>> users;
+    private final boolean clusterNodes;
     private final String adminPassword = "admin-" + UUID.randomUUID();
 
     private RedisServers(Builder builder) {
@@ -88,6 +89,7 @@ public final class RedisServers extends StoreFixture {
         this.pki = builder.pki;
         this.clientCertificates = builder.clientCertificates;
         this.users = List.copyOf(builder.users);
+        this.clusterNodes = builder.clusterNodes;
     }
 
     /** A builder; one server by default. */
@@ -140,10 +142,12 @@ public final class RedisServers extends StoreFixture {
     void startNodes() {
         ServerLocator.Choice choice = locator.locate(new ServerLocator.Wanted(
                 "Redis", ADDRESSES_VARIABLE, BINARY_VARIABLE, "redis-server", INSTALL_COMMAND));
-        if ((pki.isPresent() || !users.isEmpty()) && choice.source != ServerSource.LOCAL_BINARY) {
-            throw new IllegalStateException("Redis servers with TLS or ACL users are started only from a local"
-                    + " redis-server binary (Debian's is built with TLS), not from " + choice.source + "; install it"
-                    + " with " + INSTALL_COMMAND);
+        if ((pki.isPresent() || !users.isEmpty() || clusterNodes) && choice.source != ServerSource.LOCAL_BINARY) {
+            throw new IllegalStateException(
+                    "Redis servers with TLS, ACL users or cluster mode are started only from a local"
+                            + " redis-server binary (Debian's is built with TLS), not from " + choice.source
+                            + "; install it"
+                            + " with " + INSTALL_COMMAND);
         }
         switch (choice.source) {
             case ENVIRONMENT:
@@ -233,6 +237,13 @@ public final class RedisServers extends StoreFixture {
                 "no",
                 "--dir",
                 dir.toString()));
+        if (clusterNodes) {
+            command.addAll(List.of(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    dir.resolve("nodes.conf").toString()));
+        }
         if (!users.isEmpty()) {
             command.addAll(List.of("--user", "default", "off"));
             command.addAll(List.of("--user", ADMIN_USER, "on", ">" + adminPassword, "~*", "&*", "+@all"));
@@ -302,8 +313,19 @@ public final class RedisServers extends StoreFixture {
         private Optional<TestPki> pki = Optional.empty();
         private boolean clientCertificates;
         private final List<List<String>> users = new ArrayList<>();
+        private boolean clusterNodes;
 
         private Builder() {}
+
+        /**
+         * Each server a node of a Redis Cluster ({@code --cluster-enabled yes}), alone and serving no hash slot until a
+         * test assigns slots and introduces the nodes to each other ({@code CLUSTER ADDSLOTSRANGE}, {@code CLUSTER
+         * MEET}). From a local {@code redis-server} only.
+         */
+        public Builder clusterNodes() {
+            this.clusterNodes = true;
+            return this;
+        }
 
         /**
          * TLS only: {@code --port 0 --tls-port P} with a server certificate of {@code pki} (valid for localhost and
