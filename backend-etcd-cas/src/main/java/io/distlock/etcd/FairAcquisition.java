@@ -289,8 +289,8 @@ final class FairAcquisition extends EtcdAcquisition {
                         s.unclaim(name, request.ownerId());
                     } else {
                         log.warn(
-                                "Could not delete the queue key {} of lock '{}' now ({}); retrying in the background while the"
-                                        + " locker is open (its lease's end deletes it otherwise)",
+                                "Could not delete the queue key {} of lock '{}' now ({}); retrying in the background"
+                                        + " while the locker is open (its lease's end deletes it otherwise)",
                                 key,
                                 request.key(),
                                 failure.toString());

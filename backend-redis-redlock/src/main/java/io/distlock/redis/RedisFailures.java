@@ -13,6 +13,14 @@ import javax.net.ssl.SSLException;
  */
 final class RedisFailures {
 
+    /** Why a replica cannot be one of a locker's masters, and what to give instead. */
+    static final String READ_ONLY_REPLICA = "a read-only replica, not a master: locks are written, so give the masters'"
+            + " addresses (after a failover, the new master's)";
+
+    /** Why a node of a Redis Cluster is not a master for distlock, and what to give instead. */
+    static final String CLUSTER_NODE = "a node of a Redis Cluster, which serves only its own hash slots: distlock"
+            + " locks on standalone masters (redis://, or redlock:// for several), each holding every key";
+
     private RedisFailures() {}
 
     /**
@@ -22,14 +30,6 @@ final class RedisFailures {
      * @param connecting whether the failure ended a connection attempt (a connection closed or reset then is a
      *     server that does not speak our protocol on that port, not an outage)
      */
-    /** Why a replica cannot be one of a locker's masters, and what to give instead. */
-    static final String READ_ONLY_REPLICA = "a read-only replica, not a master: locks are written, so give the masters'"
-            + " addresses (after a failover, the new master's)";
-
-    /** Why a node of a Redis Cluster is not a master for distlock, and what to give instead. */
-    static final String CLUSTER_NODE = "a node of a Redis Cluster, which serves only its own hash slots: distlock"
-            + " locks on standalone masters (redis://, or redlock:// for several), each holding every key";
-
     static Optional<String> describe(Throwable failure, String keyPrefix, boolean connecting) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof CompletionException || t instanceof ExecutionException) {

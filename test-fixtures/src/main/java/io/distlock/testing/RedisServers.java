@@ -146,8 +146,7 @@ public final class RedisServers extends StoreFixture {
             throw new IllegalStateException(
                     "Redis servers with TLS, ACL users or cluster mode are started only from a local"
                             + " redis-server binary (Debian's is built with TLS), not from " + choice.source
-                            + "; install it"
-                            + " with " + INSTALL_COMMAND);
+                            + "; install it with " + INSTALL_COMMAND);
         }
         switch (choice.source) {
             case ENVIRONMENT:
