@@ -22,9 +22,6 @@ final class EtcdFailures {
      * @param user the etcd user given, if any
      */
     static String describe(Throwable cause, EtcdLocation location, Optional<String> user) {
-        if (isOutOfSpace(cause)) {
-            return OUT_OF_SPACE;
-        }
         Optional<SSLException> tls = find(cause, SSLException.class);
         if (tls.isPresent()) {
             return tlsFailure(tls.get(), location);

@@ -373,36 +373,30 @@ final class Master implements AutoCloseable {
     }
 
     /** Whether a server's {@code INFO} says it is a replica ({@code role:slave}, Redis's word for it). */
-    static boolean isReplica(String info) {
-        for (String line : info.split("\\r?\\n")) {
-            if (line.startsWith("role:")) {
-                return line.substring("role:".length()).trim().equals("slave");
-            }
-        }
-        return false;
+    private static boolean isReplica(String info) {
+        return infoField(info, "role").filter("slave"::equals).isPresent();
     }
 
     /**
-     * The eviction policy in a master's {@code INFO memory}, if it evicts keys: a memory limit ({@code maxmemory} above
-     * 0) and a policy other than {@code noeviction} (the {@code volatile-} ones evict keys with a time to live first,
-     * and every lock's key has one).
+     * The eviction policy in a master's {@code INFO}, if it evicts keys: a memory limit ({@code maxmemory} above 0) and
+     * a policy other than {@code noeviction} (the {@code volatile-} ones evict keys with a time to live first, and
+     * every lock's key has one).
      */
-    static Optional<String> evictionPolicy(String info) {
-        long maxMemory = 0;
-        String policy = null;
+    private static Optional<String> evictionPolicy(String info) {
+        boolean limited =
+                infoField(info, "maxmemory").filter(m -> !m.equals("0")).isPresent();
+        return infoField(info, "maxmemory_policy").filter(policy -> limited && !policy.equals("noeviction"));
+    }
+
+    /** The value of {@code field} in an {@code INFO} answer ({@code field:value} lines). */
+    private static Optional<String> infoField(String info, String field) {
+        String prefix = field + ":";
         for (String line : info.split("\\r?\\n")) {
-            if (line.startsWith("maxmemory:")) {
-                try {
-                    maxMemory =
-                            Long.parseLong(line.substring("maxmemory:".length()).trim());
-                } catch (NumberFormatException e) {
-                    return Optional.empty();
-                }
-            } else if (line.startsWith("maxmemory_policy:")) {
-                policy = line.substring("maxmemory_policy:".length()).trim();
+            if (line.startsWith(prefix)) {
+                return Optional.of(line.substring(prefix.length()).trim());
             }
         }
-        return maxMemory > 0 && policy != null && !policy.equals("noeviction") ? Optional.of(policy) : Optional.empty();
+        return Optional.empty();
     }
 
     /**
