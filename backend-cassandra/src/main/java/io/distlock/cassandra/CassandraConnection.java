@@ -164,9 +164,14 @@ final class CassandraConnection {
      * A keyspace that lacks only {@linkplain CassandraStatements#OPTIONAL_TABLES optional tables} (made by an older
      * version) opens without them when not {@code create}, with a warning naming the statement that adds them.
      *
+     * First it checks that the cluster can answer a lock at all ({@link CassandraPlacement}): a local data center
+     * with no node, or a keyspace replicated more than the nodes can answer for, fails here, not at every lock.
+     *
      * @return the queue table's {@code gc_grace_seconds} and whether the keyspace has the release table
      */
     static Schema ensureSchema(CqlSession session, CassandraSettings settings) {
+        CassandraPlacement.checkLocalNodes(session, settings);
+        CassandraPlacement.checkReplication(session, settings, SCHEMA_TIMEOUT);
         boolean releaseTable = createMissingTables(session, settings);
         String keyspace = settings.location().keyspace();
         SimpleStatement gcGraceQuery = SimpleStatement.newInstance(

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.distlock.LockBackendException;
+import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.Ticker;
 import io.distlock.kit.TestTimeouts;
@@ -16,7 +17,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The lock tables on one node: opening without them or without the keyspace fails naming the fix; the tables {@code
+ * The lock tables on one node: opening without them or without the keyspace, in a data center with no node or on a
+ * keyspace replicated more than one node can answer for, fails naming the fix; the tables {@code
  * createSchema=true} makes keep tombstones a day and the low-water mark as long, or {@code keyRetention}.
  */
 class CassandraSchemaTest extends OneNodeFixture {
@@ -45,6 +47,57 @@ class CassandraSchemaTest extends OneNodeFixture {
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("no_such_keyspace")
                 .hasMessageContaining("CREATE KEYSPACE");
+    }
+
+    @Test
+    void open_inADatacenterWithNoNode_failsAtOnceNamingTheClustersDatacenters() {
+        String elsewhere =
+                "cassandra://" + CASSANDRA.contactPointsString() + "/" + CASSANDRA.keyspace() + "?localDatacenter=dc9";
+        assertThatThrownBy(() -> RemoteLockers.open(elsewhere).close())
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("is in the session's local data center (option localDatacenter")
+                .hasMessageContaining(
+                        "the cluster's nodes are in data center '" + CASSANDRA.localDatacenter() + "' (1 node)");
+    }
+
+    @Test
+    void open_onAKeyspaceReplicatedMoreThanItsNodesCanAnswer_failsAtOnceNamingTheFix() {
+        // A replication factor of 3 on one node: a quorum of 2 replicas never answers, whatever the node's health.
+        try {
+            assertThatThrownBy(() ->
+                            openOnKeyspace("distlock_rf3", "{'class': 'SimpleStrategy', 'replication_factor': 3}", ""))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("Keyspace 'distlock_rf3'")
+                    .hasMessageContaining("can never answer a lock at consistency QUORUM")
+                    .hasMessageContaining(
+                            "it keeps 3 replicas of each key (SimpleStrategy) and a quorum of 2 must answer, but only 1 node")
+                    .hasMessageContaining("ALTER KEYSPACE distlock_rf3 WITH replication = {'class': 'SimpleStrategy',"
+                            + " 'replication_factor': 1}");
+            String local = CASSANDRA.localDatacenter();
+            assertThatThrownBy(() -> openOnKeyspace(
+                            "distlock_rf3",
+                            "{'class': 'NetworkTopologyStrategy', '" + local + "': 2}",
+                            "&consistency=LOCAL_QUORUM"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("at consistency LOCAL_QUORUM")
+                    .hasMessageContaining("2 replicas of each key in the local data center '" + local + "'")
+                    .hasMessageContaining("{'class': 'NetworkTopologyStrategy', '" + local + "': 1}");
+            // The same keyspace at RF 1 opens and locks.
+            try (RemoteLocker locker =
+                    openOnKeyspace("distlock_rf3", "{'class': 'NetworkTopologyStrategy', '" + local + "': 1}", "")) {
+                assertThat(locker.tryLock("placed")).isPresent();
+            }
+        } finally {
+            session.execute("DROP KEYSPACE IF EXISTS distlock_rf3");
+        }
+    }
+
+    /** Opens a locker on keyspace {@code name}, made (or altered) to {@code replication}. */
+    private static RemoteLocker openOnKeyspace(String name, String replication, String options) {
+        session.execute("CREATE KEYSPACE IF NOT EXISTS " + name + " WITH replication = " + replication);
+        session.execute("ALTER KEYSPACE " + name + " WITH replication = " + replication);
+        return RemoteLockers.open("cassandra://" + CASSANDRA.contactPointsString() + "/" + name
+                + "?createSchema=true&localDatacenter=" + CASSANDRA.localDatacenter() + options);
     }
 
     @Test
