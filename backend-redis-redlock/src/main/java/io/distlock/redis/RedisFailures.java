@@ -48,6 +48,10 @@ final class RedisFailures {
             if (upper.startsWith("MOVED ") || upper.startsWith("ASK ") || upper.startsWith("CLUSTERDOWN")) {
                 return Optional.of(CLUSTER_NODE + " (" + message.trim() + ")");
             }
+            if (upper.startsWith("ERR MAX NUMBER OF CLIENTS")) {
+                return Optional.of("the server takes no more clients: it has as many as its maxclients allows ("
+                        + message.trim() + "); raise maxclients there, or find who holds so many connections");
+            }
             if (upper.startsWith("READONLY")) {
                 return Optional.of(READ_ONLY_REPLICA + " (" + message.trim() + ")");
             }

@@ -34,7 +34,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the lock while its holder still believes it holds it, until the holder's next renewal finds the key gone. Nothing a
  * client does prevents it; opening warns about such a master, and the docs say to give locks a Redis that does not
  * evict. A replica takes no write: opening on one is refused, and a master demoted to one (a failover) refuses new
- * locks, each naming it.
+ * locks, each naming it; so is opening on a server that takes no more clients ({@code maxclients}).
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class RedisServerSetupTest {
@@ -84,6 +84,26 @@ class RedisServerSetupTest {
         assertThat(Duration.ofNanos(System.nanoTime() - asked))
                 .as("refused at once, not after connectTimeout")
                 .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void open_onAServerAtItsMaxclients_isRefusedAtOnceNamingIt() {
+        RedisCommands<String, String> redis = connection.sync();
+        redis.configSet("maxclients", "1"); // this test's own connection is the one
+        try {
+            long asked = System.nanoTime();
+            assertThatThrownBy(() -> RemoteLockers.open(uri()))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining(
+                            "the Redis server refused us; " + REDIS.endpoints().get(0)
+                                    + ": the server takes no more clients: it has as many as its maxclients allows")
+                    .hasMessageNotContaining("Are the servers running");
+            assertThat(Duration.ofNanos(System.nanoTime() - asked))
+                    .as("refused at once, not after connectTimeout")
+                    .isLessThan(TestTimeouts.scaled(Duration.ofSeconds(5)));
+        } finally {
+            redis.configSet("maxclients", "10000");
+        }
     }
 
     @Test
