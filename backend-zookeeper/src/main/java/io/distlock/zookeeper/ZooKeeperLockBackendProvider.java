@@ -122,13 +122,13 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
             long startedNanos = config.ticker().read(); // before the session exists: its floor (see ZkSession)
             client.start();
             long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline.remainingNanos()));
-            if (!client.blockUntilConnected((int) Math.min(remainingMs, Integer.MAX_VALUE), TimeUnit.MILLISECONDS)) {
+            // A tenth of the time, at most 500 ms, is kept for asking the servers why, if no session comes.
+            long probeMs = Math.min(ZkServerProbe.BUDGET_MILLIS, remainingMs / 10);
+            long waitMs = Math.max(1, remainingMs - probeMs);
+            if (!client.blockUntilConnected((int) Math.min(waitMs, Integer.MAX_VALUE), TimeUnit.MILLISECONDS)) {
                 throw new LockBackendException("Could not connect to ZooKeeper at " + location.connectString()
-                        + " within " + DurationText.of(connectTimeout)
-                        + " (option connectTimeout); is the ensemble running and reachable from here"
-                        + (tls.isPresent()
-                                ? "?"
-                                : ", and does this port take plaintext (a secure port needs tls=true)?"));
+                        + " within " + DurationText.of(connectTimeout) + " (option connectTimeout): "
+                        + ZkServerProbe.why(hosts, Math.max(1, probeMs), tls.isPresent()));
             }
             ZkAccessCheck.run(
                     client,

@@ -1,6 +1,7 @@
 package io.distlock.zookeeper;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.curator.test.InstanceSpec;
@@ -28,6 +29,11 @@ final class ZkTestServers {
         return new TestingServer(spec(-1), true);
     }
 
+    /** A started single server taking at most {@code max} connections from one address ({@code maxClientCnxns}). */
+    static TestingServer serverWithMaxClientCnxns(int max) throws Exception {
+        return new TestingServer(spec(-1, Map.of("maxClientCnxns", String.valueOf(max))), true);
+    }
+
     /** A started ensemble of {@code n} servers. */
     static TestingCluster cluster(int n) throws Exception {
         List<InstanceSpec> specs = new ArrayList<>();
@@ -40,8 +46,13 @@ final class ZkTestServers {
     }
 
     private static InstanceSpec spec(int serverId) {
-        Map<String, Object> properties =
-                Map.of("minSessionTimeout", String.valueOf(2 * TICK_MS), "maxSessionTimeout", "120000");
+        return spec(serverId, Map.of());
+    }
+
+    private static InstanceSpec spec(int serverId, Map<String, Object> more) {
+        Map<String, Object> properties = new HashMap<>(more);
+        properties.put("minSessionTimeout", String.valueOf(2 * TICK_MS));
+        properties.put("maxSessionTimeout", "120000");
         return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MS, -1, properties, "127.0.0.1");
     }
 }
