@@ -155,8 +155,10 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         // TLS spoken to a plaintext member or the reverse: found on the first unanswered connection, not waited out.
         Optional<ProtocolProbe> probe = connection.map(
                 c -> new ProtocolProbe(c.location(), c.tls().isPresent(), min(connectTimeout, PROBE_TIMEOUT)));
+        // A tenth of the time, at most 500 ms, is kept for asking the members why, if no session comes.
+        long statusMillis = Math.min(MemberStatus.BUDGET_MILLIS, connectTimeout.toMillis() / 10);
         try {
-            Deadline deadline = Deadline.after(connectTimeout, config.ticker());
+            Deadline deadline = Deadline.after(connectTimeout.minusMillis(statusMillis), config.ticker());
             // Before the lease: a locker that may not write its keys leaves nothing in etcd.
             calls.checkWritable(
                             location.prefix() + "/",
@@ -171,8 +173,11 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
             close(client, ownsClient, timer);
             throw new LockBackendException("Interrupted while connecting to etcd at " + location.describe(), e);
         } catch (ExecutionException | RuntimeException e) {
-            close(client, ownsClient, timer);
             Throwable cause = EtcdCalls.unwrap(e);
+            Optional<String> noLeader = connection.isPresent() && !EtcdCalls.isEtcdsError(cause) && statusMillis > 0
+                    ? MemberStatus.noLeader(client, location, statusMillis)
+                    : Optional.empty();
+            close(client, ownsClient, timer);
             Optional<String> mismatch = probe.flatMap(ProtocolProbe::found);
             if (mismatch.isPresent()) {
                 throw new LockBackendException(
@@ -188,7 +193,8 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
             throw new LockBackendException(
                     "Could not open a session with etcd at " + location.describeEndpoints() + " within "
                             + DurationText.of(connectTimeout) + " (option connectTimeout): "
-                            + EtcdFailures.describe(cause, location, connection.flatMap(EtcdConnection::user)),
+                            + noLeader.orElseGet(() ->
+                                    EtcdFailures.describe(cause, location, connection.flatMap(EtcdConnection::user))),
                     cause);
         }
     }
