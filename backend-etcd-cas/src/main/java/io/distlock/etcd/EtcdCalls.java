@@ -62,6 +62,12 @@ final class EtcdCalls {
      * repeated every 50 ms through an outage printed 40 lines a second.
      */
     private static final long LEASE_RETRY_MAX_PAUSE_MILLIS = 500;
+    /**
+     * How many times one request is sent again at once after etcd refused its stale password token
+     * ({@link EtcdFailures#isStaleToken}): the new token jetcd asks for then may be refused too if the auth store
+     * changes meanwhile, but not for ever.
+     */
+    private static final int MAX_STALE_TOKEN_REPEATS = 2;
 
     private final Client client;
     private final String endpoints;
@@ -172,6 +178,8 @@ final class EtcdCalls {
         private final List<CompletableFuture<?>> sends = new CopyOnWriteArrayList<>();
         private final Predicate<Throwable> hopeless;
         private final long maxPauseMillis;
+        /** Sends repeated at once because etcd refused a stale token ({@link #MAX_STALE_TOKEN_REPEATS} at most). */
+        private volatile int staleTokenRepeats;
 
         Write(CompletableFuture<T> result, long sentNanos, Predicate<Throwable> hopeless, long maxPauseMillis) {
             this.result = result;
@@ -343,6 +351,13 @@ final class EtcdCalls {
                 return;
             }
             Throwable cause = unwrap(failure);
+            if (EtcdFailures.isStaleToken(cause) && write.staleTokenRepeats < MAX_STALE_TOKEN_REPEATS) {
+                write.staleTokenRepeats++;
+                log.debug(
+                        "{}: etcd refused a stale token, sending it again with a new one: {}", what, cause.toString());
+                attempt(what, call, deadline, write, n + 1);
+                return;
+            }
             long pause = write.pauseMillisAfter(n);
             if (mayHaveLostReply(cause)
                     && !write.hopeless.test(cause)

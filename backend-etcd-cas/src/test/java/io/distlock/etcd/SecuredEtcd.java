@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
 
@@ -34,16 +35,22 @@ final class SecuredEtcd {
     final String rootPassword = "root-" + UUID.randomUUID();
     final String lockerPassword = "pw-" + UUID.randomUUID();
 
-    private SecuredEtcd(String name) {
+    private SecuredEtcd(String name, UnaryOperator<EtcdSecurity> more) {
         this.pki = TestPki.create(dir(name));
         this.etcd = EtcdCluster.builder()
-                .security(EtcdSecurity.tls(pki).requireClientCertificates().withAuth(rootPassword))
+                .security(more.apply(
+                        EtcdSecurity.tls(pki).requireClientCertificates().withAuth(rootPassword)))
                 .build();
     }
 
     /** A cluster not started yet: register {@link #etcd} as an extension, then call {@link #addLocker}. */
     static SecuredEtcd create(String name) {
-        return new SecuredEtcd(name);
+        return new SecuredEtcd(name, UnaryOperator.identity());
+    }
+
+    /** {@link #create}, its security adjusted by {@code more} (e.g. a short token lifetime). */
+    static SecuredEtcd create(String name, UnaryOperator<EtcdSecurity> more) {
+        return new SecuredEtcd(name, more);
     }
 
     /** A fresh directory under {@code target/} for certificates and password files. */

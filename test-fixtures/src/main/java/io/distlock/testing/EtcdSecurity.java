@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * How an {@link EtcdCluster} secures its client port: TLS with a server certificate of a {@link TestPki}, optionally
@@ -29,34 +30,52 @@ public final class EtcdSecurity {
     private final TestPki.Identity root;
     private final boolean clientCertificates;
     private final Optional<String> rootPassword;
+    private final OptionalInt authTokenTtlSeconds;
 
     private EtcdSecurity(
             TestPki pki,
             TestPki.Identity server,
             TestPki.Identity root,
             boolean clientCertificates,
-            Optional<String> rootPassword) {
+            Optional<String> rootPassword,
+            OptionalInt authTokenTtlSeconds) {
         this.pki = pki;
         this.server = server;
         this.root = root;
         this.clientCertificates = clientCertificates;
         this.rootPassword = rootPassword;
+        this.authTokenTtlSeconds = authTokenTtlSeconds;
     }
 
     /** TLS on the client port with a server certificate of {@code pki} (valid for localhost and 127.0.0.1-3). */
     public static EtcdSecurity tls(TestPki pki) {
         Objects.requireNonNull(pki, "pki");
-        return new EtcdSecurity(pki, pki.server("localhost"), pki.client(ROOT), false, Optional.empty());
+        return new EtcdSecurity(
+                pki, pki.server("localhost"), pki.client(ROOT), false, Optional.empty(), OptionalInt.empty());
     }
 
     /** The same, and clients must present a certificate signed by the authority ({@code --client-cert-auth}). */
     public EtcdSecurity requireClientCertificates() {
-        return new EtcdSecurity(pki, server, root, true, rootPassword);
+        return new EtcdSecurity(pki, server, root, true, rootPassword, authTokenTtlSeconds);
     }
 
     /** The same, and etcd's authentication on, with a {@code root} user of this password. */
     public EtcdSecurity withAuth(String rootPassword) {
-        return new EtcdSecurity(pki, server, root, clientCertificates, Optional.of(rootPassword));
+        return new EtcdSecurity(
+                pki, server, root, clientCertificates, Optional.of(rootPassword), authTokenTtlSeconds);
+    }
+
+    /**
+     * The same, and the members' password tokens expire after {@code seconds} unused ({@code --auth-token-ttl}; etcd's
+     * default is 300), so that a test sees a client's token expire.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public EtcdSecurity withAuthTokenTtl(int seconds) {
+        if (seconds <= 0) {
+            throw new IllegalArgumentException("authTokenTtl must be positive, got " + seconds);
+        }
+        return new EtcdSecurity(pki, server, root, clientCertificates, rootPassword, OptionalInt.of(seconds));
     }
 
     /** The authority clients trust (PEM). */
@@ -91,6 +110,7 @@ public final class EtcdSecurity {
         if (clientCertificates) {
             flags.add("--client-cert-auth");
         }
+        authTokenTtlSeconds.ifPresent(ttl -> flags.addAll(List.of("--auth-token-ttl", Integer.toString(ttl))));
         return flags;
     }
 
@@ -112,6 +132,8 @@ public final class EtcdSecurity {
     @Override
     public String toString() {
         return "EtcdSecurity[tls" + (clientCertificates ? ", client certificates" : "")
-                + (rootPassword.isPresent() ? ", auth" : "") + "]";
+                + (rootPassword.isPresent() ? ", auth" : "")
+                + (authTokenTtlSeconds.isPresent() ? ", tokens expire after " + authTokenTtlSeconds.getAsInt() + " s" : "")
+                + "]";
     }
 }
