@@ -64,8 +64,8 @@ final class EtcdCalls {
     private static final long LEASE_RETRY_MAX_PAUSE_MILLIS = 500;
     /**
      * How many times one request is sent again at once after etcd refused its stale password token
-     * ({@link EtcdFailures#isStaleToken}): the new token jetcd asks for then may be refused too if the auth store
-     * changes meanwhile, but not for ever.
+     * ({@link EtcdFailures#isStaleToken}): the new token jetcd asks for then may be refused too (a member restarted
+     * meanwhile), but a request is not repeated for ever.
      */
     private static final int MAX_STALE_TOKEN_REPEATS = 2;
 

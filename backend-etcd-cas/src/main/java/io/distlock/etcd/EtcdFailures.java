@@ -92,14 +92,12 @@ final class EtcdFailures {
     /** Whether the failure is one a repeat cannot mend: a TLS handshake, authentication or permission refused. */
     /**
      * Whether etcd refused the request's password token as stale: expired (unused for the members'
-     * {@code --auth-token-ttl}, 300 s by default: a locker's keep-alives do not count as use), lost with a member's
-     * restart (simple tokens live in the member's memory), or issued before the users or roles last changed. etcd
-     * checks the token before anything else, so nothing was applied; jetcd, seeing the error, asks for a new token on
-     * the next request, which a repeat therefore carries.
+     * {@code --auth-token-ttl}, 300 s by default: a locker's keep-alives do not count as use), or lost with a member's
+     * restart (simple tokens live in the member's memory). etcd checks the token before anything else, so nothing was
+     * applied; jetcd, seeing the error, asks for a new token on the next request, which a repeat therefore carries.
      */
     static boolean isStaleToken(Throwable cause) {
-        String text = messages(cause);
-        return text.contains("invalid auth token") || text.contains("revision of auth store is old");
+        return messages(cause).contains("invalid auth token");
     }
 
     static boolean isRefusal(Throwable cause) {
