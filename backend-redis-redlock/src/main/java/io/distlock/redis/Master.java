@@ -436,8 +436,29 @@ final class Master implements AutoCloseable {
             lastError = "no answer within " + timeout.toMillis() + "ms";
         } else {
             failed("", cause, false);
+            if (RedisFailures.isReadOnly(cause)) {
+                reconnect();
+            }
         }
         return Vote.FAILED;
+    }
+
+    /**
+     * Drops the command connection, so that the next command connects anew: the server at the other end was demoted to
+     * a replica, and the master's address may now lead to another server (a managed Redis moves its name to the
+     * replica it promotes, and a connection made before stays with the old server for ever). Commands in flight on
+     * the old connection fail; none was taken by a replica.
+     */
+    private void reconnect() {
+        StatefulRedisConnection<String, String> dropped;
+        synchronized (connectLock) {
+            dropped = connection;
+            connection = null;
+        }
+        if (dropped != null) {
+            log.info("{} answered as a read-only replica: connecting to its address again", name);
+            dropped.closeAsync();
+        }
     }
 
     /**

@@ -23,6 +23,16 @@ final class RedisFailures {
 
     private RedisFailures() {}
 
+    /** Whether {@code failure} is a replica's refusal of a write ({@code READONLY}). */
+    static boolean isReadOnly(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().startsWith("READONLY")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Why {@code failure} happened, if it is a refusal: a sentence that names the cause and the options to check.
      *

@@ -11,11 +11,13 @@ import io.distlock.RemoteLockers;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.RedisServers;
 import io.distlock.testing.StandardError;
+import io.distlock.testing.TcpProxy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +36,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the lock while its holder still believes it holds it, until the holder's next renewal finds the key gone. Nothing a
  * client does prevents it; opening warns about such a master, and the docs say to give locks a Redis that does not
  * evict. A replica takes no write: opening on one is refused, and a master demoted to one (a failover) refuses new
- * locks, each naming it; so is opening on a server that takes no more clients ({@code maxclients}).
+ * locks, each naming it; so is opening on a server that takes no more clients ({@code maxclients}). A master
+ * demoted by a failover that moved its address to the promoted replica is reached again at that address.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class RedisServerSetupTest {
@@ -117,6 +120,28 @@ class RedisServerSetupTest {
             assertThatThrownBy(() -> locker.tryLock("after"))
                     .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("a read-only replica, not a master");
+        }
+    }
+
+    @Test
+    void lock_afterAFailoverMovedTheMastersAddress_reachesTheNewMaster() throws Exception {
+        // The locker's address leads, through a proxy, to the first server: then the second is promoted, the first
+        // demoted to its replica, and the address moved to the second, as a managed Redis does on a failover.
+        String[] first = REDIS.endpoints().get(0).split(":");
+        String[] second = REDIS.endpoints().get(1).split(":");
+        try (TcpProxy address = TcpProxy.start("failover", Integer.parseInt(first[1]));
+                RemoteLocker locker = RemoteLockers.open("redis://" + address.endpoint());
+                StatefulRedisConnection<String, String> promoted = client.connect(secondUri())) {
+            locker.tryLock("before").orElseThrow().release();
+            connection.sync().replicaof(second[0], Integer.parseInt(second[1]));
+            address.retarget(new InetSocketAddress(second[0], Integer.parseInt(second[1])));
+            try (RemoteLock after = locker.lock("after", TestTimeouts.scaled(Duration.ofSeconds(10)))) {
+                assertThat(promoted.sync().get(RedlockSettings.DEFAULT_KEY_PREFIX + "after"))
+                        .as("the lock's key on the promoted master")
+                        .isNotNull();
+            }
+        } finally {
+            connection.sync().replicaofNoOne();
         }
     }
 

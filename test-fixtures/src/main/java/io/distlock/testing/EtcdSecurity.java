@@ -61,8 +61,7 @@ public final class EtcdSecurity {
 
     /** The same, and etcd's authentication on, with a {@code root} user of this password. */
     public EtcdSecurity withAuth(String rootPassword) {
-        return new EtcdSecurity(
-                pki, server, root, clientCertificates, Optional.of(rootPassword), authTokenTtlSeconds);
+        return new EtcdSecurity(pki, server, root, clientCertificates, Optional.of(rootPassword), authTokenTtlSeconds);
     }
 
     /**
@@ -133,7 +132,9 @@ public final class EtcdSecurity {
     public String toString() {
         return "EtcdSecurity[tls" + (clientCertificates ? ", client certificates" : "")
                 + (rootPassword.isPresent() ? ", auth" : "")
-                + (authTokenTtlSeconds.isPresent() ? ", tokens expire after " + authTokenTtlSeconds.getAsInt() + " s" : "")
+                + (authTokenTtlSeconds.isPresent()
+                        ? ", tokens expire after " + authTokenTtlSeconds.getAsInt() + " s"
+                        : "")
                 + "]";
     }
 }

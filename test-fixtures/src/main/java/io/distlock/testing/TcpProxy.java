@@ -55,7 +55,7 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     private final String name;
-    private final InetSocketAddress target;
+    private volatile InetSocketAddress target;
     private final ServerSocket listener;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final AtomicInteger connectionCounter = new AtomicInteger();
@@ -142,6 +142,15 @@ public final class TcpProxy implements AutoCloseable {
     /** The address the proxy forwards to. */
     public InetSocketAddress target() {
         return target;
+    }
+
+    /**
+     * Forwards the connections made from now on to {@code newTarget}; those open stay with the old target. What a
+     * client meets when the name it connects to moves to another server (a managed store's failover to a replica).
+     */
+    public void retarget(InetSocketAddress newTarget) {
+        this.target = Objects.requireNonNull(newTarget, "newTarget");
+        LOG.debug("Proxy {} now forwards new connections to {}", name, newTarget);
     }
 
     /** The current mode. */
