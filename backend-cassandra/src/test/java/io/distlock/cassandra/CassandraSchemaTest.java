@@ -70,7 +70,8 @@ class CassandraSchemaTest extends OneNodeFixture {
                     .hasMessageContaining("Keyspace 'distlock_rf3'")
                     .hasMessageContaining("can never answer a lock at consistency QUORUM")
                     .hasMessageContaining(
-                            "it keeps 3 replicas of each key (SimpleStrategy) and a quorum of 2 must answer, but only 1 node")
+                            "it keeps 3 replicas of each key (SimpleStrategy) and a quorum of 2 must answer, but only"
+                                    + " 1 node")
                     .hasMessageContaining("ALTER KEYSPACE distlock_rf3 WITH replication = {'class': 'SimpleStrategy',"
                             + " 'replication_factor': 1}");
             String local = CASSANDRA.localDatacenter();

@@ -89,7 +89,6 @@ final class EtcdFailures {
                 && messages(cause).contains("database space exceeded");
     }
 
-    /** Whether the failure is one a repeat cannot mend: a TLS handshake, authentication or permission refused. */
     /**
      * Whether etcd refused the request's password token as stale: expired (unused for the members'
      * {@code --auth-token-ttl}, 300 s by default: a locker's keep-alives do not count as use), or lost with a member's
@@ -100,6 +99,7 @@ final class EtcdFailures {
         return messages(cause).contains("invalid auth token");
     }
 
+    /** Whether the failure is one a repeat cannot mend: a TLS handshake, authentication or permission refused. */
     static boolean isRefusal(Throwable cause) {
         return find(cause, SSLException.class).isPresent()
                 || EtcdCalls.statusCode(cause) == Status.Code.PERMISSION_DENIED

@@ -155,8 +155,10 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         // TLS spoken to a plaintext member or the reverse: found on the first unanswered connection, not waited out.
         Optional<ProtocolProbe> probe = connection.map(
                 c -> new ProtocolProbe(c.location(), c.tls().isPresent(), min(connectTimeout, PROBE_TIMEOUT)));
-        // A tenth of the time, at most 500 ms, is kept for asking the members why, if no session comes.
-        long statusMillis = Math.min(MemberStatus.BUDGET_MILLIS, connectTimeout.toMillis() / 10);
+        // A tenth of the time, at most 500 ms, is kept for asking the members why, if no session comes; not on an
+        // application's client, whose endpoints distlock does not know.
+        long statusMillis =
+                connection.isPresent() ? Math.min(MemberStatus.BUDGET_MILLIS, connectTimeout.toMillis() / 10) : 0;
         try {
             Deadline deadline = Deadline.after(connectTimeout.minusMillis(statusMillis), config.ticker());
             // Before the lease: a locker that may not write its keys leaves nothing in etcd.
@@ -174,7 +176,7 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
             throw new LockBackendException("Interrupted while connecting to etcd at " + location.describe(), e);
         } catch (ExecutionException | RuntimeException e) {
             Throwable cause = EtcdCalls.unwrap(e);
-            Optional<String> noLeader = connection.isPresent() && !EtcdCalls.isEtcdsError(cause) && statusMillis > 0
+            Optional<String> noLeader = statusMillis > 0 && !EtcdCalls.isEtcdsError(cause)
                     ? MemberStatus.noLeader(client, location, statusMillis)
                     : Optional.empty();
             close(client, ownsClient, timer);

@@ -24,9 +24,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * A locker that logs in with a password holds one of etcd's simple tokens, which expires once unused for the members'
  * {@code --auth-token-ttl} (300 s by default; 1 s here): a lease's keep-alives do not count as use, so a locker idle
  * that long, or holding one lock that long, sent its next request with a stale token, and etcd refused it ("invalid
- * auth token"; so does a member restarted since the token was issued: a rolling upgrade). jetcd asks for a new token once it has seen
- * the refusal; the request itself is sent again with it ({@link EtcdFailures#isStaleToken}). Before, the first lock,
- * release or wait's re-check after such an idle time failed with a {@code LockBackendException}.
+ * auth token"; so does a member restarted since the token was issued: a rolling upgrade). jetcd asks for a new token
+ * once it has seen the refusal; the request itself is sent again with it ({@link EtcdFailures#isStaleToken}). Before,
+ * the first lock, release or wait's re-check after such an idle time or restart failed with a {@code
+ * LockBackendException}.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class EtcdAuthTokenTest {

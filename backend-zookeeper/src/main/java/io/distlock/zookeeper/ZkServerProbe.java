@@ -84,7 +84,8 @@ final class ZkServerProbe {
     private static String connects(HostList.Address address, int timeoutMillis) {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(address.host(), address.port()), timeoutMillis);
-            return "a server accepts connections";
+            return "a server accepts connections but gave this client no session: it may take no more connections"
+                    + " from this address (maxClientCnxns, 60 by default), or have no quorum";
         } catch (ConnectException e) {
             return "nothing listens (" + e.getMessage() + ")";
         } catch (IOException e) {
