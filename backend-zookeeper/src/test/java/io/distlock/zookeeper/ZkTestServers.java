@@ -1,5 +1,6 @@
 package io.distlock.zookeeper;
 
+import io.distlock.testing.FreePorts;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -53,6 +54,19 @@ final class ZkTestServers {
         Map<String, Object> properties = new HashMap<>(more);
         properties.put("minSessionTimeout", String.valueOf(2 * TICK_MS));
         properties.put("maxSessionTimeout", "120000");
-        return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MS, -1, properties, "127.0.0.1");
+        // Ports from FreePorts, below the kernel's ephemeral range: Curator's random ones (-1) are drawn from it, and a
+        // client's outgoing connection could take one before the server binds it, which makes ZooKeeper's embedded
+        // server exit the test JVM (code 2).
+        return new InstanceSpec(
+                null,
+                FreePorts.next(),
+                FreePorts.next(),
+                FreePorts.next(),
+                true,
+                serverId,
+                TICK_MS,
+                -1,
+                properties,
+                "127.0.0.1");
     }
 }
