@@ -10,6 +10,11 @@ import java.util.function.Consumer;
  * executor given to {@code join} (by default the locker's listener executor, {@link
  * RemoteLockerBuilder#listenerExecutor}), never on a thread that keeps the locker's time, so a slow listener delays no
  * renewal. A listener that throws is logged and the election goes on.
+ *
+ * <p>A term that ended before its {@code elected} call began (a step-down, a leave or a loss while the executor was
+ * slow to run the call) is not told at all, neither {@code elected} nor {@code revoked}: the listener is never told
+ * that it leads once another candidate may lead. {@link Candidacy#awaitLeadership} and {@link Candidacy#isLeader}
+ * answer from the term itself, so a candidate may see that it leads before its listener is told.
  */
 public interface LeadershipListener {
 

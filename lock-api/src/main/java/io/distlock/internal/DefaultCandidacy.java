@@ -152,7 +152,7 @@ final class DefaultCandidacy implements Candidacy {
                 nextRetry = FIRST_RETRY;
                 term = elected = new CandidateTerm(lock);
                 // Queued under the lock, so that the term's end, queued under it too, is told after.
-                tell = told.enqueue(() -> listener.elected(elected));
+                tell = told.enqueue(() -> tellElected(elected));
                 notifyAll();
             }
         }
@@ -220,11 +220,37 @@ final class DefaultCandidacy implements Candidacy {
                 return; // stepped down or left first
             }
             term = null;
-            tell = told.enqueue(() -> listener.revoked(ended, reason));
+            tell = told.enqueue(() -> tellRevoked(ended, reason));
             notifyAll();
         }
         tell.run();
         queue();
+    }
+
+    /**
+     * Tells the listener that {@code elected} began, unless it has ended already: a term that a step-down, a leave or
+     * a loss ended before its {@code elected} was told (its listener's executor was slow to run it, or busy) is never
+     * told, neither its {@code elected} nor its {@code revoked}: the listener would be told it leads when another
+     * candidate may lead already.
+     */
+    private void tellElected(CandidateTerm elected) {
+        synchronized (this) {
+            if (term != elected) {
+                elected.untold = true;
+                return;
+            }
+        }
+        listener.elected(elected);
+    }
+
+    /** Tells the listener that {@code ended} ended, unless its beginning was never told ({@link #tellElected}). */
+    private void tellRevoked(CandidateTerm ended, Reason reason) {
+        synchronized (this) {
+            if (ended.untold) {
+                return;
+            }
+        }
+        listener.revoked(ended, reason);
     }
 
     /** Marks the candidacy as left without a term to end: its locker closed under its wait. */
@@ -287,7 +313,7 @@ final class DefaultCandidacy implements Candidacy {
             }
             term = null;
             // Queued before the release, so that on one executor it comes before the next leader is told.
-            tell = told.enqueue(() -> listener.revoked(ending, Reason.STEPPED_DOWN));
+            tell = told.enqueue(() -> tellRevoked(ending, Reason.STEPPED_DOWN));
             notifyAll();
         }
         tell.run();
@@ -330,7 +356,7 @@ final class DefaultCandidacy implements Candidacy {
             wait = waiting;
             waiting = null;
             if (ending != null) {
-                tell = told.enqueue(() -> listener.revoked(ending, reason));
+                tell = told.enqueue(() -> tellRevoked(ending, reason));
             }
             notifyAll();
         }
@@ -353,6 +379,7 @@ final class DefaultCandidacy implements Candidacy {
     /** A term: the held lock on the election's key. */
     private final class CandidateTerm implements Term {
         final RemoteLock lock;
+        boolean untold; // guarded by DefaultCandidacy.this: ended before its elected was told, so never told
 
         CandidateTerm(RemoteLock lock) {
             this.lock = lock;
