@@ -17,14 +17,23 @@ import java.util.Optional;
 
 /**
  * How distlock's own clients reach every master: the ACL user and password ({@code AUTH}), the database ({@code
- * SELECT}) and TLS. Handed to Lettuce's own options; distlock reads no certificate itself.
+ * SELECT}) and TLS; and for a master found through Redis Sentinel, the sentinels' own credentials. Handed to Lettuce's
+ * own options; distlock reads no certificate itself.
  *
  * @param user the ACL user (Redis 6+), if not the default user
  * @param password the password of that user, or of the default user
  * @param database the database number
- * @param tls how to reach the masters over TLS; empty for plaintext
+ * @param tls how to reach the masters (and sentinels) over TLS; empty for plaintext
+ * @param sentinelUser the sentinels' ACL user, if not their default user
+ * @param sentinelPassword the sentinels' password, if they ask for one
  */
-record ConnectionSettings(Optional<String> user, Optional<Secret> password, int database, Optional<TlsSettings> tls) {
+record ConnectionSettings(
+        Optional<String> user,
+        Optional<Secret> password,
+        int database,
+        Optional<TlsSettings> tls,
+        Optional<String> sentinelUser,
+        Optional<Secret> sentinelPassword) {
 
     /** Every option that says how to connect: refused on a locker that uses the application's client. */
     static final List<String> OPTIONS = List.of(
@@ -33,6 +42,10 @@ record ConnectionSettings(Optional<String> user, Optional<Secret> password, int 
             RedisLockBackendProvider.PASSWORD + "File",
             RedisLockBackendProvider.PASSWORD + "Env",
             RedisLockBackendProvider.DATABASE,
+            RedisLockBackendProvider.SENTINEL_USER,
+            RedisLockBackendProvider.SENTINEL_PASSWORD,
+            RedisLockBackendProvider.SENTINEL_PASSWORD + "File",
+            RedisLockBackendProvider.SENTINEL_PASSWORD + "Env",
             TlsSettings.TLS,
             TlsSettings.CA_FILE,
             TlsSettings.CERT_FILE,
@@ -43,22 +56,46 @@ record ConnectionSettings(Optional<String> user, Optional<Secret> password, int 
      * Reads the connection options.
      *
      * @param tlsScheme whether the URI's scheme is {@code rediss}
-     * @throws LockConfigurationException if a user comes without a password, or a TLS or secret option is wrong
+     * @param sentinels whether the URI names sentinels ({@code redis-sentinel}), whose own credentials are options
+     * @throws LockConfigurationException if a user comes without a password, a sentinel option without sentinels, or
+     *     a TLS or secret option is wrong
      */
-    static ConnectionSettings read(BackendConfig config, boolean tlsScheme) {
+    static ConnectionSettings read(BackendConfig config, boolean tlsScheme, boolean sentinels) {
         Optional<String> user = config.option(RedisLockBackendProvider.USER);
         Optional<Secret> password = config.secretOption(RedisLockBackendProvider.PASSWORD);
         int database = config.intOption(RedisLockBackendProvider.DATABASE, 0, 0, 1 << 16);
         Optional<TlsSettings> tls = TlsSettings.read(config, tlsScheme);
+        Optional<String> sentinelUser = config.option(RedisLockBackendProvider.SENTINEL_USER);
+        Optional<Secret> sentinelPassword = config.secretOption(RedisLockBackendProvider.SENTINEL_PASSWORD);
+        checkUser(RedisLockBackendProvider.USER, user, password, RedisLockBackendProvider.PASSWORD);
+        checkUser(
+                RedisLockBackendProvider.SENTINEL_USER,
+                sentinelUser,
+                sentinelPassword,
+                RedisLockBackendProvider.SENTINEL_PASSWORD);
+        if (!sentinels && (sentinelUser.isPresent() || sentinelPassword.isPresent())) {
+            throw new LockConfigurationException("Options '" + RedisLockBackendProvider.SENTINEL_USER + "' and '"
+                    + RedisLockBackendProvider.SENTINEL_PASSWORD + "' are for a master found through Redis Sentinel"
+                    + " (redis-sentinel://s1:26379,s2:26379/mymaster); this URI names the masters themselves");
+        }
+        return new ConnectionSettings(user, password, database, tls, sentinelUser, sentinelPassword);
+    }
+
+    /** Plaintext, the default user without a password, database 0: a local server as it comes. */
+    static ConnectionSettings plaintext() {
+        return new ConnectionSettings(
+                Optional.empty(), Optional.empty(), 0, Optional.empty(), Optional.empty(), Optional.empty());
+    }
+
+    private static void checkUser(String userOption, Optional<String> user, Optional<Secret> password, String secret) {
         if (user.isPresent() && user.get().isBlank()) {
-            throw new LockConfigurationException("Option '" + RedisLockBackendProvider.USER + "' is blank");
+            throw new LockConfigurationException("Option '" + userOption + "' is blank");
         }
         if (user.isPresent() && password.isEmpty()) {
-            throw new LockConfigurationException("Option '" + RedisLockBackendProvider.USER + "' needs a password"
-                    + " (Redis ACL users authenticate with AUTH user password): give option 'password', 'passwordFile'"
-                    + " or 'passwordEnv'");
+            throw new LockConfigurationException("Option '" + userOption + "' needs a password (Redis ACL users"
+                    + " authenticate with AUTH user password): give option '" + secret + "', '" + secret + "File' or '"
+                    + secret + "Env'");
         }
-        return new ConnectionSettings(user, password, database, tls);
     }
 
     /** The Lettuce URI of {@code master}: host, port, database, credentials, TLS and host checking. */
@@ -68,6 +105,29 @@ record ConnectionSettings(Optional<String> user, Optional<Secret> password, int 
                 .withPort(master.port())
                 .withDatabase(database)
                 .withTimeout(connectTimeout);
+        return secured(uri, user, password).build();
+    }
+
+    /**
+     * The Lettuce URI of the master that {@code sentinels} watch under {@code masterName}: Lettuce asks a sentinel for
+     * the master's address at every connection and reconnection, so a connection made after a failover reaches the
+     * promoted replica. The master's credentials, database and TLS as {@link #redisUri}; the sentinels' own
+     * credentials, and the same TLS.
+     */
+    RedisURI sentinelUri(List<Address> sentinels, String masterName, Duration connectTimeout) {
+        RedisURI.Builder uri = RedisURI.builder()
+                .withSentinelMasterId(masterName)
+                .withDatabase(database)
+                .withTimeout(connectTimeout);
+        for (Address s : sentinels) {
+            RedisURI.Builder sentinel =
+                    RedisURI.builder().withHost(s.host()).withPort(s.port()).withTimeout(connectTimeout);
+            uri.withSentinel(secured(sentinel, sentinelUser, sentinelPassword).build());
+        }
+        return secured(uri, user, password).build();
+    }
+
+    private RedisURI.Builder secured(RedisURI.Builder uri, Optional<String> user, Optional<Secret> password) {
         if (password.isPresent()) {
             char[] secret = password.get().reveal().toCharArray();
             if (user.isPresent()) {
@@ -77,7 +137,7 @@ record ConnectionSettings(Optional<String> user, Optional<Secret> password, int 
             }
         }
         tls.ifPresent(t -> uri.withSsl(true).withVerifyPeer(t.verifyHost() ? SslVerifyMode.FULL : SslVerifyMode.CA));
-        return uri.build();
+        return uri;
     }
 
     /**
@@ -116,6 +176,7 @@ record ConnectionSettings(Optional<String> user, Optional<Secret> password, int 
     public String toString() {
         return "ConnectionSettings[user=" + user.orElse("default") + ", password="
                 + password.map(p -> "****").orElse("none") + ", database=" + database + ", tls=" + tls.isPresent()
-                + "]";
+                + sentinelUser.map(u -> ", sentinelUser=" + u).orElse("")
+                + sentinelPassword.map(p -> ", sentinelPassword=****").orElse("") + "]";
     }
 }

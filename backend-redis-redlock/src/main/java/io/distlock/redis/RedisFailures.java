@@ -55,6 +55,10 @@ final class RedisFailures {
                 return Optional.of("authentication failed: the server asks for credentials (" + message.trim()
                         + "); give options 'password' and, for an ACL user, 'user'");
             }
+            if (message.startsWith("Cannot provide redisAddress using sentinel for masterId ")) {
+                return Optional.of("the sentinels watch no master of that name (" + message.trim() + "): check the"
+                        + " URI's path against the names they watch (SENTINEL MASTERS)");
+            }
             if (upper.startsWith("MOVED ") || upper.startsWith("ASK ") || upper.startsWith("CLUSTERDOWN")) {
                 return Optional.of(CLUSTER_NODE + " (" + message.trim() + ")");
             }

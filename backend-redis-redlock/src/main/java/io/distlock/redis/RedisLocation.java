@@ -11,28 +11,46 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The masters named by a {@code redis://host:port}, {@code rediss://host:port} or {@code redlock://h1:p1,h2:p2,...}
- * URI, checked for what
- * Redlock needs: an odd number of distinct masters.
+ * URI, checked for what Redlock needs: an odd number of distinct masters; or the sentinels and the master's name of a
+ * {@code redis-sentinel://s1:p1,s2:p2,.../name} URI: one master, which the sentinels name, and name anew after a
+ * failover.
+ *
+ * @param masters the masters, or for {@code redis-sentinel} the sentinels
+ * @param sentinelMaster the master's name for {@code redis-sentinel}; empty otherwise
  */
-record RedisLocation(String scheme, List<Address> masters) {
+record RedisLocation(String scheme, List<Address> masters, Optional<String> sentinelMaster) {
 
     static final int DEFAULT_PORT = 6379;
+
+    /** The port of a sentinel given without one. */
+    static final int DEFAULT_SENTINEL_PORT = 26379;
+
+    /** The scheme of one master found through Redis Sentinel. */
+    static final String SENTINEL_SCHEME = "redis-sentinel";
+
+    private static final String SENTINEL_EXPECTED = "expected redis-sentinel://host[:port][,host[:port]...]/master,"
+            + " e.g. redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster (the sentinels, and the name they watch the"
+            + " master under)";
 
     /** Whether the scheme asks for TLS: {@code rediss}. */
     boolean tls() {
         return scheme.equals("rediss");
     }
 
-    /** The number of masters that must agree: N/2+1. */
+    /** The number of masters that must agree: N/2+1 (1 behind sentinels). */
     int majority() {
-        return masters.size() / 2 + 1;
+        return sentinelMaster.isPresent() ? 1 : masters.size() / 2 + 1;
     }
 
     static RedisLocation parse(URI uri) {
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (scheme.equals(SENTINEL_SCHEME)) {
+            return parseSentinels(uri);
+        }
         String path = uri.getRawPath();
         if (path != null && !path.isEmpty() && !path.equals("/")) {
             throw new LockConfigurationException("Redis URI '" + uri + "' has a path '" + path
@@ -50,7 +68,25 @@ record RedisLocation(String scheme, List<Address> masters) {
         }
         checkOdd(uri, masters.size());
         checkDistinct(uri, masters);
-        return new RedisLocation(scheme, masters);
+        return new RedisLocation(scheme, masters, Optional.empty());
+    }
+
+    /**
+     * The sentinels of a {@code redis-sentinel} URI and the name of the master they watch, its path (in Lettuce's own
+     * form, {@code redis-sentinel://host#master}, the path is a database: a fragment never reaches here, and the
+     * database is option {@code database}).
+     */
+    private static RedisLocation parseSentinels(URI uri) {
+        String path = uri.getPath() == null ? "" : uri.getPath();
+        String name = path.startsWith("/") ? path.substring(1) : path;
+        if (name.isBlank() || name.contains("/")) {
+            throw new LockConfigurationException("Redis URI '" + uri + "' names "
+                    + (name.isBlank() ? "no master" : "the master '" + name + "', which holds a '/'") + "; "
+                    + SENTINEL_EXPECTED);
+        }
+        List<Address> sentinels = HostList.parse(uri, "Redis Sentinel", DEFAULT_SENTINEL_PORT, SENTINEL_EXPECTED)
+                .addresses();
+        return new RedisLocation(SENTINEL_SCHEME, sentinels, Optional.of(name));
     }
 
     private static void checkOdd(URI uri, int n) {
@@ -96,6 +132,7 @@ record RedisLocation(String scheme, List<Address> masters) {
 
     @Override
     public String toString() {
-        return scheme + "://" + new HostList(masters);
+        return scheme + "://" + new HostList(masters)
+                + sentinelMaster.map(name -> "/" + name).orElse("");
     }
 }

@@ -9,6 +9,7 @@ import io.distlock.toolkit.DurationText;
 import io.distlock.toolkit.HostList;
 import io.distlock.toolkit.TlsSettings;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisURI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -22,8 +23,10 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The Redis backend: Redlock (seed 002) with Lettuce, over {@code redis://host:port} or {@code rediss://host:port}
  * (one instance, plaintext or TLS: the seed's "correct implementation with a single instance") or {@code
- * redlock://h1:p1,h2:p2,...} (N independent masters, typically 5; N must be odd; TLS with {@code tls=true}). Port
- * 6379 when omitted.
+ * redlock://h1:p1,h2:p2,...} (N independent masters, typically 5; N must be odd; TLS with {@code tls=true}), or
+ * {@code redis-sentinel://s1:p1,s2:p2,.../name} (one master, the one the sentinels watch under {@code name}: asked of
+ * a sentinel at every connection, so that after a failover the locker reaches the promoted replica; port 26379 when
+ * omitted, TLS with {@code tls=true}). Port 6379 when omitted.
  *
  * <h2>Options</h2>
  * Query parameters, {@link io.distlock.RemoteLockerBuilder#option}, or typed through {@link RedisLockOptions}:
@@ -109,6 +112,13 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
     public static final String PASSWORD = "password";
     /** Option: the database number on every master; default 0. */
     public static final String DATABASE = "database";
+    /** Option: the sentinels' ACL user ({@code redis-sentinel://} only); default, their default user. */
+    public static final String SENTINEL_USER = "sentinelUser";
+    /**
+     * Option: the sentinels' password ({@code redis-sentinel://} only, for sentinels started with {@code requirepass}
+     * or ACL users); also {@code sentinelPasswordFile} or {@code sentinelPasswordEnv}. The master's is {@code password}.
+     */
+    public static final String SENTINEL_PASSWORD = "sentinelPassword";
 
     /** The key, under the prefix, on which opening checks that we may run the scripts; nobody holds it. */
     static final String ACCESS_CHECK_KEY = "distlock-access-check";
@@ -122,10 +132,13 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
         return "redis";
     }
 
-    /** {@code redis} and {@code rediss} (one instance, plaintext and TLS) and {@code redlock} (N masters). */
+    /**
+     * {@code redis} and {@code rediss} (one instance, plaintext and TLS), {@code redis-sentinel} (one master found
+     * through Redis Sentinel) and {@code redlock} (N masters).
+     */
     @Override
     public Set<String> uriSchemes() {
-        return Set.of("redis", "rediss", "redlock");
+        return Set.of("redis", "rediss", RedisLocation.SENTINEL_SCHEME, "redlock");
     }
 
     /**
@@ -139,7 +152,8 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
     public LockBackend open(BackendConfig config) {
         RedisLocation location = RedisLocation.parse(config.uri());
         RedlockSettings settings = RedlockSettings.read(config);
-        ConnectionSettings connection = ConnectionSettings.read(config, location.tls());
+        ConnectionSettings connection = ConnectionSettings.read(
+                config, location.tls(), location.sentinelMaster().isPresent());
         config.rejectUnknownOptions(name());
 
         OwnResources resources = new OwnResources();
@@ -147,10 +161,20 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
         List<Master> masters = new ArrayList<>();
         LongAdder requests = new LongAdder();
         try {
-            for (HostList.Address e : location.masters()) {
-                Connector connector =
-                        new OwnClient(connection.redisUri(e, settings.connectTimeout()), options, resources.lettuce());
-                masters.add(new Master(e.toString(), connector, settings, requests));
+            if (location.sentinelMaster().isPresent()) {
+                String name = location.sentinelMaster().get();
+                RedisURI uri = connection.sentinelUri(location.masters(), name, settings.connectTimeout());
+                masters.add(new Master(
+                        "master '" + name + "' of sentinels " + new HostList(location.masters()),
+                        new OwnClient(uri, options, resources.lettuce()),
+                        settings,
+                        requests));
+            } else {
+                for (HostList.Address e : location.masters()) {
+                    Connector connector = new OwnClient(
+                            connection.redisUri(e, settings.connectTimeout()), options, resources.lettuce());
+                    masters.add(new Master(e.toString(), connector, settings, requests));
+                }
             }
         } catch (RuntimeException e) {
             masters.forEach(Master::close);

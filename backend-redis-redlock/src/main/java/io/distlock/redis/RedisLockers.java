@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Lockers on the Lettuce clients the application already configured, with their TLS, credentials, options and
@@ -59,7 +60,10 @@ public final class RedisLockers {
     public static RemoteLockerBuilder using(RedisClient client, RedisURI uri) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(uri, "uri");
-        return builder("redis://" + name(uri), List.of(target(client, uri)));
+        String target = isSentinel(uri)
+                ? RedisLocation.SENTINEL_SCHEME + "://" + sentinels(uri) + "/" + uriSafe(uri.getSentinelMasterId())
+                : "redis://" + name(uri);
+        return builder(target, List.of(target(client, uri)));
     }
 
     /**
@@ -96,6 +100,7 @@ public final class RedisLockers {
         checkOdd(uris.size());
         List<ApplicationClientProvider.Target> targets = new ArrayList<>();
         List<String> names = new ArrayList<>();
+        List<String> hosts = new ArrayList<>();
         for (RedisURI uri : uris) {
             String name = name(uri);
             if (names.contains(name)) {
@@ -103,9 +108,10 @@ public final class RedisLockers {
                         + " counts independent masters");
             }
             names.add(name);
+            hosts.add(isSentinel(uri) ? "sentinel-master-" + uriSafe(uri.getSentinelMasterId()) : name);
             targets.add(target(client, uri));
         }
-        return builder("redlock://" + String.join(",", names), targets);
+        return builder("redlock://" + String.join(",", hosts), targets);
     }
 
     private static RemoteLockerBuilder builder(String target, List<ApplicationClientProvider.Target> masters) {
@@ -120,12 +126,33 @@ public final class RedisLockers {
         return new ApplicationClient(client, Optional.ofNullable(uri));
     }
 
-    /** {@code host:port} of a URI, without its credentials; a Unix socket by its path. */
+    /**
+     * {@code host:port} of a URI, without its credentials; a Unix socket by its path; a master found through Redis
+     * Sentinel by its name and the sentinels.
+     */
     private static String name(RedisURI uri) {
+        if (isSentinel(uri)) {
+            return "master '" + uri.getSentinelMasterId() + "' of sentinels " + sentinels(uri);
+        }
         if (uri.getHost() != null) {
             return uri.getHost() + ":" + uri.getPort();
         }
         return Objects.requireNonNullElse(uri.getSocket(), "application-client");
+    }
+
+    private static boolean isSentinel(RedisURI uri) {
+        return uri.getSentinelMasterId() != null && !uri.getSentinels().isEmpty();
+    }
+
+    private static String sentinels(RedisURI uri) {
+        return uri.getSentinels().stream()
+                .map(s -> s.getHost() + ":" + s.getPort())
+                .collect(Collectors.joining(","));
+    }
+
+    /** A master's name as it may stand in the locker's URI: its letters, digits, '.', '_' and '-', '_' for others. */
+    private static String uriSafe(String name) {
+        return name.replaceAll("[^A-Za-z0-9._-]", "_");
     }
 
     /** Host names for the locker's URI when the clients do not say theirs. */

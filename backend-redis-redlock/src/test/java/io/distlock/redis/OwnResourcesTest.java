@@ -10,7 +10,6 @@ import io.distlock.toolkit.HostList.Address;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
@@ -30,7 +29,7 @@ class OwnResourcesTest {
     void close_whileRefusedAttemptsTimeOut_logsNoErrorFromLettucesEventLoops() throws Exception {
         Address refusing = new Address("127.0.0.1", FreePorts.next()); // nothing listens there
         Duration connectTimeout = Duration.ofMillis(200);
-        ConnectionSettings connection = new ConnectionSettings(Optional.empty(), Optional.empty(), 0, Optional.empty());
+        ConnectionSettings connection = ConnectionSettings.plaintext();
         String logged = StandardError.during(() -> {
             for (int round = 0; round < 9; round++) {
                 OwnResources resources = new OwnResources();

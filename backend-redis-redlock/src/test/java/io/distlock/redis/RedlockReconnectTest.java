@@ -110,7 +110,7 @@ class RedlockReconnectTest {
         Address address = new Address(
                 proxied.substring(0, proxied.lastIndexOf(':')),
                 Integer.parseInt(proxied.substring(proxied.lastIndexOf(':') + 1)));
-        ConnectionSettings connection = new ConnectionSettings(Optional.empty(), Optional.empty(), 0, Optional.empty());
+        ConnectionSettings connection = ConnectionSettings.plaintext();
         Connector connector = new OwnClient(
                 connection.redisUri(address, settings.connectTimeout()),
                 connection.clientOptions(settings.connectTimeout()),
@@ -144,7 +144,7 @@ class RedlockReconnectTest {
                 endpoint.substring(0, endpoint.lastIndexOf(':')),
                 Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1)));
         Duration timeout = TestTimeouts.scaled(Duration.ofSeconds(5));
-        ConnectionSettings connection = new ConnectionSettings(Optional.empty(), Optional.empty(), 0, Optional.empty());
+        ConnectionSettings connection = ConnectionSettings.plaintext();
         try (OwnResources resources = new OwnResources()) {
             OwnClient client = new OwnClient(
                     connection.redisUri(address, timeout), connection.clientOptions(timeout), resources.lettuce());

@@ -55,6 +55,9 @@ import javax.net.ssl.TrustManagerFactory;
  *         .aclUser("locker", "s3cret", "~distlock:*", "&distlock:released", "+set", "+eval", "+evalsha")
  *         .build();
  * }</pre>
+ *
+ * <p>With {@link Builder#sentinel}, the first server is a master, the others its replicas, and a Redis Sentinel
+ * watches them ({@link #sentinelEndpoint()}), as a managed Redis with automatic failover runs.
  */
 public final class RedisServers extends StoreFixture {
 
@@ -81,6 +84,8 @@ public final class RedisServers extends StoreFixture {
     private final boolean clientCertificates;
     private final List<List<String>> users;
     private final boolean clusterNodes;
+    private final Optional<String> sentinelMaster;
+    private volatile String sentinelEndpoint;
     private final String adminPassword = "admin-" + UUID.randomUUID();
 
     private RedisServers(Builder builder) {
@@ -90,6 +95,7 @@ public final class RedisServers extends StoreFixture {
         this.clientCertificates = builder.clientCertificates;
         this.users = List.copyOf(builder.users);
         this.clusterNodes = builder.clusterNodes;
+        this.sentinelMaster = builder.sentinelMaster;
     }
 
     /** A builder; one server by default. */
@@ -128,6 +134,47 @@ public final class RedisServers extends StoreFixture {
         return adminPassword;
     }
 
+    /**
+     * {@code host:port} of the Redis Sentinel that watches the servers (started with {@link Builder#sentinel}).
+     *
+     * @throws IllegalStateException if not started, or started without a sentinel
+     */
+    public String sentinelEndpoint() {
+        requireStarted();
+        if (sentinelMaster.isEmpty()) {
+            throw new IllegalStateException("Started without a sentinel: use RedisServers.builder().sentinel(name)");
+        }
+        return sentinelEndpoint;
+    }
+
+    /**
+     * The server the sentinel names as the master now, as {@code host:port} (the {@code address} of the master's line
+     * in its {@code INFO sentinel}).
+     *
+     * @throws IllegalStateException if started without a sentinel, or the sentinel does not name the master
+     * @throws UncheckedIOException if the sentinel does not answer
+     */
+    public String sentinelMasterEndpoint() {
+        String sentinel = sentinelEndpoint();
+        String info;
+        try {
+            info = Resp.command(sentinel, READY_TIMEOUT, "INFO", "sentinel");
+        } catch (IOException e) {
+            throw new UncheckedIOException("The sentinel at " + sentinel + " did not answer", e);
+        }
+        String line = "name=" + sentinelMaster.get() + ",";
+        for (String l : info.split("\r?\n")) {
+            int at = l.indexOf(line);
+            int address = l.indexOf(",address=");
+            if (at >= 0 && address > at) {
+                int end = l.indexOf(',', address + 1);
+                return l.substring(address + ",address=".length(), end < 0 ? l.length() : end);
+            }
+        }
+        throw new IllegalStateException(
+                "The sentinel at " + sentinel + " names no master '" + sentinelMaster.get() + "': " + info);
+    }
+
     /** Whether the servers speak TLS only (started with {@link Builder#tls}). */
     public boolean tls() {
         return pki.isPresent();
@@ -142,11 +189,16 @@ public final class RedisServers extends StoreFixture {
     void startNodes() {
         ServerLocator.Choice choice = locator.locate(new ServerLocator.Wanted(
                 "Redis", ADDRESSES_VARIABLE, BINARY_VARIABLE, "redis-server", INSTALL_COMMAND));
-        if ((pki.isPresent() || !users.isEmpty() || clusterNodes) && choice.source != ServerSource.LOCAL_BINARY) {
+        if ((pki.isPresent() || !users.isEmpty() || clusterNodes || sentinelMaster.isPresent())
+                && choice.source != ServerSource.LOCAL_BINARY) {
             throw new IllegalStateException(
-                    "Redis servers with TLS, ACL users or cluster mode are started only from a local"
+                    "Redis servers with TLS, ACL users, cluster mode or a sentinel are started only from a local"
                             + " redis-server binary (Debian's is built with TLS), not from " + choice.source
                             + "; install it with " + INSTALL_COMMAND);
+        }
+        if (sentinelMaster.isPresent() && (pki.isPresent() || !users.isEmpty() || clusterNodes)) {
+            throw new IllegalStateException(
+                    "A sentinel is started with plaintext servers only, without ACL users" + " or cluster mode");
         }
         switch (choice.source) {
             case ENVIRONMENT:
@@ -199,6 +251,66 @@ public final class RedisServers extends StoreFixture {
             addNode(node);
         }
         started.forEach(ProcessNode::awaitReady);
+        if (sentinelMaster.isPresent()) {
+            startSentinel(binary, started);
+        }
+    }
+
+    /**
+     * Makes the other servers replicas of the first and starts a sentinel watching it under the master's name, with
+     * a quorum of one: it fails over one second after the master stops answering. Returns once the sentinel knows
+     * every replica (it learns them from the master's {@code INFO}), so that a failover has a replica to promote.
+     */
+    private void startSentinel(Path binary, List<ProcessNode> servers) {
+        String master = servers.get(0).endpoint();
+        String[] hostPort = master.split(":");
+        for (ProcessNode replica : servers.subList(1, servers.size())) {
+            try {
+                Resp.command(replica.endpoint(), READY_TIMEOUT, "REPLICAOF", hostPort[0], hostPort[1]);
+            } catch (IOException e) {
+                throw new UncheckedIOException("Could not make " + replica.name() + " a replica of " + master, e);
+            }
+        }
+        String name = sentinelMaster.get();
+        int port = FreePorts.next();
+        String endpoint = Endpoints.loopback(port);
+        Path dir = FixtureDirs.create("redis-sentinel");
+        Path config = dir.resolve("sentinel.conf");
+        try {
+            // The sentinel rewrites its configuration file as it learns replicas and fails over.
+            Files.writeString(
+                    config,
+                    String.join(
+                            "\n",
+                            "port " + port,
+                            "bind 127.0.0.1",
+                            "dir " + dir,
+                            "sentinel monitor " + name + " " + hostPort[0] + " " + hostPort[1] + " 1",
+                            "sentinel down-after-milliseconds " + name + " 1000",
+                            "sentinel failover-timeout " + name + " 10000",
+                            ""));
+        } catch (IOException e) {
+            throw new UncheckedIOException("Could not write the sentinel's configuration " + config, e);
+        }
+        ServerProcess sentinel = track(
+                ServerProcess.builder("redis-sentinel", List.of(binary.toString(), config.toString(), "--sentinel"))
+                        .logFile(dir.resolve("redis-sentinel.log"))
+                        .build());
+        sentinel.start();
+        int replicas = servers.size() - 1;
+        Deadlines.await(
+                () -> {
+                    try {
+                        String info = Resp.command(endpoint, PROBE_TIMEOUT, "INFO", "sentinel");
+                        return info != null && info.contains("status=ok") && info.contains("slaves=" + replicas);
+                    } catch (IOException | IllegalStateException notYet) {
+                        return false;
+                    }
+                },
+                READY_TIMEOUT,
+                () -> "the sentinel at " + endpoint + " did not come to know " + name + " and its " + replicas
+                        + " replica(s); its log:\n" + sentinel.logTail(30));
+        sentinelEndpoint = endpoint;
     }
 
     /**
@@ -313,6 +425,7 @@ public final class RedisServers extends StoreFixture {
         private boolean clientCertificates;
         private final List<List<String>> users = new ArrayList<>();
         private boolean clusterNodes;
+        private Optional<String> sentinelMaster = Optional.empty();
 
         private Builder() {}
 
@@ -364,6 +477,18 @@ public final class RedisServers extends StoreFixture {
                 throw new IllegalArgumentException("servers must be at least 1, got " + count);
             }
             this.count = count;
+            return this;
+        }
+
+        /**
+         * The first server a master, the others its replicas ({@code REPLICAOF}), and one Redis Sentinel watching them
+         * under {@code masterName} with a quorum of one, failing over one second after the master stops answering (its
+         * {@code down-after-milliseconds}). Plaintext servers from a local {@code redis-server} only.
+         *
+         * @throws NullPointerException if {@code masterName} is null
+         */
+        public Builder sentinel(String masterName) {
+            this.sentinelMaster = Optional.of(Objects.requireNonNull(masterName, "masterName"));
             return this;
         }
 

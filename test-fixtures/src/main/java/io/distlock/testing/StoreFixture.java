@@ -188,7 +188,7 @@ abstract class StoreFixture implements BeforeAllCallback, AfterEachCallback, Aft
         return started;
     }
 
-    private void requireStarted() {
+    final void requireStarted() {
         if (!started) {
             throw notStarted();
         }

@@ -1,0 +1,133 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockConfigurationException;
+import io.distlock.RemoteLock;
+import io.distlock.RemoteLocker;
+import io.distlock.RemoteLockers;
+import io.distlock.kit.Deadlines;
+import io.distlock.kit.TestTimeouts;
+import io.distlock.testing.RedisServers;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A master found through Redis Sentinel ({@code redis-sentinel://sentinels/name}), as a Redis with automatic failover
+ * is run: the locker asks a sentinel for the master's address at every connection, so after a failover its locks
+ * reach the promoted replica. Two servers, the second a replica of the first, and one sentinel with a quorum of one.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class RedisSentinelTest {
+
+    private static final String MASTER = "locks";
+
+    @RegisterExtension
+    static final RedisServers REDIS =
+            RedisServers.builder().servers(2).sentinel(MASTER).build();
+
+    private static RedisClient client;
+
+    @BeforeAll
+    static void client() {
+        client = RedisClient.create();
+    }
+
+    @AfterAll
+    static void shutdown() {
+        client.shutdown();
+    }
+
+    @Test
+    void locks_reachTheMasterTheSentinelsName_andAfterAFailoverThePromotedReplica() throws Exception {
+        String first = REDIS.endpoints().get(0);
+        String second = REDIS.endpoints().get(1);
+        assertThat(REDIS.sentinelMasterEndpoint()).isEqualTo(first);
+        try (RemoteLocker locker = RemoteLockers.open(sentinelUri(MASTER));
+                StatefulRedisConnection<String, String> firstServer =
+                        client.connect(RedisURI.create("redis://" + first));
+                StatefulRedisConnection<String, String> secondServer =
+                        client.connect(RedisURI.create("redis://" + second));
+                StatefulRedisSentinelConnection<String, String> sentinel =
+                        client.connectSentinel(RedisURI.create("redis://" + REDIS.sentinelEndpoint()))) {
+            try (RemoteLock before = locker.lock("before", TestTimeouts.scaled(Duration.ofSeconds(10)))) {
+                assertThat(firstServer.sync().get(RedlockSettings.DEFAULT_KEY_PREFIX + "before"))
+                        .as("the lock's key on the master the sentinel named")
+                        .isNotNull();
+            }
+
+            sentinel.sync().failover(MASTER); // promotes the replica, makes the first server its replica
+            Deadlines.await(
+                    () -> second.equals(REDIS.sentinelMasterEndpoint())
+                            && firstServer.sync().info("replication").contains("role:slave"),
+                    TestTimeouts.scaled(Duration.ofSeconds(30)),
+                    () -> "the sentinel did not fail over to " + second + ": it names "
+                            + REDIS.sentinelMasterEndpoint());
+
+            try (RemoteLock after = locker.lock("after", TestTimeouts.scaled(Duration.ofSeconds(20)))) {
+                assertThat(secondServer.sync().get(RedlockSettings.DEFAULT_KEY_PREFIX + "after"))
+                        .as("the lock's key on the promoted replica")
+                        .isNotNull();
+                assertThat(after.isHeld()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void aLockerOnTheApplicationsClient_findsTheMasterThroughItsSentinelUri() throws Exception {
+        String[] sentinel = REDIS.sentinelEndpoint().split(":");
+        RedisURI uri = RedisURI.Builder.sentinel(sentinel[0], Integer.parseInt(sentinel[1]), MASTER)
+                .build();
+        try (RemoteLocker locker = RedisLockers.using(client, uri).build();
+                StatefulRedisConnection<String, String> master =
+                        client.connect(RedisURI.create("redis://" + REDIS.sentinelMasterEndpoint()))) {
+            try (RemoteLock lock = locker.lock("app", TestTimeouts.scaled(Duration.ofSeconds(10)))) {
+                assertThat(master.sync().get(RedlockSettings.DEFAULT_KEY_PREFIX + "app"))
+                        .isNotNull();
+            }
+        }
+    }
+
+    @Test
+    void aMasterNameTheSentinelsDoNotWatch_isRefusedAtOpening_namingIt() {
+        assertThatThrownBy(() -> RemoteLockers.open(sentinelUri("nosuch")))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("master 'nosuch' of sentinels " + REDIS.sentinelEndpoint())
+                .hasMessageContaining("the sentinels watch no master of that name")
+                .hasMessageNotContaining("reachable");
+    }
+
+    @Test
+    void badSentinelUrisAndOptions_areRefusedNamingTheProblem() {
+        String sentinels = "redis-sentinel://" + REDIS.sentinelEndpoint();
+        assertThatThrownBy(() -> RemoteLockers.open(sentinels))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("names no master")
+                .hasMessageContaining("redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster");
+        assertThatThrownBy(() -> RemoteLockers.open(sentinels + "/a/b"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("holds a '/'");
+        assertThatThrownBy(
+                        () -> RemoteLockers.open("redis://" + REDIS.endpoints().get(0) + "?sentinelPassword=x"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("are for a master found through Redis Sentinel");
+        assertThatThrownBy(() -> RemoteLockers.open(sentinelUri(MASTER) + "?sentinelUser=ops"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("Option 'sentinelUser' needs a password");
+    }
+
+    private static String sentinelUri(String master) {
+        return "redis-sentinel://" + REDIS.sentinelEndpoint() + "/" + master;
+    }
+}
