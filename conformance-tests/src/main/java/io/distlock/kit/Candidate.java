@@ -13,10 +13,11 @@ import java.util.OptionalLong;
 
 /**
  * One candidate of the election contract: a candidacy and what its listener was told. Its belief that it leads runs
- * from the call of {@code elected} until it leaves (recorded before it leaves) or is told {@code revoked}, and is
- * recorded as a hold of the election's key ({@link HistoryEvent}s: acquired, releasing, lost) with the term's epoch as
- * its token, so that the kit's {@link io.distlock.kit.history.HistoryChecker} can check that no two beliefs overlap and
- * that epochs grow.
+ * from the call of {@code elected} until it steps down or leaves (recorded before the call) or is told {@code
+ * revoked}; an {@code elected} of the term it is stepping down from, told while the call is in progress, begins no
+ * belief (the candidate has ended that term by calling). A belief is recorded as a hold of the election's key
+ * ({@link HistoryEvent}s: acquired, releasing, lost) with the term's epoch as its token, so that the kit's {@link
+ * io.distlock.kit.history.HistoryChecker} can check that no two beliefs overlap and that epochs grow.
  */
 final class Candidate implements LeadershipListener {
 
@@ -33,6 +34,7 @@ final class Candidate implements LeadershipListener {
     private int terms; // guarded by this
     private Term rival; // guarded by this: another candidate's term, looked at when this one is elected
     private Boolean rivalCurrentWhenElected; // guarded by this: null until this one is elected with a rival set
+    private Term ending; // guarded by this: the term a stepDown() or leave() in progress ends
 
     private Candidate(LeaderElection election, String identity, HistoryRecorder history) {
         this.identity = identity;
@@ -93,6 +95,9 @@ final class Candidate implements LeadershipListener {
         }
         toldAt.add(System.nanoTime());
         told.add("elected");
+        if (term == ending) {
+            return; // told as the candidate was stepping down from it
+        }
         believed = term;
         holder = identity + "#" + ++terms;
         record(HistoryEvent.Type.ACQUIRED, term);
@@ -110,24 +115,35 @@ final class Candidate implements LeadershipListener {
 
     /** Steps down ({@link Candidacy#stepDown()}); a leader's belief ends just before. */
     boolean stepDown() {
-        synchronized (this) {
-            if (believed != null) {
-                record(HistoryEvent.Type.RELEASING, believed);
-                believed = null;
-            }
+        ending();
+        try {
+            return candidacy.stepDown();
+        } finally {
+            ended();
         }
-        return candidacy.stepDown();
     }
 
     /** Leaves the election; a leader's belief ends just before. */
     void leave() {
-        synchronized (this) {
-            if (believed != null) {
-                record(HistoryEvent.Type.RELEASING, believed);
-                believed = null;
-            }
+        ending();
+        try {
+            candidacy.close();
+        } finally {
+            ended();
         }
-        candidacy.close();
+    }
+
+    /** The belief in the current term ends as the candidate calls to end it. */
+    private synchronized void ending() {
+        ending = candidacy.currentTerm().orElse(null);
+        if (believed != null) {
+            record(HistoryEvent.Type.RELEASING, believed);
+            believed = null;
+        }
+    }
+
+    private synchronized void ended() {
+        ending = null;
     }
 
     private void record(HistoryEvent.Type type, Term term) {

@@ -239,8 +239,50 @@ final class DefaultCandidacy implements Candidacy {
                 elected.untold = true;
                 return;
             }
+            elected.tellingOn = Thread.currentThread();
         }
-        listener.elected(elected);
+        try {
+            listener.elected(elected);
+        } finally {
+            synchronized (this) {
+                elected.tellingOn = null;
+                notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Waits, under the candidacy's lock, while {@code ending}'s {@code elected} is being told on another thread (its
+     * term just ended by a step-down or a leave from elsewhere): the lock is released, and the next leader elected,
+     * only after the listener returned from it, so that a candidate that stepped down is not told it leads while
+     * another does. At most the lease time, then on with a warning (a listener that blocks).
+     */
+    private void awaitTold(CandidateTerm ending) {
+        long deadline = System.nanoTime() + parts.leaseTime().toNanos();
+        boolean interrupted = false;
+        try {
+            while (ending.tellingOn != null && ending.tellingOn != Thread.currentThread()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    log.warn(
+                            "The leadership listener of '{}' in election '{}' has been in elected() for {}; its term"
+                                    + " ends without waiting longer",
+                            identity,
+                            election.name(),
+                            DurationText.of(parts.leaseTime()));
+                    return;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** Tells the listener that {@code ended} ended, unless its beginning was never told ({@link #tellElected}). */
@@ -315,6 +357,7 @@ final class DefaultCandidacy implements Candidacy {
             // Queued before the release, so that on one executor it comes before the next leader is told.
             tell = told.enqueue(() -> tellRevoked(ending, Reason.STEPPED_DOWN));
             notifyAll();
+            awaitTold(ending);
         }
         tell.run();
         try {
@@ -359,6 +402,9 @@ final class DefaultCandidacy implements Candidacy {
                 tell = told.enqueue(() -> tellRevoked(ending, reason));
             }
             notifyAll();
+            if (ending != null) {
+                awaitTold(ending);
+            }
         }
         tell.run();
         parts.candidacies().remove(this);
@@ -380,6 +426,7 @@ final class DefaultCandidacy implements Candidacy {
     private final class CandidateTerm implements Term {
         final RemoteLock lock;
         boolean untold; // guarded by DefaultCandidacy.this: ended before its elected was told, so never told
+        Thread tellingOn; // guarded by DefaultCandidacy.this: the thread telling its elected, while it does
 
         CandidateTerm(RemoteLock lock) {
             this.lock = lock;

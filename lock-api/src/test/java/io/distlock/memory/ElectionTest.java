@@ -158,6 +158,44 @@ class ElectionTest {
         }
     }
 
+    /**
+     * A step-down from another thread while the listener is being told {@code elected} waits for that call to return
+     * before it lets the lock go: the next leader is never elected while this candidate's listener is still being told
+     * that it leads.
+     */
+    @Test
+    void stepDownDuringElected_waitsForTheListenerToReturn_beforeTheNextLeaderIsElected() throws Exception {
+        CountDownLatch inElected = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        LeadershipListener slow = LeadershipListener.of(
+                term -> {
+                    inElected.countDown();
+                    try {
+                        letGo.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                (term, reason) -> {});
+        ExecutorService stepping = Executors.newSingleThreadExecutor();
+        try (RemoteLocker locker = RemoteLockers.open(space);
+                Candidacy a = locker.election("e").join("a", slow);
+                Candidacy b = locker.election("e").join("b", LeadershipListener.of(t -> {}, (t, r) -> {}))) {
+            assertThat(inElected.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            CompletableFuture<Boolean> stepDown = CompletableFuture.supplyAsync(a::stepDown, stepping);
+            assertThat(b.awaitLeadership(Duration.ofMillis(300)))
+                    .as("b elected while a's listener is still in elected()")
+                    .isFalse();
+            assertThat(stepDown).isNotDone();
+            letGo.countDown();
+            assertThat(stepDown.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(b.awaitLeadership(WAIT)).isTrue();
+        } finally {
+            letGo.countDown();
+            stepping.shutdown();
+        }
+    }
+
     @Test
     void aListenerOnADirectExecutor_holdsNoLockOfTheCandidacy() throws Exception {
         try (RemoteLocker locker = RemoteLockers.open(space)) {
