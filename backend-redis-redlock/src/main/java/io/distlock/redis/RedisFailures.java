@@ -41,6 +41,7 @@ final class RedisFailures {
      *     server that does not speak our protocol on that port, not an outage)
      */
     static Optional<String> describe(Throwable failure, String keyPrefix, boolean connecting) {
+        String sentinelNote = mentionsSentinel(failure) ? SENTINEL_CREDENTIALS : "";
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof CompletionException || t instanceof ExecutionException) {
                 continue;
@@ -49,11 +50,11 @@ final class RedisFailures {
             String upper = message.toUpperCase(Locale.ROOT);
             if (upper.startsWith("WRONGPASS")) {
                 return Optional.of("authentication failed: unknown user or wrong password (" + message.trim()
-                        + "); check options 'user' and 'password'");
+                        + "); check options 'user' and 'password'" + sentinelNote);
             }
             if (upper.startsWith("NOAUTH")) {
                 return Optional.of("authentication failed: the server asks for credentials (" + message.trim()
-                        + "); give options 'password' and, for an ACL user, 'user'");
+                        + "); give options 'password' and, for an ACL user, 'user'" + sentinelNote);
             }
             if (message.startsWith("Cannot provide redisAddress using sentinel for masterId ")) {
                 return Optional.of("the sentinels watch no master of that name (" + message.trim() + "): check the"
@@ -87,6 +88,20 @@ final class RedisFailures {
             }
         }
         return Optional.empty();
+    }
+
+    /** Said of an authentication failure met on the way to a sentinel, which has credentials of its own. */
+    private static final String SENTINEL_CREDENTIALS =
+            " (for the sentinels: options 'sentinelPassword' and 'sentinelUser')";
+
+    /** Whether a failure met on the way to a sentinel (Lettuce names the sentinel in its wrapper). */
+    private static boolean mentionsSentinel(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains("Sentinel")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

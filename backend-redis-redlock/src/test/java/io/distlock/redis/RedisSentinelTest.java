@@ -11,11 +11,13 @@ import io.distlock.RemoteLockers;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
 import io.distlock.testing.RedisServers;
+import io.distlock.testing.StandardError;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,9 +35,15 @@ class RedisSentinelTest {
 
     private static final String MASTER = "locks";
 
+    /** The sentinel's own password ({@code requirepass}); the servers ask for none. */
+    private static final String SENTINEL_PASSWORD = "sentinel-" + UUID.randomUUID();
+
     @RegisterExtension
-    static final RedisServers REDIS =
-            RedisServers.builder().servers(2).sentinel(MASTER).build();
+    static final RedisServers REDIS = RedisServers.builder()
+            .servers(2)
+            .sentinel(MASTER)
+            .sentinelPassword(SENTINEL_PASSWORD)
+            .build();
 
     private static RedisClient client;
 
@@ -59,8 +67,8 @@ class RedisSentinelTest {
                         client.connect(RedisURI.create("redis://" + first));
                 StatefulRedisConnection<String, String> secondServer =
                         client.connect(RedisURI.create("redis://" + second));
-                StatefulRedisSentinelConnection<String, String> sentinel =
-                        client.connectSentinel(RedisURI.create("redis://" + REDIS.sentinelEndpoint()))) {
+                StatefulRedisSentinelConnection<String, String> sentinel = client.connectSentinel(
+                        RedisURI.create("redis://" + SENTINEL_PASSWORD + "@" + REDIS.sentinelEndpoint()))) {
             try (RemoteLock before = locker.lock("before", TestTimeouts.scaled(Duration.ofSeconds(10)))) {
                 assertThat(firstServer.sync().get(RedlockSettings.DEFAULT_KEY_PREFIX + "before"))
                         .as("the lock's key on the master the sentinel named")
@@ -87,7 +95,7 @@ class RedisSentinelTest {
     @Test
     void aLockerOnTheApplicationsClient_findsTheMasterThroughItsSentinelUri() throws Exception {
         String[] sentinel = REDIS.sentinelEndpoint().split(":");
-        RedisURI uri = RedisURI.Builder.sentinel(sentinel[0], Integer.parseInt(sentinel[1]), MASTER)
+        RedisURI uri = RedisURI.Builder.sentinel(sentinel[0], Integer.parseInt(sentinel[1]), MASTER, SENTINEL_PASSWORD)
                 .build();
         try (RemoteLocker locker = RedisLockers.using(client, uri).build();
                 StatefulRedisConnection<String, String> master =
@@ -109,6 +117,17 @@ class RedisSentinelTest {
     }
 
     @Test
+    void sentinelsThatAskForAPassword_refuseALockerWithoutOne_namingTheOption() throws Exception {
+        String logged = StandardError.during(() -> assertThatThrownBy(
+                        () -> RemoteLockers.open("redis-sentinel://" + REDIS.sentinelEndpoint() + "/" + MASTER))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("sentinel")
+                .hasMessageContaining("sentinelPassword")
+                .hasMessageNotContaining("reachable"));
+        assertThat(logged).doesNotContain(SENTINEL_PASSWORD);
+    }
+
+    @Test
     void badSentinelUrisAndOptions_areRefusedNamingTheProblem() {
         String sentinels = "redis-sentinel://" + REDIS.sentinelEndpoint();
         assertThatThrownBy(() -> RemoteLockers.open(sentinels))
@@ -122,12 +141,13 @@ class RedisSentinelTest {
                         () -> RemoteLockers.open("redis://" + REDIS.endpoints().get(0) + "?sentinelPassword=x"))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("are for a master found through Redis Sentinel");
-        assertThatThrownBy(() -> RemoteLockers.open(sentinelUri(MASTER) + "?sentinelUser=ops"))
+        assertThatThrownBy(() -> RemoteLockers.open(
+                        "redis-sentinel://" + REDIS.sentinelEndpoint() + "/" + MASTER + "?sentinelUser=ops"))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("Option 'sentinelUser' needs a password");
     }
 
     private static String sentinelUri(String master) {
-        return "redis-sentinel://" + REDIS.sentinelEndpoint() + "/" + master;
+        return "redis-sentinel://" + REDIS.sentinelEndpoint() + "/" + master + "?sentinelPassword=" + SENTINEL_PASSWORD;
     }
 }

@@ -85,6 +85,7 @@ public final class RedisServers extends StoreFixture {
     private final List<List<String>> users;
     private final boolean clusterNodes;
     private final Optional<String> sentinelMaster;
+    private final Optional<String> sentinelPassword;
     private volatile String sentinelEndpoint;
     private final String adminPassword = "admin-" + UUID.randomUUID();
 
@@ -96,6 +97,7 @@ public final class RedisServers extends StoreFixture {
         this.users = List.copyOf(builder.users);
         this.clusterNodes = builder.clusterNodes;
         this.sentinelMaster = builder.sentinelMaster;
+        this.sentinelPassword = builder.sentinelPassword;
     }
 
     /** A builder; one server by default. */
@@ -158,7 +160,7 @@ public final class RedisServers extends StoreFixture {
         String sentinel = sentinelEndpoint();
         String info;
         try {
-            info = Resp.command(sentinel, READY_TIMEOUT, "INFO", "sentinel");
+            info = Resp.command(sentinel, READY_TIMEOUT, sentinelPassword, "INFO", "sentinel");
         } catch (IOException e) {
             throw new UncheckedIOException("The sentinel at " + sentinel + " did not answer", e);
         }
@@ -288,6 +290,7 @@ public final class RedisServers extends StoreFixture {
                             "sentinel monitor " + name + " " + hostPort[0] + " " + hostPort[1] + " 1",
                             "sentinel down-after-milliseconds " + name + " 1000",
                             "sentinel failover-timeout " + name + " 10000",
+                            sentinelPassword.map(p -> "requirepass " + p).orElse(""),
                             ""));
         } catch (IOException e) {
             throw new UncheckedIOException("Could not write the sentinel's configuration " + config, e);
@@ -301,7 +304,7 @@ public final class RedisServers extends StoreFixture {
         Deadlines.await(
                 () -> {
                     try {
-                        String info = Resp.command(endpoint, PROBE_TIMEOUT, "INFO", "sentinel");
+                        String info = Resp.command(endpoint, PROBE_TIMEOUT, sentinelPassword, "INFO", "sentinel");
                         return info != null && info.contains("status=ok") && info.contains("slaves=" + replicas);
                     } catch (IOException | IllegalStateException notYet) {
                         return false;
@@ -426,6 +429,7 @@ public final class RedisServers extends StoreFixture {
         private final List<List<String>> users = new ArrayList<>();
         private boolean clusterNodes;
         private Optional<String> sentinelMaster = Optional.empty();
+        private Optional<String> sentinelPassword = Optional.empty();
 
         private Builder() {}
 
@@ -489,6 +493,17 @@ public final class RedisServers extends StoreFixture {
          */
         public Builder sentinel(String masterName) {
             this.sentinelMaster = Optional.of(Objects.requireNonNull(masterName, "masterName"));
+            return this;
+        }
+
+        /**
+         * With {@link #sentinel}: the sentinel asks its clients for {@code password} ({@code requirepass}); the
+         * servers do not.
+         *
+         * @throws NullPointerException if {@code password} is null
+         */
+        public Builder sentinelPassword(String password) {
+            this.sentinelPassword = Optional.of(Objects.requireNonNull(password, "password"));
             return this;
         }
 

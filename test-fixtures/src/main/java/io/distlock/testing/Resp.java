@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -38,6 +39,36 @@ final class Resp {
             out.write(encode(args));
             out.flush();
             return readReply(new BufferedInputStream(socket.getInputStream()));
+        }
+    }
+
+    /**
+     * Sends {@code AUTH password} and then one command on the same connection, as {@link #command} does without a
+     * password; {@code password} empty sends the command alone.
+     *
+     * @throws IOException on connection failure or timeout
+     * @throws IllegalStateException if the server answers either with an error reply
+     */
+    static String command(String endpoint, Duration timeout, Optional<String> password, String... args)
+            throws IOException {
+        if (password.isEmpty()) {
+            return command(endpoint, timeout, args);
+        }
+        int colon = endpoint.lastIndexOf(':');
+        try (Socket socket = new Socket()) {
+            socket.connect(
+                    new InetSocketAddress(
+                            endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1))),
+                    (int) timeout.toMillis());
+            socket.setSoTimeout((int) timeout.toMillis());
+            OutputStream out = socket.getOutputStream();
+            InputStream in = new BufferedInputStream(socket.getInputStream());
+            out.write(encode("AUTH", password.get()));
+            out.flush();
+            readReply(in);
+            out.write(encode(args));
+            out.flush();
+            return readReply(in);
         }
     }
 
