@@ -53,7 +53,9 @@ public final class RedisLockers {
 
     /**
      * A locker on the Redis instance at {@code uri}, reached through {@code client} (for a client made without a
-     * default URI, or to lock on another instance than its default).
+     * default URI, or to lock on another instance than its default). A Redis Sentinel URI ({@code
+     * RedisURI.Builder.sentinel(host, port, "mymaster")}) names the master the sentinels watch, asked of a sentinel at
+     * every connection, as {@code redis-sentinel://} does.
      *
      * @throws NullPointerException if an argument is null
      */
