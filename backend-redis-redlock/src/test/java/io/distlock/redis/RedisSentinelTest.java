@@ -62,7 +62,8 @@ class RedisSentinelTest {
         String first = REDIS.endpoints().get(0);
         String second = REDIS.endpoints().get(1);
         assertThat(REDIS.sentinelMasterEndpoint()).isEqualTo(first);
-        try (RemoteLocker locker = RemoteLockers.open(sentinelUri(MASTER));
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(3));
+        try (RemoteLocker locker = RemoteLockers.open(sentinelUri(MASTER) + "&ttl=" + ttl.toMillis() + "ms");
                 StatefulRedisConnection<String, String> firstServer =
                         client.connect(RedisURI.create("redis://" + first));
                 StatefulRedisConnection<String, String> secondServer =
@@ -74,8 +75,16 @@ class RedisSentinelTest {
                         .as("the lock's key on the master the sentinel named")
                         .isNotNull();
             }
+            RemoteLock held = locker.lock("held", TestTimeouts.scaled(Duration.ofSeconds(10)));
+            String heldKey = RedlockSettings.DEFAULT_KEY_PREFIX + "held";
+            Deadlines.await(
+                    () -> secondServer.sync().get(heldKey) != null,
+                    TestTimeouts.scaled(Duration.ofSeconds(10)),
+                    () -> "the held lock's key never reached the replica");
 
-            sentinel.sync().failover(MASTER); // promotes the replica, makes the first server its replica
+            // Promotes the replica at once; makes the first server its replica at the sentinel's next look at it (every
+            // 10 s): until then the first still answers as a master, and the locker's commands go there
+            sentinel.sync().failover(MASTER);
             Deadlines.await(
                     () -> second.equals(REDIS.sentinelMasterEndpoint())
                             && firstServer.sync().info("replication").contains("role:slave"),
@@ -89,6 +98,21 @@ class RedisSentinelTest {
                         .isNotNull();
                 assertThat(after.isHeld()).isTrue();
             }
+
+            // The lock held across the failover: renewed on the promoted replica if its key is there, else (the
+            // renewals went to the old master until the sentinel demoted it, and were lost with its writes) told lost
+            // within a lease, never held while its key is gone from the master
+            Deadlines.await(
+                    () -> !held.isHeld() || secondServer.sync().pttl(heldKey) > 0,
+                    ttl.multipliedBy(2),
+                    () -> "the held lock is neither lost nor on the promoted replica");
+            if (held.isHeld()) {
+                assertThat(secondServer.sync().get(heldKey))
+                        .as("the held lock's key there")
+                        .isNotNull();
+            }
+            held.release();
+            assertThat(secondServer.sync().get(heldKey)).as("released there").isNull();
         }
     }
 
