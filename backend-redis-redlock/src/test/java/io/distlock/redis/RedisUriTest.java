@@ -8,6 +8,7 @@ import io.distlock.LockConfigurationException;
 import io.distlock.RemoteLockers;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.net.URI;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -43,6 +44,19 @@ class RedisUriTest {
     void open_sameMasterTwice_isRejected() {
         rejected("redlock://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7001", "same master twice");
         rejected("redlock://localhost:7001,127.0.0.1:7001,127.0.0.1:7003", "same master twice");
+    }
+
+    @Test
+    void sentinelUri_namesTheSentinels_portsDefaultingTo26379_andTheMaster() {
+        RedisLocation location = RedisLocation.parse(URI.create("redis-sentinel://s1,s2:26380,s3/orders-master"));
+        assertThat(location.masters().stream().map(Object::toString))
+                .containsExactly("s1:26379", "s2:26380", "s3:26379");
+        assertThat(location.sentinelMaster()).contains("orders-master");
+        assertThat(location.majority()).isEqualTo(1);
+        assertThat(location).hasToString("redis-sentinel://s1:26379,s2:26380,s3:26379/orders-master");
+        rejected("redis-sentinel://s1:26379,s1:26379/m", "names the host s1:26379 twice");
+        rejected("redis-sentinel:///m", "names no host");
+        rejected("redis-sentinel://s1/", "names no master", "redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster");
     }
 
     @Test
