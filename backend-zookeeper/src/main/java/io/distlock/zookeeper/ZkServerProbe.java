@@ -27,6 +27,10 @@ final class ZkServerProbe {
 
     private static final int MAX_ANSWER = 4096;
 
+    private static final String CLOSED_UNANSWERED = "a server accepts connections and closes them unanswered: it takes"
+            + " no more connections from this address (maxClientCnxns, 60 by default), or the port speaks TLS only"
+            + " (tls=true)";
+
     private ZkServerProbe() {}
 
     /**
@@ -49,11 +53,18 @@ final class ZkServerProbe {
             // a TLS port would take our plaintext command for a bad handshake: only whether it listens is known
             return connects(address, timeoutMillis);
         }
-        try (Socket socket = new Socket()) {
+        Socket socket = new Socket();
+        try {
             try {
                 socket.connect(new InetSocketAddress(address.host(), address.port()), timeoutMillis);
             } catch (ConnectException e) {
                 return "nothing listens (" + e.getMessage() + ")";
+            } catch (SocketTimeoutException e) {
+                return "could not connect within " + timeoutMillis + " ms (" + e.getMessage() + ")";
+            } catch (IOException e) {
+                // the server accepted and reset at once, before the connect was done ("Broken pipe", "Connection
+                // reset"), as it does beyond maxClientCnxns
+                return CLOSED_UNANSWERED;
             }
             String answer;
             try {
@@ -66,18 +77,26 @@ final class ZkServerProbe {
                 return "a server accepts connections but did not answer within " + timeoutMillis + " ms: the port"
                         + " speaks TLS only (tls=true), or the server is too busy to answer";
             } catch (IOException e) {
-                answer = ""; // reset or broken before a word: closed unanswered
+                answer = ""; // reset or broken (the write's "Broken pipe") before a word: closed unanswered
             }
             if (answer.isEmpty()) {
-                return "a server accepts connections and closes them unanswered: it takes no more connections from"
-                        + " this address (maxClientCnxns, 60 by default), or the port speaks TLS only (tls=true)";
+                return CLOSED_UNANSWERED;
             }
             if (answer.contains("not currently serving")) {
                 return "a server runs but serves no client: its ensemble has no quorum, or it is still starting";
             }
             return "a server answers (" + firstLine(answer) + ") but gave this client no session";
-        } catch (IOException e) {
-            return "could not connect within " + timeoutMillis + " ms (" + e.getMessage() + ")";
+        } finally {
+            closeQuietly(socket);
+        }
+    }
+
+    /** Closes the probe's socket, whatever a connection the server reset says to that. */
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // the finding is made; nothing of the socket is kept
         }
     }
 
