@@ -337,6 +337,7 @@ class CuratorInteropTest {
             LeaderElection election = locker.election(name);
             try (Candidacy candidacy = election.join("distlock-a", record.listener())) {
                 assertThat(candidacy.awaitLeadership(WAIT)).isTrue();
+                awaitElected(record, "distlock-a");
                 try (CuratorCandidate selector = new CuratorCandidate(name, "curator-b", record)) {
                     Conditions.await("the selector queued", WAIT, () -> queued(name) == 2);
                     Participant leader = selector.selector.getLeader();
@@ -429,6 +430,7 @@ class CuratorInteropTest {
             CuratorCandidate fourth = null;
             try {
                 assertThat(first.awaitLeadership(WAIT)).isTrue();
+                awaitElected(record, "distlock-1");
                 second = new CuratorCandidate(name, "curator-2", record);
                 Conditions.await("the second candidate queued", WAIT, () -> queued(name) == 2);
                 third = otherLocker.election(name).join("distlock-3", record.listener());
@@ -448,6 +450,7 @@ class CuratorInteropTest {
 
                 second.stepDown();
                 assertThat(third.awaitLeadership(WAIT)).isTrue();
+                awaitElected(record, "distlock-1", "curator-2", "distlock-3");
                 assertThat(fourth.selector.getLeader().getId()).isEqualTo("distlock-3");
                 assertThat(fourth.tookLeadership(Duration.ofMillis(300))).isFalse();
 

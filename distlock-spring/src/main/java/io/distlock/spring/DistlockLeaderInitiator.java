@@ -32,11 +32,12 @@ import org.springframework.integration.leader.event.LeaderEventPublisher;
  *
  * <p>The candidate and the event publisher are called one at a time and in order, grant before the revocation of the
  * same term, on the locker's listener executor or the one given to {@link #setTaskExecutor}: never on a thread that
- * keeps the locker's time, nor on the thread that calls {@link #start()} or {@link #stop()}. So a grant and a
- * revocation that happen just before {@link #stop()} may be told after it returned. When {@code onGranted} throws, the
- * candidate steps down (and hears {@code onRevoked}) as with Spring's {@code LockRegistryLeaderInitiator}, and no {@code
- * OnGrantedEvent} is published for that term. No {@code OnFailedToAcquireEvent} is published: a candidate whose wait
- * failed in the store logs it and asks again by itself.
+ * keeps the locker's time, nor on the thread that calls {@link #start()} or {@link #stop()}. A term that {@link
+ * #stop()} ends before its {@code onGranted} began is never told (neither call, no event); {@link #stop()} waits for an
+ * {@code onGranted} in progress to return, and the revocation may be told after it returned. When {@code onGranted}
+ * throws, the candidate steps down (and hears {@code onRevoked}) as with Spring's {@code
+ * LockRegistryLeaderInitiator}, and no {@code OnGrantedEvent} is published for that term. No {@code
+ * OnFailedToAcquireEvent} is published: a candidate whose wait failed in the store logs it and asks again by itself.
  *
  * <p>Events go to the {@link LeaderEventPublisher} given to {@link #setLeaderEventPublisher}, else to a {@link
  * DefaultLeaderEventPublisher} on the application's event publisher (set by Spring), else nowhere. Their source is

@@ -216,6 +216,7 @@ abstract class DistlockLeaderInitiatorContract {
         b.start();
         DistlockLeaderInitiator leader = awaitOneLeader(a, b);
         DistlockLeaderInitiator follower = leader == a ? b : a;
+        Deadlines.await(() -> eventsOf(leader).size() == 1, WAIT, () -> "the leader told it leads");
 
         leader.stop();
 
@@ -290,7 +291,7 @@ abstract class DistlockLeaderInitiatorContract {
         Recording candidate = new Recording("a");
         DistlockLeaderInitiator a = initiator(candidate);
         a.start();
-        Deadlines.await(() -> a.getContext().isLeader(), WAIT, () -> "a leads");
+        Deadlines.await(() -> candidate.told.size() == 1, WAIT, () -> "a told it leads");
         a.stop();
 
         a.start();
