@@ -200,7 +200,7 @@ public final class RedisServers extends StoreFixture {
         }
         if (sentinelMaster.isPresent() && (pki.isPresent() || !users.isEmpty() || clusterNodes)) {
             throw new IllegalStateException(
-                    "A sentinel is started with plaintext servers only, without ACL users" + " or cluster mode");
+                    "A sentinel is started with plaintext servers only, without ACL users or cluster mode");
         }
         switch (choice.source) {
             case ENVIRONMENT:

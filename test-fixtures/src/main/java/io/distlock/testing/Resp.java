@@ -29,17 +29,7 @@ final class Resp {
      * @throws IllegalStateException if the server answers with an error reply
      */
     static String command(String endpoint, Duration timeout, String... args) throws IOException {
-        int colon = endpoint.lastIndexOf(':');
-        String host = endpoint.substring(0, colon);
-        int port = Integer.parseInt(endpoint.substring(colon + 1));
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(host, port), (int) timeout.toMillis());
-            socket.setSoTimeout((int) timeout.toMillis());
-            OutputStream out = socket.getOutputStream();
-            out.write(encode(args));
-            out.flush();
-            return readReply(new BufferedInputStream(socket.getInputStream()));
-        }
+        return command(endpoint, timeout, Optional.empty(), args);
     }
 
     /**
@@ -51,21 +41,19 @@ final class Resp {
      */
     static String command(String endpoint, Duration timeout, Optional<String> password, String... args)
             throws IOException {
-        if (password.isEmpty()) {
-            return command(endpoint, timeout, args);
-        }
         int colon = endpoint.lastIndexOf(':');
+        String host = endpoint.substring(0, colon);
+        int port = Integer.parseInt(endpoint.substring(colon + 1));
         try (Socket socket = new Socket()) {
-            socket.connect(
-                    new InetSocketAddress(
-                            endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1))),
-                    (int) timeout.toMillis());
+            socket.connect(new InetSocketAddress(host, port), (int) timeout.toMillis());
             socket.setSoTimeout((int) timeout.toMillis());
             OutputStream out = socket.getOutputStream();
             InputStream in = new BufferedInputStream(socket.getInputStream());
-            out.write(encode("AUTH", password.get()));
-            out.flush();
-            readReply(in);
+            if (password.isPresent()) {
+                out.write(encode("AUTH", password.get()));
+                out.flush();
+                readReply(in);
+            }
             out.write(encode(args));
             out.flush();
             return readReply(in);
