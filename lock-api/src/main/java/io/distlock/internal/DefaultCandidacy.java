@@ -235,7 +235,9 @@ final class DefaultCandidacy implements Candidacy {
      */
     private void tellElected(CandidateTerm elected) {
         synchronized (this) {
-            if (term != elected) {
+            // A term whose lock's validity ran out is over, though its loss may not have been noticed yet (the
+            // validity timer late): isHeld() notices it, and the loss ends the term untold.
+            if (term != elected || !elected.lock.isHeld()) {
                 elected.untold = true;
                 return;
             }

@@ -11,6 +11,7 @@ import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteLockers;
 import io.distlock.Term;
+import io.distlock.toolkit.ManualTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -154,6 +155,50 @@ class ElectionTest {
             assertThat(next(told).what()).isEqualTo("revoked a LEFT");
             assertThat(told.poll(200, TimeUnit.MILLISECONDS)).isNull();
         } finally {
+            mine.shutdown();
+        }
+    }
+
+    /**
+     * A term whose lock's validity ran out before its {@code elected} was told is over, though the validity timer has
+     * not noticed the loss yet: the listener is not told it leads (another candidate may, once the store lets the lock
+     * go), and the candidate queues again; its next term is told.
+     */
+    @Test
+    void aTermWhoseValidityRanOutBeforeItsElectedWasTold_isNeverTold() throws Exception {
+        ManualTicker ticker = new ManualTicker();
+        Duration lease = Duration.ofSeconds(30);
+        ExecutorService mine = Executors.newSingleThreadExecutor(r -> new Thread(r, "mine"));
+        CountDownLatch gate = new CountDownLatch(1);
+        mine.execute(() -> {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri(space)
+                .leaseTime(lease)
+                .ticker(ticker)
+                .build()) {
+            BlockingQueue<Told> told = new LinkedBlockingQueue<>();
+            try (Candidacy a = locker.election("e").join("a", recording(told), mine)) {
+                assertThat(a.awaitLeadership(WAIT)).isTrue();
+                Term first = a.currentTerm().orElseThrow();
+                ticker.advance(lease.plusSeconds(1)); // the lock's validity ran out while a's executor was busy
+                gate.countDown();
+                Told elected = next(told);
+                assertThat(elected.what()).isEqualTo("elected a");
+                assertThat(elected.term()).as("the term whose validity ran out").isNotSameAs(first);
+                assertThat(elected.term().epoch().orElseThrow())
+                        .isGreaterThan(first.epoch().orElseThrow());
+                assertThat(first.isCurrent()).isFalse();
+            }
+            assertThat(next(told).what()).isEqualTo("revoked a LEFT");
+            assertThat(told.poll(200, TimeUnit.MILLISECONDS)).isNull();
+        } finally {
+            gate.countDown();
             mine.shutdown();
         }
     }
