@@ -60,6 +60,19 @@ class ElectionTest {
         return t;
     }
 
+    /** A listener's executor of one thread, "mine", held by a task in front until {@code gate} opens. */
+    private static ExecutorService busyUntil(CountDownLatch gate) {
+        ExecutorService mine = Executors.newSingleThreadExecutor(r -> new Thread(r, "mine"));
+        mine.execute(() -> {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return mine;
+    }
+
     @Test
     void leader_isTheLeadersIdentity_withItsLocksTokenAsEpoch() throws Exception {
         try (RemoteLocker candidates = RemoteLockers.open(space);
@@ -121,15 +134,8 @@ class ElectionTest {
      */
     @Test
     void aTermEndedBeforeItsElectedWasTold_isNeverTold() throws Exception {
-        ExecutorService mine = Executors.newSingleThreadExecutor(r -> new Thread(r, "mine"));
         CountDownLatch gate = new CountDownLatch(1);
-        mine.execute(() -> {
-            try {
-                gate.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        ExecutorService mine = busyUntil(gate);
         try (RemoteLocker locker = RemoteLockers.open(space)) {
             BlockingQueue<Told> told = new LinkedBlockingQueue<>();
             try (Candidacy a = locker.election("e").join("a", recording(told), mine);
@@ -168,15 +174,8 @@ class ElectionTest {
     void aTermWhoseValidityRanOutBeforeItsElectedWasTold_isNeverTold() throws Exception {
         ManualTicker ticker = new ManualTicker();
         Duration lease = Duration.ofSeconds(30);
-        ExecutorService mine = Executors.newSingleThreadExecutor(r -> new Thread(r, "mine"));
         CountDownLatch gate = new CountDownLatch(1);
-        mine.execute(() -> {
-            try {
-                gate.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        ExecutorService mine = busyUntil(gate);
         try (RemoteLocker locker = RemoteLockers.builder()
                 .uri(space)
                 .leaseTime(lease)
