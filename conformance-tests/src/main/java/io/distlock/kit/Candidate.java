@@ -17,7 +17,13 @@ import java.util.OptionalLong;
  * revoked}; an {@code elected} of the term it is stepping down from, told while the call is in progress, begins no
  * belief (the candidate has ended that term by calling). A belief is recorded as a hold of the election's key
  * ({@link HistoryEvent}s: acquired, releasing, lost) with the term's epoch as its token, so that the kit's {@link
- * io.distlock.kit.history.HistoryChecker} can check that no two beliefs overlap and that epochs grow.
+ * io.distlock.kit.history.HistoryChecker} can check that no two beliefs overlap and that epochs grow. A belief that the
+ * candidate ends while its term is no longer current (its lock's validity ran out: the store may have elected another
+ * already) ends as lost, as a lock released after its lease ran out.
+ *
+ * <p>Under faults ({@link #joinUnderFaults}) a term can also end between its {@code elected} call and the belief's
+ * record, as a lock between its grant and its record ({@code RandomOperations.recordIfHeld}): such a candidate records
+ * a belief only for a term still current when it is told.
  */
 final class Candidate implements LeadershipListener {
 
@@ -35,17 +41,33 @@ final class Candidate implements LeadershipListener {
     private Term rival; // guarded by this: another candidate's term, looked at when this one is elected
     private Boolean rivalCurrentWhenElected; // guarded by this: null until this one is elected with a rival set
     private Term ending; // guarded by this: the term a stepDown() or leave() in progress ends
+    private final boolean onlyIfCurrent;
+    private int toldNotCurrent; // guarded by this
 
-    private Candidate(LeaderElection election, String identity, HistoryRecorder history) {
+    private Candidate(LeaderElection election, String identity, HistoryRecorder history, boolean onlyIfCurrent) {
         this.identity = identity;
         this.key = election.key();
         this.history = history;
+        this.onlyIfCurrent = onlyIfCurrent;
         this.candidacy = election.join(identity, this);
     }
 
     /** Joins {@code election} as {@code identity}, recording its beliefs in {@code history}. */
     static Candidate join(LeaderElection election, String identity, HistoryRecorder history) {
-        return new Candidate(election, identity, history);
+        return new Candidate(election, identity, history, false);
+    }
+
+    /**
+     * Joins as {@link #join} does, for a run under faults: a term no longer current when its {@code elected} is told
+     * begins no belief (it is counted, {@link #toldNotCurrent()}).
+     */
+    static Candidate joinUnderFaults(LeaderElection election, String identity, HistoryRecorder history) {
+        return new Candidate(election, identity, history, true);
+    }
+
+    /** How many {@code elected} calls came for a term no longer current, under faults. */
+    synchronized int toldNotCurrent() {
+        return toldNotCurrent;
     }
 
     String identity() {
@@ -98,6 +120,10 @@ final class Candidate implements LeadershipListener {
         if (term == ending) {
             return; // told as the candidate was stepping down from it
         }
+        if (onlyIfCurrent && !term.isCurrent()) {
+            toldNotCurrent++;
+            return;
+        }
         believed = term;
         holder = identity + "#" + ++terms;
         record(HistoryEvent.Type.ACQUIRED, term);
@@ -133,11 +159,14 @@ final class Candidate implements LeadershipListener {
         }
     }
 
-    /** The belief in the current term ends as the candidate calls to end it. */
+    /**
+     * The belief in the current term ends as the candidate calls to end it: released, or lost if the term is no longer
+     * current.
+     */
     private synchronized void ending() {
         ending = candidacy.currentTerm().orElse(null);
         if (believed != null) {
-            record(HistoryEvent.Type.RELEASING, believed);
+            record(believed.isCurrent() ? HistoryEvent.Type.RELEASING : HistoryEvent.Type.LOST, believed);
             believed = null;
         }
     }

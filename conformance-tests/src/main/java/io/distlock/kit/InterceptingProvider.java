@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 /**
  * Wraps the provider under test to watch what the backend promises and to stage lease loss in one JVM. It records the
@@ -47,6 +48,40 @@ final class InterceptingProvider implements LockBackendProvider {
         default void freed(Lease lease, LockRequest request) {
             freed(lease);
         }
+
+        /** This listener, told nothing of the leases whose key {@code ignored} accepts. */
+        default ValidityListener ignoring(Predicate<String> ignored) {
+            ValidityListener all = this;
+            return new ValidityListener() {
+                @Override
+                public void valid(Lease lease, long validUntilNanos) {
+                    if (!ignored.test(lease.key())) {
+                        all.valid(lease, validUntilNanos);
+                    }
+                }
+
+                @Override
+                public void valid(Lease lease, long validUntilNanos, LockRequest request) {
+                    if (!ignored.test(lease.key())) {
+                        all.valid(lease, validUntilNanos, request);
+                    }
+                }
+
+                @Override
+                public void freed(Lease lease) {
+                    if (!ignored.test(lease.key())) {
+                        all.freed(lease);
+                    }
+                }
+
+                @Override
+                public void freed(Lease lease, LockRequest request) {
+                    if (!ignored.test(lease.key())) {
+                        all.freed(lease, request);
+                    }
+                }
+            };
+        }
     }
 
     private final LockBackendProvider delegate;
@@ -66,7 +101,12 @@ final class InterceptingProvider implements LockBackendProvider {
 
     /** Records every validity and every release asked of the backend in {@code history}. */
     InterceptingProvider(LockBackendProvider delegate, HistoryRecorder history) {
-        this(delegate, new ValidityListener() {
+        this(delegate, recording(history));
+    }
+
+    /** A listener that records every validity and every release asked of the backend in {@code history}. */
+    static ValidityListener recording(HistoryRecorder history) {
+        return new ValidityListener() {
             @Override
             public void valid(Lease lease, long validUntilNanos) {
                 history.valid(lease, validUntilNanos);
@@ -86,7 +126,7 @@ final class InterceptingProvider implements LockBackendProvider {
             public void freed(Lease lease, LockRequest request) {
                 history.freed(lease, request.kind(), request.limit());
             }
-        });
+        };
     }
 
     InterceptingProvider(LockBackendProvider delegate, ValidityListener listener) {

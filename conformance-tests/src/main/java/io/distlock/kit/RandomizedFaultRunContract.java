@@ -2,6 +2,7 @@ package io.distlock.kit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.distlock.LeaderElection;
 import io.distlock.LockException;
 import io.distlock.RemoteLocker;
 import io.distlock.kit.history.HistoryChecker;
@@ -34,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * acquisitions is spent (and at least one fault was injected and undone), while a nemesis thread injects random faults
  * from those the fixture offers (the whole store stopped and started, a minority of nodes killed or paused, the
  * proxied locker cut off), undoes each after a random while, and injects the next only once the store has granted a
- * lock again since. Every failed call must be a {@link LockException};
+ * lock again since. Where the backend's elections are tested ({@link Need#ELECTION}), one candidate per locker of the
+ * test's JVM campaigns in an election meanwhile ({@link RandomCampaigns}), its beliefs recorded beside the holds.
+ * Every failed call must be a {@link LockException};
  * the merged history of all processes must show no overlap, no validity that outlived its lock and growing fencing
  * tokens; nothing may be left once leases run out.
  *
@@ -101,6 +104,12 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                         w -> HistoryRecorder.toDirectory(w.dir().resolve("history")))
                 .orElseGet(HistoryRecorder::inMemory);
         RandomOperations operations = new RandomOperations(keys, wait, history);
+        // Where the backend's elections are tested (Need.ELECTION), one candidate per locker campaigns beside the locks
+        Optional<RandomCampaigns> campaigns =
+                Need.ELECTION.missing(this, Lockers.capabilities(this)).isEmpty()
+                        ? Optional.of(new RandomCampaigns(base + "-election", wait, history))
+                        : Optional.empty();
+        int campaigners = campaigns.isPresent() ? LOCKERS : 0;
         // Every process's acquisitions count against the budget: the workers report theirs as they go.
         LongSupplier acquired =
                 () -> operations.acquired() + workers.map(Workers::progress).orElse(0L);
@@ -125,7 +134,11 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                 lockers.add((proxied ? partition.get().lockerBuilder() : lockerBuilder())
                         .connectTimeout(connectTimeout)
                         .leaseTime(shortLeaseTime())
-                        .provider(new InterceptingProvider(provider(), history))
+                        // the election's grants are the candidates' beliefs, recorded by the candidates
+                        .provider(new InterceptingProvider(
+                                provider(),
+                                InterceptingProvider.recording(history)
+                                        .ignoring(key -> key.startsWith(LeaderElection.KEY_PREFIX))))
                         .build());
             }
             if (workers.isPresent()) {
@@ -165,13 +178,17 @@ public interface RandomizedFaultRunContract extends LockerFixture {
             Map<String, Long> workerTotals = Map.of();
             Map<String, Long> outcomes = new TreeMap<>();
             try {
-                Concurrently.run("randomized", threadSeeds.length, runLimit, t -> {
-                    Random random = new Random(threadSeeds[t]);
+                Concurrently.run("randomized", threadSeeds.length + campaigners, runLimit, t -> {
+                    Random random = new Random(threadSeeds[t % threadSeeds.length] + t / threadSeeds.length);
                     RemoteLocker locker = lockers.get(t % LOCKERS);
                     // Until the budget is spent and a first fault was undone: a fast store spends a small budget
                     // before the nemesis has injected anything.
                     while (acquired.getAsLong() < budget || injected.isEmpty()) {
-                        operations.runOne(locker, random);
+                        if (t < threadSeeds.length) {
+                            operations.runOne(locker, random);
+                        } else {
+                            campaigns.orElseThrow().runOne(locker, random);
+                        }
                     }
                 });
             } finally {
@@ -186,6 +203,7 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                 partition.ifPresent(ClientPartition::heal);
             }
             outcomes.putAll(operations.outcomes());
+            campaigns.ifPresent(c -> outcomes.putAll(c.outcomes()));
             List<HistoryEvent> events = history.events();
             if (workers.isPresent()) {
                 // A worker ends its operation in progress: a wait, then the store's timeouts while it was faulted
@@ -218,11 +236,13 @@ public interface RandomizedFaultRunContract extends LockerFixture {
             HistoryChecker.assertConsistent(events);
             assertTrue(!injected.isEmpty(), "the run ended before the nemesis injected a single fault");
             operations.assertNoOverlap();
+            List<String> used = new ArrayList<>(keys);
+            campaigns.ifPresent(c -> used.add(c.key(lockers.get(0))));
             Lockers.assertNothingLeft(
                     this,
                     lockers.get(0),
                     shortLeaseTime().plus(expirySlack()).plus(maxWait()),
-                    keys.toArray(String[]::new));
+                    used.toArray(String[]::new));
         } finally {
             for (RemoteLocker locker : lockers) {
                 try {
