@@ -41,6 +41,8 @@ public interface Candidacy extends AutoCloseable {
      *
      * @return whether it led
      * @throws IllegalStateException if the candidacy is closed
+     * @throws LockBackendException if the store could not be told of the release: the term has ended all the same
+     *     (its listener told, the candidate queued again), and the lock's lease runs out by itself
      */
     boolean stepDown();
 
@@ -59,6 +61,9 @@ public interface Candidacy extends AutoCloseable {
      * Leaves the election for good: a waiting candidate withdraws from the store's queue, a leader releases the lock at
      * once (the next candidate is granted without waiting for a lease to run out) and is told {@link
      * LeadershipListener.Reason#LEFT}. Never queues again. Idempotent; blocks for the release's round trip.
+     *
+     * @throws LockBackendException if the store could not be told of the release: the candidacy is closed all the
+     *     same, and the lock's lease runs out by itself
      */
     @Override
     void close();
