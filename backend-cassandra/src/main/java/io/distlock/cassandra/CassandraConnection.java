@@ -96,11 +96,7 @@ final class CassandraConnection {
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof InvalidKeyspaceException) {
-                throw new LockBackendException(
-                        "Keyspace '" + location.keyspace() + "' does not exist in Cassandra at "
-                                + location.hosts() + "; create it first, e.g. CREATE KEYSPACE " + location.keyspace()
-                                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
-                        cause);
+                throw new LockBackendException(CassandraFailures.noKeyspace(location), cause);
             }
             throw CassandraFailures.describe(location, client, cause);
         }
@@ -210,9 +206,7 @@ final class CassandraConnection {
         Map<String, Set<String>> columns = new HashMap<>();
         try {
             if (session.execute(keyspaceQuery).one() == null) {
-                throw new LockBackendException("Keyspace '" + keyspace + "' does not exist in Cassandra at "
-                        + settings.location().hosts() + "; create it first, e.g. CREATE KEYSPACE " + keyspace
-                        + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}");
+                throw new LockBackendException(CassandraFailures.noKeyspace(settings.location()));
             }
             for (Row row : session.execute(columnsQuery)) {
                 columns.computeIfAbsent(row.getString("table_name"), t -> new HashSet<>())

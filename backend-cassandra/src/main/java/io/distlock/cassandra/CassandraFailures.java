@@ -22,6 +22,19 @@ final class CassandraFailures {
 
     private CassandraFailures() {}
 
+    /**
+     * That the location's keyspace does not exist, and how to create it: with a replication factor that the nodes can
+     * answer for (a lock asks a quorum of its key's replicas, so 3 on a cluster of one node never answers).
+     */
+    static String noKeyspace(CassandraLocation location) {
+        String keyspace = location.keyspace();
+        return "Keyspace '" + keyspace + "' does not exist in Cassandra at " + location.hosts()
+                + "; create it first, e.g. CREATE KEYSPACE " + keyspace
+                + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3} (3 replicas of each key on"
+                + " a cluster of three nodes or more; on fewer, as many as there are nodes: a lock asks a quorum of"
+                + " its key's replicas)";
+    }
+
     /** The failure to throw for {@code cause}, the driver's reason that the session did not open. */
     static LockBackendException describe(CassandraLocation location, CassandraClientSettings client, Throwable cause) {
         List<Throwable> errors = errors(cause);

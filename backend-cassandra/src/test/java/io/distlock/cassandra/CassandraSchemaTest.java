@@ -45,8 +45,9 @@ class CassandraSchemaTest extends OneNodeFixture {
                 + CASSANDRA.localDatacenter();
         assertThatThrownBy(() -> RemoteLockers.open(missing).close())
                 .isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("no_such_keyspace")
-                .hasMessageContaining("CREATE KEYSPACE");
+                .hasMessageContaining("Keyspace 'no_such_keyspace' does not exist")
+                .hasMessageContaining("CREATE KEYSPACE no_such_keyspace")
+                .hasMessageContaining("on fewer, as many as there are nodes");
     }
 
     @Test
