@@ -12,8 +12,8 @@ import java.util.function.Consumer;
  * renewal. A listener that throws is logged and the election goes on.
  *
  * <p>A term that ended before its {@code elected} call began (a step-down, a leave, a loss, or its lock's validity run
- * out, while the executor was slow to run the call) is not told at all, neither {@code elected} nor {@code revoked}: the listener is never told
- * that it leads once another candidate may lead. A {@link Candidacy#stepDown()} or {@link Candidacy#close()} from
+ * out, while the executor was slow to run the call) is not told at all, neither {@code elected} nor {@code revoked}:
+ * the listener is never told that it leads once another candidate may lead. A {@link Candidacy#stepDown()} or {@link Candidacy#close()} from
  * another thread while {@code elected} runs waits for it to return (at most the lease time) before the lock is let go.
  * {@link Candidacy#awaitLeadership} and {@link Candidacy#isLeader} answer from the term itself, so a candidate may see
  * that it leads before its listener is told.

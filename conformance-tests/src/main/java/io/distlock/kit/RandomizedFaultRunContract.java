@@ -169,7 +169,8 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                     },
                     "kit-nemesis");
             nemesis.setDaemon(true);
-            long[] threadSeeds = new long[LOCKERS * THREADS_PER_LOCKER];
+            int operators = LOCKERS * THREADS_PER_LOCKER;
+            long[] threadSeeds = new long[operators + campaigners];
             for (int t = 0; t < threadSeeds.length; t++) {
                 threadSeeds[t] = seeds.nextLong();
             }
@@ -178,13 +179,13 @@ public interface RandomizedFaultRunContract extends LockerFixture {
             Map<String, Long> workerTotals = Map.of();
             Map<String, Long> outcomes = new TreeMap<>();
             try {
-                Concurrently.run("randomized", threadSeeds.length + campaigners, runLimit, t -> {
-                    Random random = new Random(threadSeeds[t % threadSeeds.length] + t / threadSeeds.length);
+                Concurrently.run("randomized", threadSeeds.length, runLimit, t -> {
+                    Random random = new Random(threadSeeds[t]);
                     RemoteLocker locker = lockers.get(t % LOCKERS);
                     // Until the budget is spent and a first fault was undone: a fast store spends a small budget
                     // before the nemesis has injected anything.
                     while (acquired.getAsLong() < budget || injected.isEmpty()) {
-                        if (t < threadSeeds.length) {
+                        if (t < operators) {
                             operations.runOne(locker, random);
                         } else {
                             campaigns.orElseThrow().runOne(locker, random);
