@@ -60,6 +60,7 @@ final class Master implements AutoCloseable {
     private StatefulRedisPubSubConnection<String, String> pubSub;
     private volatile String lastError = "not yet contacted";
     private volatile Optional<String> refusal = Optional.empty();
+    private volatile boolean refusedForGood;
     private volatile boolean closed;
 
     /**
@@ -85,6 +86,14 @@ final class Master implements AutoCloseable {
      */
     Optional<String> refusal() {
         return refusal;
+    }
+
+    /**
+     * Whether this master's last failed command was refused for a reason no wait outlasts ({@link
+     * RedisFailures#lasts}): a waiter whose attempts such masters deny a majority fails at once.
+     */
+    boolean refusedForGood() {
+        return refusedForGood;
     }
 
     /** Connects, or joins the connection under way; completes when connected (exceptionally if that failed). */
@@ -432,6 +441,7 @@ final class Master implements AutoCloseable {
             return verdict.apply(reply);
         }
         Throwable cause = unwrap(error);
+        refusedForGood = RedisFailures.lasts(cause);
         if (cause instanceof TimeoutException) {
             lastError = "no answer within " + timeout.toMillis() + "ms";
         } else {

@@ -19,7 +19,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * if the message is lost); after a split vote, wait a random delay of at most {@code retryDelay} (seed 002), deaf to
  * messages meanwhile, so that contenders that just split do not all come back at once, and longer after splits in a
  * row ({@link #afterSplit}); when too few masters answer, the shared exponential back-off of {@link
- * Step#storeFailed}, which ends the wait once the masters have been unreachable for {@code connectTimeout}. An
+ * Step#storeFailed}, which ends the wait once the masters have been unreachable for {@code connectTimeout} (at once,
+ * when masters refused for a reason no wait outlasts, such as a permission, leave too few for a majority). An
  * attempt that fails part-way deletes what it set, so there is nothing to withdraw. An acquisition that starts just
  * after its locker released the key, which others were waiting for, first waits for what is left of the courtesy
  * ({@link HandOffCourtesy}), or until its locker's turn comes round; a grant that found the key held, or that other
@@ -104,7 +105,10 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
                     long poll = settings.pollInterval().toNanos();
                     return Step.pollAfter(randomNanos(poll / 2, poll));
                 case UNANSWERED:
-                    return Step.storeFailed(unreachable(attempt.tally()));
+                    if (redlock.refusedForGood(attempt.tally(), redlock.quorum(request))) {
+                        throw unreachable(attempt.tally(), Redlock.REFUSED_FOR_GOOD);
+                    }
+                    return Step.storeFailed(unreachable(attempt.tally(), ""));
                 case MISMATCH:
                     throw RedisLockBackend.permitsMismatch(request, attempt.inUseWith());
                 default:
@@ -179,10 +183,10 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
                 : settings.spaceLabel(request.key(), request.kind().space());
     }
 
-    private LockBackendException unreachable(Tally tally) {
+    private LockBackendException unreachable(Tally tally, String why) {
         return new LockBackendException("Could not acquire " + request.kind().label() + " '" + request.key()
                 + "': too few Redis masters answered for a majority of " + redlock.quorum(request) + " of "
-                + redlock.masters().size() + " (last attempt: " + tally + "; unanswered: "
+                + redlock.masters().size() + why + " (last attempt: " + tally + "; unanswered: "
                 + redlock.unanswered(tally) + ")");
     }
 

@@ -1,5 +1,6 @@
 package io.distlock.redis;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
@@ -32,6 +33,32 @@ final class RedisFailures {
         }
         return false;
     }
+
+    /**
+     * Whether {@code failure} is a master's refusal that no wait outlasts: its user's authentication or permission
+     * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}), or a node of a Redis Cluster ({@code MOVED}, {@code ASK},
+     * {@code CLUSTERDOWN}: distlock never locks there). A replica's {@code READONLY} is not one (a failover
+     * promotes it, or moves the master's address to a new server), nor a full server's "max number of clients".
+     */
+    static boolean lasts(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = t.getMessage() == null ? "" : t.getMessage();
+            String upper = message.toUpperCase(Locale.ROOT);
+            for (String prefix : LASTING) {
+                if (upper.startsWith(prefix)) {
+                    return true;
+                }
+            }
+            if (message.contains("can't run this command")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** How the server's errors of {@link #lasts} begin. */
+    private static final List<String> LASTING =
+            List.of("WRONGPASS", "NOAUTH", "NOPERM", "MOVED ", "ASK ", "CLUSTERDOWN");
 
     /**
      * Why {@code failure} happened, if it is a refusal: a sentence that names the cause and the options to check.

@@ -117,7 +117,8 @@ final class RedisLockBackend implements LockBackend {
      * One attempt; after a split vote or unanswered masters it tries again, at most {@code retryCount} times, after
      * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders are
      * unlikely to all lose (Theorem 4 holds only with high probability here: contenders can split the masters on
-     * every retry, and then all answer empty).
+     * every retry, and then all answer empty). Masters that refused for a reason no retry outlasts (a permission, a node
+     * of a Redis Cluster), leaving too few for a majority, end the tries at once.
      *
      * @throws LockBackendException if too few masters answered for a majority, every time
      */
@@ -133,14 +134,18 @@ final class RedisLockBackend implements LockBackend {
                 case MISMATCH:
                     throw permitsMismatch(request, attempt.inUseWith());
                 default:
-                    if (tries >= Math.min(settings.retryCount(), MAX_DOUBLINGS)
+                    boolean refused = attempt.outcome() == Redlock.Outcome.UNANSWERED
+                            && redlock.refusedForGood(attempt.tally(), redlock.quorum(request));
+                    if (refused
+                            || tries >= Math.min(settings.retryCount(), MAX_DOUBLINGS)
                             || !pause(settings.retryDelay().multipliedBy(1L << tries))) {
                         if (attempt.outcome() == Redlock.Outcome.UNANSWERED) {
                             throw new LockBackendException(
                                     "Could not try " + request.kind().label() + " '"
                                             + request.key() + "': too few Redis masters answered for a majority of "
                                             + redlock.quorum(request)
-                                            + " of " + masters.size() + " (" + attempt.tally() + "; unanswered: "
+                                            + " of " + masters.size() + (refused ? Redlock.REFUSED_FOR_GOOD : "")
+                                            + " (" + attempt.tally() + "; unanswered: "
                                             + redlock.unanswered(attempt.tally()) + ")");
                         }
                         return Optional.empty();

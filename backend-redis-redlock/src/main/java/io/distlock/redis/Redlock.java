@@ -387,6 +387,24 @@ final class Redlock {
         return lease.kind() == LockKind.LOCK ? majority : lease.quorum();
     }
 
+    /** Said of an attempt {@link #refusedForGood}, after the majority it lacked. */
+    static final String REFUSED_FOR_GOOD = ", and the refusals do not pass by waiting";
+
+    /**
+     * Whether the masters whose votes in {@code tally} failed with a refusal no wait outlasts ({@link
+     * Master#refusedForGood}) leave too few others for {@code quorum}: then waiting cannot help, and the attempt's
+     * caller fails at once instead of after {@code connectTimeout}.
+     */
+    boolean refusedForGood(Tally tally, int quorum) {
+        int refused = 0;
+        for (int i = 0; i < masters.size(); i++) {
+            if (tally.vote(i) == Vote.FAILED && masters.get(i).refusedForGood()) {
+                refused++;
+            }
+        }
+        return refused > 0 && masters.size() - refused < quorum;
+    }
+
     /** The masters that did not answer in the tally, with their last error: for messages. */
     String unanswered(Tally tally) {
         List<String> failed = new ArrayList<>();

@@ -1,5 +1,6 @@
 package io.distlock.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockBackendException;
@@ -11,6 +12,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -27,6 +29,9 @@ class RedisClusterNodeTest {
 
     /** The default key prefix (option keyPrefix). */
     private static final String KEY_PREFIX = "distlock:";
+
+    /** How long a waiter goes on while too few masters answer (option connectTimeout): far longer than a refusal. */
+    private static final Duration OUTAGE_LIMIT = Duration.ofSeconds(40);
 
     @RegisterExtension
     static final RedisServers REDIS =
@@ -61,12 +66,25 @@ class RedisClusterNodeTest {
                     .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining(other + ": a node of a Redis Cluster")
                     .hasMessageContaining("MOVED");
-            try (RemoteLocker locker = RemoteLockers.open("redis://" + serving)) {
+            try (RemoteLocker locker =
+                    RemoteLockers.open("redis://" + serving + "?connectTimeout=" + OUTAGE_LIMIT.toSeconds() + "s")) {
                 String elsewhere = probeOnFirst ? nameInSlots(a.sync(), 8192, 16383) : nameInSlots(a.sync(), 0, 8191);
                 assertThatThrownBy(() -> locker.tryLock(elsewhere))
                         .isInstanceOf(LockBackendException.class)
                         .hasMessageContaining("a node of a Redis Cluster")
-                        .hasMessageContaining("MOVED");
+                        .hasMessageContaining("MOVED")
+                        .hasMessageContaining(Redlock.REFUSED_FOR_GOOD);
+                // A waiter fails as soon: a MOVED does not pass, however long it waits (it used to wait out
+                // connectTimeout, as for masters that do not answer)
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> locker.lock(elsewhere, Duration.ofMinutes(2)))
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining("a node of a Redis Cluster")
+                        .hasMessageContaining("MOVED")
+                        .hasMessageContaining(Redlock.REFUSED_FOR_GOOD);
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .as("a waiter refused with MOVED fails before connectTimeout")
+                        .isLessThan(OUTAGE_LIMIT);
             }
         } finally {
             client.shutdown();
