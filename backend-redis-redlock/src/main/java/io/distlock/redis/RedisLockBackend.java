@@ -117,8 +117,8 @@ final class RedisLockBackend implements LockBackend {
      * One attempt; after a split vote or unanswered masters it tries again, at most {@code retryCount} times, after
      * a random delay of at most {@code retryDelay}, doubled at each retry, so that simultaneous contenders are
      * unlikely to all lose (Theorem 4 holds only with high probability here: contenders can split the masters on
-     * every retry, and then all answer empty). Masters that refused for a reason no retry outlasts (a permission, a node
-     * of a Redis Cluster), leaving too few for a majority, end the tries at once.
+     * every retry, and then all answer empty). Masters that refused for a reason no retry outlasts (a permission, a
+     * node of a Redis Cluster), leaving too few for a majority, end the tries at once.
      *
      * @throws LockBackendException if too few masters answered for a majority, every time
      */
