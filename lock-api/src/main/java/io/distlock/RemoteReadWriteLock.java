@@ -6,11 +6,12 @@ package io.distlock;
  * RemoteLock} lease, renewed, lost, extended, released and fenced as a lock is.
  *
  * <p>It is not the lock of {@link RemoteLocker#lock(String)} on the same key: the two never exclude each other (each
- * lives apart in the store). On a fair backend ({@link Capabilities#fair()}) readers and writers are served in arrival
- * order, so a waiting writer is served before readers that come after it: a stream of readers never starves it. A read
- * lock is not upgraded to a write lock: release the read side first (two readers that both waited to upgrade would wait
- * for each other for ever); a thread that asks for the write side while it holds the read side through the same
- * locker is refused with an {@link IllegalStateException}.
+ * lives apart in the store). On every backend a waiting writer is served before readers that come after it, so a
+ * stream of readers never starves it: a fair backend ({@link Capabilities#fair()}) serves readers and writers in
+ * arrival order, and the others refuse new readers while a writer waits. A read lock is not upgraded to a write lock:
+ * release the read side first (two readers that both waited to upgrade would wait for each other for ever); a thread
+ * that asks for the write side while it holds the read side through the same locker is refused with an {@link
+ * IllegalStateException}.
  *
  * <pre>{@code
  * RemoteReadWriteLock prices = locker.readWriteLock("prices");

@@ -10,6 +10,7 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import java.util.List;
@@ -35,31 +36,42 @@ import java.util.stream.IntStream;
  *       free slot (create revision 0, as a cas lock's key) and reads the holders back in the same transaction, which
  *       refuses another N as the fair mode does. No record: the slots are the count, so permits taken together do not
  *       make each other try again.
+ *   <li>A writer that waits marks the read-write lock: {@code <record>%waits/<owner id>}, with its session's lease, put
+ *       by each of its refused tries ({@link #refused}) and deleted by its grant or its end without one. A reader
+ *       that reads a mark is kept out, as by a writer that holds: readers that come after a waiting writer wait
+ *       behind it. A reader whose read came just before the mark can still be granted; the writer then waits for it.
  * </ul>
  *
  * <p>The record key sits beside the fair mode's directory {@code .../<name>/}, as a cas lock's key beside a fair lock's;
- * {@code '%'} followed by {@code h} never occurs in an encoded name ({@link KeyCodec}), so no other name's keys and none
- * of the fair mode's fall under {@code <record>%holders/}.
+ * {@code '%'} followed by {@code h} or {@code w} never occurs in an encoded name ({@link KeyCodec}), so no other name's
+ * keys and none of the fair mode's fall under {@code <record>%holders/} or {@code <record>%waits/}.
  *
  * <p>Not fair, and what it cannot promise: a waiter watches the deletion of the holders that keep it out, and whoever's
- * transaction comes first then wins; a writer may wait for ever behind a stream of readers, and a waiter for a permit
- * behind later comers.
+ * transaction comes first then wins; a waiter for a permit may wait behind later comers, and a writer behind other
+ * writers (but not behind a stream of readers: its mark holds them back).
  */
 final class CasRecord {
 
     /** What follows the record key to make the directory of its holders. */
     static final String HOLDERS = "%holders";
 
+    /** What follows a read-write lock's record key to make the directory of its waiting writers' marks. */
+    static final String WAITS = "%waits";
+
     private final LockRequest request;
     private final String recordKey;
     private final String holdersDir;
     private final String ownKey;
+    private final String marksDir;
+    private final String ownMark;
 
     private CasRecord(LockRequest request, String recordKey) {
         this.request = request;
         this.recordKey = recordKey;
         this.holdersDir = holdersDir(recordKey);
         this.ownKey = holdersDir + request.kind().label() + "/" + KeyCodec.encode(request.ownerId());
+        this.marksDir = recordKey + WAITS + "/";
+        this.ownMark = marksDir + KeyCodec.encode(request.ownerId());
     }
 
     /**
@@ -117,9 +129,50 @@ final class CasRecord {
                 bytes(holderKey(slot)),
                 bytes(request.ownerId()),
                 PutOption.builder().withLeaseId(leaseId).build());
-        return request.kind() == LockKind.PERMIT
-                ? new Op[] {holder, readRecord(), readHolders()}
-                : new Op[] {Op.put(bytes(recordKey), bytes(holdersDir), PutOption.DEFAULT), holder};
+        Op record = Op.put(bytes(recordKey), bytes(holdersDir), PutOption.DEFAULT);
+        return switch (request.kind()) {
+            case PERMIT -> new Op[] {holder, readRecord(), readHolders()};
+            case WRITE -> new Op[] {record, holder, Op.delete(bytes(ownMark), DeleteOption.DEFAULT)};
+            default -> new Op[] {record, holder};
+        };
+    }
+
+    /**
+     * What a refused grant does ({@code Else}): reads what the next try decides on ({@link #reads()}); a writer that
+     * waits ({@code marks}) also puts its mark, with its session's lease {@code leaseId}, so that readers who come
+     * after it wait behind it ({@link #judge}): a stream of readers cannot starve it. Its grant deletes the mark, as
+     * does its end without one ({@link #markWithdrawal}); a writer that died leaves it until its lease ends, as a
+     * waiter of the fair mode holds the readers behind it.
+     */
+    Op[] refused(long leaseId, boolean marks) {
+        Op[] reads = reads();
+        if (!marks || request.kind() != LockKind.WRITE) {
+            return reads;
+        }
+        Op[] all = new Op[reads.length + 1];
+        all[0] = Op.put(
+                bytes(ownMark),
+                bytes(request.ownerId()),
+                PutOption.builder().withLeaseId(leaseId).build());
+        System.arraycopy(reads, 0, all, 1, reads.length);
+        return all;
+    }
+
+    /** What a try decides on: the record and its holders, and for a reader the waiting writers' marks. */
+    Op[] reads() {
+        return request.kind() == LockKind.READ
+                ? new Op[] {readRecord(), readHolders(), readAll(marksDir)}
+                : new Op[] {readRecord(), readHolders()};
+    }
+
+    /** The delete of this writer's mark, if it is still ours (the wait ended without a grant). */
+    Cmp markIsOurs() {
+        return new Cmp(bytes(ownMark), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId())));
+    }
+
+    /** Deletes this writer's mark (with {@link #markIsOurs}). */
+    Op markWithdrawal() {
+        return Op.delete(bytes(ownMark), DeleteOption.DEFAULT);
     }
 
     /** The slot whose key is {@code key}, if it is one of this permit's (same N); else -1. */
@@ -191,11 +244,12 @@ final class CasRecord {
 
     /**
      * Judges the holders read: exclusive (a writer) when there is none; shared (a reader, a permit) when no writer
-     * holds and fewer hold than the smallest limit among ours and theirs.
+     * holds and fewer hold than the smallest limit among ours and theirs, and for a reader, when no writer waits
+     * ({@code marks}, read by {@link #reads()}; empty for the other kinds).
      *
      * @throws LockConfigurationException if a permit's semaphore is held with another N
      */
-    Verdict judge(List<KeyValue> holders) {
+    Verdict judge(List<KeyValue> holders, List<KeyValue> marks) {
         for (KeyValue kv : holders) {
             if (text(kv.getValue()).equals(request.ownerId())) {
                 return new Own(text(kv.getKey()), kv.getCreateRevision());
@@ -209,7 +263,11 @@ final class CasRecord {
                 long writing = holders.stream()
                         .filter(kv -> text(kv.getKey()).startsWith(writers))
                         .count();
-                yield writing == 0 ? new Admitted(0) : new KeptOut(writers, rangeEnd(writers), writing);
+                if (writing > 0) {
+                    yield new KeptOut(writers, rangeEnd(writers), writing);
+                }
+                // no writer holds; one that waits goes first: wait for its mark to go (its grant, its end)
+                yield marks.isEmpty() ? new Admitted(0) : new KeptOut(marksDir, rangeEnd(marksDir), marks.size());
             }
             case PERMIT -> {
                 checkPermits(holders);

@@ -2,6 +2,7 @@ package io.distlock.etcd;
 
 import static io.distlock.etcd.EtcdCalls.bytes;
 
+import io.distlock.LockKind;
 import io.distlock.spi.Deadline;
 import io.distlock.spi.LockRequest;
 import io.etcd.jetcd.kv.GetResponse;
@@ -65,6 +66,11 @@ final class CasRecordAcquisition extends EtcdAcquisition {
         });
     }
 
+    /** Whether this acquisition's refused tries mark the lock: a writer that waits ({@link CasRecord#refused}). */
+    private boolean marks() {
+        return request.kind() == LockKind.WRITE && !tryOnce;
+    }
+
     private String what() {
         return request.kind().label() + " '" + request.key() + "'";
     }
@@ -78,7 +84,7 @@ final class CasRecordAcquisition extends EtcdAcquisition {
                             "compare-and-set of the holders of " + what(),
                             txn -> txn.If(record.compare(version, slot))
                                     .Then(record.grant(s.id(), slot))
-                                    .Else(record.readRecord(), record.readHolders()),
+                                    .Else(record.refused(s.id(), marks())),
                             requestDeadline());
                 })
                 .ifPresent(write -> whenAnswered(s, write, this::answered));
@@ -101,7 +107,8 @@ final class CasRecordAcquisition extends EtcdAcquisition {
         long version = read.get(0).getKvs().isEmpty()
                 ? NO_RECORD
                 : read.get(0).getKvs().get(0).getModRevision();
-        CasRecord.Verdict verdict = record.judge(read.get(1).getKvs());
+        CasRecord.Verdict verdict =
+                record.judge(read.get(1).getKvs(), read.size() > 2 ? read.get(2).getKvs() : List.of());
         if (verdict instanceof CasRecord.Own own) {
             grant(lease(own.key(), own.createRevision(), readAt)); // our own lost reply
             return;
@@ -131,7 +138,7 @@ final class CasRecordAcquisition extends EtcdAcquisition {
     }
 
     private void readAgain() {
-        sendRead("reading the holders of " + what(), txn -> txn.Then(record.readRecord(), record.readHolders()))
+        sendRead("reading the holders of " + what(), txn -> txn.Then(record.reads()))
                 .whenComplete((response, failure) -> {
                     if (failure != null) {
                         fail(failure);
@@ -162,8 +169,10 @@ final class CasRecordAcquisition extends EtcdAcquisition {
     CompletableFuture<Void> removeKey(Deadline cleanup) {
         EtcdSession s = session;
         String key = triedKey;
+        CompletableFuture<Void> mark =
+                s != null && marks() ? withdrawMark(cleanup) : CompletableFuture.completedFuture(null);
         if (key == null || s == null) {
-            return CompletableFuture.completedFuture(null);
+            return mark;
         }
         return calls.txn(
                         "deleting the holder key of an abandoned attempt on " + what(),
@@ -180,6 +189,27 @@ final class CasRecordAcquisition extends EtcdAcquisition {
                                 what(),
                                 failure.toString());
                         s.deleteLater(key, request.ownerId(), request.ownerId(), null);
+                    }
+                    return null;
+                })
+                .thenCombine(mark, (removed, withdrawn) -> null);
+    }
+
+    /**
+     * Deletes this writer's mark if it is still ours (the wait ended without a grant), so that the readers it held back
+     * need not wait for its session's lease; a failure leaves it to the lease, as a holder key's would be.
+     */
+    private CompletableFuture<Void> withdrawMark(Deadline cleanup) {
+        return calls.txn(
+                        "deleting the writer's mark on " + what(),
+                        txn -> txn.If(record.markIsOurs()).Then(record.markWithdrawal()),
+                        cleanup)
+                .handle((response, failure) -> {
+                    if (failure != null) {
+                        log.debug(
+                                "Could not delete the writer's mark on {} ({}); its lease's end does",
+                                what(),
+                                failure.toString());
                     }
                     return null;
                 });

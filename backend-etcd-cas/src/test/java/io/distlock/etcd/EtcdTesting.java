@@ -71,15 +71,17 @@ final class EtcdTesting {
 
     /**
      * Every etcd key of {@code key} under {@code prefix}, in every space: the lock's ({@link #lockKeys}), the read-write
-     * lock's and the semaphore's: their queues in fair mode ({@link FairQueue}), their records and holders in cas mode
-     * ({@link CasRecord}).
+     * lock's and the semaphore's: their queues in fair mode ({@link FairQueue}), their records, holders and waiting
+     * writers' marks in cas mode ({@link CasRecord}).
      */
     static List<String> keysOfEveryKind(Client client, String prefix, String key, EtcdLockMode mode) {
         List<String> keys = new java.util.ArrayList<>(lockKeys(client, prefix, key, mode));
         for (String space : List.of(FairQueue.READ_WRITE, FairQueue.SEMAPHORE)) {
             keys.addAll(lockKeys(client, prefix + "/" + space, key, mode));
             if (mode == EtcdLockMode.CAS) {
-                keys.addAll(keysUnder(client, CasRecord.holdersDir(prefix + "/" + space + "/" + KeyCodec.encode(key))));
+                String record = prefix + "/" + space + "/" + KeyCodec.encode(key);
+                keys.addAll(keysUnder(client, CasRecord.holdersDir(record)));
+                keys.addAll(keysUnder(client, record + CasRecord.WAITS + "/")); // waiting writers' marks
             }
         }
         return keys;

@@ -170,10 +170,16 @@ final class Master implements AutoCloseable {
      */
     CompletableFuture<Vote> run(
             Duration timeout, LuaScript script, byte[] key, LongFunction<Vote> verdict, String... args) {
+        return run(timeout, script, List.of(key), verdict, args);
+    }
+
+    /** {@link #run(Duration, LuaScript, byte[], LongFunction, String...)} on several keys. */
+    CompletableFuture<Vote> run(
+            Duration timeout, LuaScript script, List<byte[]> keys, LongFunction<Vote> verdict, String... args) {
         return vote(
                 timeout,
                 script,
-                List.of(key),
+                keys,
                 () -> new IntegerOutput<>(StringCodec.UTF8),
                 reply -> reply == null ? Vote.NO : verdict.apply(reply),
                 args);

@@ -24,7 +24,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * attempt that fails part-way deletes what it set, so there is nothing to withdraw. An acquisition that starts just
  * after its locker released the key, which others were waiting for, first waits for what is left of the courtesy
  * ({@link HandOffCourtesy}), or until its locker's turn comes round; a grant that found the key held, or that other
- * lockers had meanwhile, is marked so on its lease.
+ * lockers had meanwhile, is marked so on its lease. A writer that waits marks its read-write lock at each refused
+ * attempt, so that readers that come after it wait behind it ({@code shared.lua}); it deletes the mark when it is
+ * granted or gives up.
  */
 final class RedisAcquisition extends PollingAcquisition<Lease> {
 
@@ -37,6 +39,9 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
     private final Deadline deadline;
     private final HandOffCourtesy handOffs;
     private final String redisKey;
+    /** A writer's mark ({@link Redlock#writerMark}), which its refused attempts set; null for the other kinds. */
+    private final String writerMark;
+
     private final boolean tookCourtesy;
     private final long courtesyEnds;
     // Attempts are sequential (each is sent after the previous answered), on whichever thread answered.
@@ -64,6 +69,7 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         this.deadline = deadline;
         this.handOffs = handOffs;
         this.redisKey = wakeKey;
+        this.writerMark = request.kind() == LockKind.WRITE ? redlock.writerMark(request.ownerId()) : null;
         long courtesy = handOffs.delayNanos(redisKey);
         this.tookCourtesy = courtesy > 0;
         this.inCourtesy = tookCourtesy;
@@ -86,7 +92,7 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         // Read before the attempt is sent: a subscription that completes after it cannot have heard a release that
         // came between the attempt's refusals and the subscription.
         boolean listening = messages.listening();
-        return redlock.attempt(request, redisKey).handle((attempt, error) -> {
+        return redlock.attempt(request, redisKey, writerMark).handle((attempt, error) -> {
             if (error != null) {
                 throw new LockBackendException(
                         "Acquiring lock '" + request.key() + "' failed: " + Master.unwrap(error), error);
@@ -163,9 +169,12 @@ final class RedisAcquisition extends PollingAcquisition<Lease> {
         return Step.pollAfter(randomNanos(bound / 2, bound));
     }
 
+    /** A writer's mark, if it set one, is deleted; nothing else of a refused attempt is left in the store. */
     @Override
     protected CompletionStage<?> withdraw() {
-        return CompletableFuture.completedFuture(null);
+        return writerMark == null
+                ? CompletableFuture.completedFuture(null)
+                : redlock.withdrawWriterMark(request.key(), writerMark);
     }
 
     @Override

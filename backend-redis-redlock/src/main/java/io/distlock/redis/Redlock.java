@@ -104,16 +104,17 @@ final class Redlock {
      * otherwise the key is deleted, by value, from every master that may have set it, before the future completes.
      */
     CompletableFuture<Attempt> attempt(LockRequest request) {
-        return attempt(request, request.kind() == LockKind.LOCK ? settings.redisKey(request.key()) : null);
+        return attempt(request, request.kind() == LockKind.LOCK ? settings.redisKey(request.key()) : null, null);
     }
 
     /**
      * {@link #attempt(LockRequest)} with the lock's Redis key ({@link RedlockSettings#redisKey}) computed by the caller,
-     * which has it already; unused for the other kinds.
+     * which has it already (unused for the other kinds), and for a writer that waits, its mark ({@link #writerMark}):
+     * a refused attempt marks the read-write lock, so that later readers wait behind the writer; null for none.
      */
-    CompletableFuture<Attempt> attempt(LockRequest request, String redisKey) {
+    CompletableFuture<Attempt> attempt(LockRequest request, String redisKey, String writerMark) {
         if (request.kind() != LockKind.LOCK) {
-            return attemptShared(request);
+            return attemptShared(request, writerMark);
         }
         String value = newValue(request.ownerId());
         long ttlMillis = settings.entryPxMillis(request.leaseTime());
@@ -162,8 +163,13 @@ final class Redlock {
      * different N makes the attempt {@link Outcome#MISMATCH} unless a quorum granted it anyway (the semaphore's N is
      * then the asked one on a quorum, and no master ever holds more than its own holders' N).
      */
-    private CompletableFuture<Attempt> attemptShared(LockRequest request) {
+    private CompletableFuture<Attempt> attemptShared(LockRequest request, String writerMark) {
         byte[] spaceKey = settings.spaceKey(request.key(), request.kind().space());
+        List<byte[]> keys = request.kind().space() == LockKind.Space.READ_WRITE
+                ? List.of(spaceKey, settings.writerWaitsKey(request.key()))
+                : List.of(spaceKey);
+        String mark = writerMark == null ? "" : writerMark;
+        String markMillis = Long.toString(settings.writerMarkMillis());
         String holder = holderTag(request) + ":" + newValue(request.ownerId());
         String ttl = Long.toString(settings.entryPxMillis(request.leaseTime()));
         String exclusive = request.exclusive() ? "x" : "s";
@@ -176,7 +182,7 @@ final class Redlock {
             votes.add(m.run(
                     settings.instanceTimeout(),
                     LuaScript.SHARED,
-                    spaceKey,
+                    keys,
                     reply -> {
                         if (reply < 0) {
                             inUseWith.set(-reply);
@@ -187,7 +193,9 @@ final class Redlock {
                     holder,
                     ttl,
                     exclusive,
-                    permits));
+                    permits,
+                    mark,
+                    markMillis));
         }
         return Tally.count(votes, quorum, true).thenCompose(tally -> {
             long validUntil = start + request.leaseTime().toNanos() - settings.driftNanos(request.leaseTime());
@@ -215,6 +223,34 @@ final class Redlock {
                     ? new Attempt(Outcome.MISMATCH, null, tally, inUseWith.get())
                     : new Attempt(classify(tally, quorum), null, tally));
         });
+    }
+
+    /**
+     * A new mark for a writer that waits ({@link #attempt(LockRequest, String, String)}): one per acquisition, the
+     * same on every master and at every attempt, so that its grant deletes the mark it set, and another writer's
+     * grant leaves that writer's mark alone.
+     */
+    String writerMark(String ownerId) {
+        return newValue(ownerId);
+    }
+
+    /**
+     * Deletes a writer's mark ({@link #writerMark}) from every master where it still stands (compare-and-delete, no
+     * announcement): the writer's wait ended without a grant, and readers need not wait for the mark to run out.
+     */
+    CompletableFuture<Void> withdrawWriterMark(String key, String writerMark) {
+        byte[] markKey = settings.writerWaitsKey(key);
+        List<CompletableFuture<Vote>> votes = new ArrayList<>(masters.size());
+        for (Master m : masters) {
+            votes.add(m.run(
+                    settings.instanceTimeout(),
+                    LuaScript.RELEASE,
+                    markKey,
+                    reply -> reply == 1L ? Vote.YES : Vote.NO,
+                    writerMark,
+                    NO_ANNOUNCEMENT));
+        }
+        return CompletableFuture.allOf(votes.toArray(CompletableFuture[]::new));
     }
 
     /** A holder's tag in its set ({@code shared.lua}): w, r, or the semaphore's number of permits. */

@@ -228,6 +228,26 @@ record RedlockSettings(
 
     private static final byte[] REQUESTS_SUFFIX = {(byte) 0xFF, 'r', 'q'};
 
+    /**
+     * The Redis key of the mark a waiting writer of {@code key}'s read-write lock sets ({@code shared.lua}): readers
+     * that come while it stands wait behind the writer. Named like {@link #spaceKey} with the suffix {@code 0xFF ww}:
+     * no lock's key, under the prefix, never listed as a held key.
+     */
+    byte[] writerWaitsKey(String key) {
+        return suffixed(key, WRITER_WAITS_SUFFIX);
+    }
+
+    private static final byte[] WRITER_WAITS_SUFFIX = {(byte) 0xFF, 'w', 'w'};
+
+    /**
+     * How long a waiting writer's mark stands after its last refused attempt: two poll intervals, so that the writer's
+     * next attempt (woken by a release, or by its poll timer at the latest) renews it before it runs out; a writer that
+     * died holds readers back no longer.
+     */
+    long writerMarkMillis() {
+        return Math.max(1, pollInterval.multipliedBy(2).toMillis());
+    }
+
     /** The pub/sub channel on which every release of this prefix is announced. */
     String releaseChannel() {
         return keyPrefix + "released";

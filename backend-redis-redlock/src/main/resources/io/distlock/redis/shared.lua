@@ -3,9 +3,15 @@
 -- drops the holders whose expiry has passed; the key's own time to live is kept at the latest expiry, so that the set
 -- vanishes with its last holder. A holder is '<tag>:<value>': tag 'w' for a writer, 'r' for a reader, the number of
 -- permits for a semaphore's permit (every holder stores its N, and all holders of a semaphore have the same).
+-- A writer that waits marks the read-write lock so (KEYS[2], a string with a short time to live, holding the waiting
+-- acquisition's mark), and readers that come while the mark stands are refused as if a writer held the key: a stream
+-- of readers cannot starve a waiting writer. Each refused attempt of the writer renews the mark; its grant, or its end
+-- without one (release.lua on the mark), deletes it; a writer that died leaves it for its time to live at most.
 -- KEYS[1] the space's set; ARGV[1] the operation: 'acquire', 'renew' or 'release'; ARGV[2] the holder.
 -- acquire: ARGV[3] ttl in ms, ARGV[4] 'x' for an exclusive request, 's' for a shared one, ARGV[5] the permits ('' for
 --   a reader): 1 granted, 0 refused, -N refused because the semaphore is in use with N permits (nothing written).
+--   For a read-write lock, KEYS[2] the writer's mark; a writer that waits gives ARGV[6] its mark and ARGV[7] the
+--   mark's time to live in ms (a writer that only tries gives ''). Permits have no mark.
 -- renew: KEYS[2] the key's release requests; ARGV[3] ttl in ms: {1} if the holder was still there (its expiry moved),
 --   {0} if not (nothing written); else what renewed() returns (renewed.lua, put before this script), the requests to
 --   this holder read and deleted.
@@ -24,9 +30,13 @@ end
 
 local op, holder = ARGV[1], ARGV[2]
 if op == 'acquire' then
+    local mark = KEYS[2]
     local count = redis.call('zcard', set)
     if count > 0 then
         if ARGV[4] == 'x' then
+            if mark and ARGV[6] and ARGV[6] ~= '' then
+                redis.call('set', mark, ARGV[6], 'px', ARGV[7])
+            end
             return 0
         end
         local tag = string.match(redis.call('zrange', set, 0, 0)[1], '^[^:]*')
@@ -42,8 +52,14 @@ if op == 'acquire' then
             end
         end
     end
+    if mark and ARGV[4] == 's' and redis.call('exists', mark) == 1 then
+        return 0 -- a writer waits: a reader that comes after it waits behind it
+    end
     redis.call('zadd', set, now + tonumber(ARGV[3]), holder)
     expireAtLatest()
+    if mark and ARGV[6] and ARGV[6] ~= '' and redis.call('get', mark) == ARGV[6] then
+        redis.call('del', mark)
+    end
     return 1
 elseif op == 'renew' then
     if not redis.call('zscore', set, holder) then

@@ -187,6 +187,15 @@ class BrokenBackendsAreCaughtTest {
         }
     }
 
+    static class ReadersOvertakeFileLock extends LockerConformanceTests {
+        static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-readersovertake");
+
+        @Override
+        public String lockerUri() {
+            return "lockfile-readersovertake://" + DIR;
+        }
+    }
+
     static class RacyFileLock extends LockerConformanceTests {
         static final java.nio.file.Path DIR = FileLockConformanceTest.directory("lockfile-racy");
 
@@ -235,6 +244,11 @@ class BrokenBackendsAreCaughtTest {
         public String lockerUri() {
             return "lockfile-neverexpires://" + DIR;
         }
+    }
+
+    @Test
+    void readersOvertakingAWaitingWriter_failWriterStarvation() {
+        assertFails(ReadersOvertakeFileLock.class, "writeLock_behindAStreamOfReaders_isServed", "writer starvation");
     }
 
     @Test

@@ -31,7 +31,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The {@code lockfile:} store: see {@link FileLockBackendProvider}. Polls; not fair; fencing from a counter file. A
  * file per key and space holds its holders, a line each, so read-write locks and semaphores are served by the grant
- * rule of {@link LockRequest} (without a queue: whoever polls first when there is room).
+ * rule of {@link LockRequest} (without a queue: whoever polls first when there is room). A writer's waiter file marks
+ * the read-write lock while it waits, and a reader is refused while such a mark lives, so that readers do not starve
+ * a waiting writer.
  */
 final class FileLockBackend implements LockBackend {
 
@@ -44,7 +46,8 @@ final class FileLockBackend implements LockBackend {
         GENEROUS_VALIDITY,
         LEAVES_WAITERS,
         WAITS_THROUGH_OUTAGES,
-        JVM_ONLY
+        JVM_ONLY,
+        READERS_OVERTAKE
     }
 
     /** How much longer than the lease the {@link Defect#GENEROUS_VALIDITY} variant says a lease is valid. */
@@ -181,6 +184,9 @@ final class FileLockBackend implements LockBackend {
             if (!grantable(live, request)) {
                 return Optional.empty();
             }
+            if (request.kind() == LockKind.READ && defect != Defect.READERS_OVERTAKE && writerWaits(request.key())) {
+                return Optional.empty(); // a writer waits: readers that come after it wait behind it
+            }
             if (defect == Defect.RACY || defect == Defect.JVM_ONLY) {
                 pause(); // a store round trip between the check and the write, with nothing to make them atomic
             }
@@ -230,7 +236,8 @@ final class FileLockBackend implements LockBackend {
      */
     @Override
     public Optional<Lease> acquire(LockRequest request, Deadline deadline) throws InterruptedException {
-        Path waiter = dir.resolve(fileName(request.kind(), request.key()) + WAITER + java.util.UUID.randomUUID() + "."
+        Path waiter = dir.resolve(fileName(request.kind(), request.key()) + WAITER
+                + (request.kind() == LockKind.WRITE ? WRITER : "") + java.util.UUID.randomUUID() + "."
                 + request.leaseTime().toMillis());
         Optional<Lease> lease = Optional.empty();
         try {
@@ -291,6 +298,17 @@ final class FileLockBackend implements LockBackend {
     }
 
     private static final String WAITER = ".waiter.";
+
+    /** What follows {@link #WAITER} in the name of a writer's waiter file: the mark that holds readers back. */
+    private static final String WRITER = "writer.";
+
+    /** Whether a writer of {@code key}'s read-write lock waits: a live waiter file of a writer. */
+    private boolean writerWaits(String key) throws IOException {
+        String marks = fileName(LockKind.WRITE, key) + WAITER + WRITER;
+        try (java.util.stream.Stream<Path> all = Files.list(dir)) {
+            return all.filter(p -> p.getFileName().toString().startsWith(marks)).anyMatch(p -> !expiredWaiter(p));
+        }
+    }
 
     /** Refreshes a waiter file's lease; a waiter file lost with the store (moved away) is created again. */
     private static void touch(Path waiter) {

@@ -109,6 +109,14 @@ public class FileLockBackendProvider implements LockBackendProvider {
         }
     }
 
+    /** Broken: readers ignore a waiting writer's mark, so that overlapping readers starve the writer. */
+    public static final class ReadersOvertake extends FileLockBackendProvider {
+        /** For the service loader. */
+        public ReadersOvertake() {
+            super("lockfile-readersovertake", FileLockBackend.Defect.READERS_OVERTAKE);
+        }
+    }
+
     /** Broken: a blocking acquire ignores the store's failures and polls on, through any outage, until its deadline. */
     public static final class WaitsThroughOutages extends FileLockBackendProvider {
         /** For the service loader. */
