@@ -148,4 +148,43 @@ public interface MultiProcessKindsContract extends LockerFixture {
             }
         }
     }
+    /**
+     * A writer killed with {@code SIGKILL} while it waits behind a reader holds later readers back no longer than its
+     * lease (or session): the kit holds the read side, a worker's writer queues or marks the lock behind it (the kit's
+     * second reader is then refused: it would overtake the writer), the worker is killed, and the second reader gets
+     * the read side within the lease time plus slack ({@code RENEWED_TTL}) or the session timeout plus slack ({@code
+     * SESSION}), beside the first.
+     */
+    @Test
+    @Requires({Need.READ_WRITE_LOCKS, Need.OTHER_PROCESSES})
+    default void killedWaitingWriter_holdsReadersBackNoLongerThanItsLease() throws Exception {
+        String key = TestKeys.unique("rw-killed-waiter");
+        LeaseModel model = Lockers.capabilities(this).leaseModel();
+        try (Workers workers = Workers.create(workerUri(), shortLeaseTime(), maxWait());
+                RemoteLocker kit = openLocker(leaseTime());
+                RemoteLocker other = openLocker(leaseTime());
+                RemoteLock first = kit.readWriteLock(key).readLock().lock(maxWait())) {
+            Worker writer =
+                    workers.start("hold", key, 1, 1, Duration.ofMinutes(10).toMillis(), Map.of("kind", "write"));
+            Workers.awaitLine(writer, "TAKING", Workers.startup().plus(maxWait()));
+            assertTrue(
+                    Deadlines.within(maxWait(), () -> {
+                        Optional<RemoteLock> overtaking =
+                                other.readWriteLock(key).readLock().tryLock();
+                        overtaking.ifPresent(RemoteLock::close);
+                        return overtaking.isEmpty();
+                    }),
+                    "a reader of '" + key + "' overtook a writer waiting in another process for " + maxWait());
+            writer.kill();
+            Duration bound = Lockers.freedWithin(this, model);
+            try (RemoteLock second = other.readWriteLock(key).readLock().lock(bound)) {
+                assertTrue(second.isHeld() && first.isHeld());
+            } catch (LockTimeoutException e) {
+                throw new AssertionError(
+                        "a writer of '" + key + "' killed while it waited still held readers back after "
+                                + DurationText.of(bound) + " (" + model + ")",
+                        e);
+            }
+        }
+    }
 }
