@@ -100,7 +100,8 @@ final class RedisFailures {
             if (upper.startsWith("NOPERM") || message.contains("can't run this command")) {
                 return Optional.of("permission denied on " + keyPrefix + "* (" + message.trim()
                         + "): the ACL user needs keys ~" + keyPrefix + "*, channel &" + keyPrefix
-                        + "released and the commands SET, EVALSHA, EVAL, GET, DEL, PEXPIRE, PUBLISH, SUBSCRIBE");
+                        + "released and the commands SET, EVALSHA, EVAL, GET, DEL, PEXPIRE, PUBLISH, SUBSCRIBE (read-write"
+                        + " locks and semaphores: TIME, ZADD, ZCARD, ZRANGE, ZREM, ZREMRANGEBYSCORE, ZSCORE besides)");
             }
             if (t instanceof io.netty.handler.ssl.NotSslRecordException) {
                 return Optional.of("the server does not speak TLS on this port (" + message.trim()

@@ -6,7 +6,8 @@
 -- A writer that waits marks the read-write lock so (KEYS[2], a string with a short time to live, holding the waiting
 -- acquisition's mark), and readers that come while the mark stands are refused as if a writer held the key: a stream
 -- of readers cannot starve a waiting writer. Each refused attempt of the writer renews the mark; its grant, or its end
--- without one (release.lua on the mark), deletes it; a writer that died leaves it for its time to live at most.
+-- without one (release.lua on the mark), deletes it; a writer that died leaves it for its time to live at most. The
+-- mark needs no command beyond those locks need (SET, GET, DEL).
 -- KEYS[1] the space's set; ARGV[1] the operation: 'acquire', 'renew' or 'release'; ARGV[2] the holder.
 -- acquire: ARGV[3] ttl in ms, ARGV[4] 'x' for an exclusive request, 's' for a shared one, ARGV[5] the permits ('' for
 --   a reader): 1 granted, 0 refused, -N refused because the semaphore is in use with N permits (nothing written).
@@ -52,7 +53,7 @@ if op == 'acquire' then
             end
         end
     end
-    if mark and ARGV[4] == 's' and redis.call('exists', mark) == 1 then
+    if mark and ARGV[4] == 's' and redis.call('get', mark) then
         return 0 -- a writer waits: a reader that comes after it waits behind it
     end
     redis.call('zadd', set, now + tonumber(ARGV[3]), holder)

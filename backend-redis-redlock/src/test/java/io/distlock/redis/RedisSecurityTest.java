@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -39,6 +40,9 @@ class RedisSecurityTest {
     private static final Duration CONNECT_TIMEOUT = TestTimeouts.scaled(Duration.ofSeconds(3));
     /** What a refusal may take beyond the connect timeout: closing the clients. */
     private static final Duration CLOSE_SLACK = TestTimeouts.scaled(Duration.ofSeconds(2));
+
+    /** The longest a grant of the read-write lock test is waited for. */
+    private static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(10));
 
     private static RedisProbe probe;
     private static TestPki.Identity client;
@@ -104,6 +108,37 @@ class RedisSecurityTest {
             lock.get().close();
         }
         assertThat(probe.keys("")).isEmpty();
+    }
+
+    /**
+     * production.md's rules for the locker cover read-write locks and semaphores too: an ACL user with exactly them
+     * shares the read side, takes a permit, and waits for the write side behind a reader, which marks the lock (a
+     * reader is refused meanwhile), is granted at the reader's release and leaves nothing.
+     */
+    @Test
+    void readWriteLockAndSemaphore_byAnAclUserWithTheLockersCommands_work_aWaitingWriterMarksTheLock()
+            throws Exception {
+        RedisLockOptions options = tls().user(SecuredRedis.LOCKER).password(SecuredRedis.LOCKER_PASSWORD);
+        try (RemoteLocker locker = builder("rediss://" + endpoint(), options).build();
+                RemoteLocker other = builder("rediss://" + endpoint(), options).build();
+                RemoteLocker third = builder("rediss://" + endpoint(), options).build()) {
+            try (RemoteLock permit = locker.semaphore("secured-sem", 2).lock(WAIT)) {
+                assertThat(permit.isHeld()).isTrue();
+            }
+            RemoteLock read = locker.readWriteLock("secured-rw").readLock().lock(WAIT);
+            CompletableFuture<RemoteLock> write =
+                    other.readWriteLock("secured-rw").writeLock().lockAsync(WAIT);
+            long end = System.nanoTime() + WAIT.toNanos();
+            Optional<RemoteLock> overtaking;
+            do { // until the waiting writer's mark holds a second reader back
+                overtaking = third.readWriteLock("secured-rw").readLock().tryLock();
+                overtaking.ifPresent(RemoteLock::close);
+            } while (overtaking.isPresent() && System.nanoTime() < end);
+            assertThat(overtaking).as("a second reader beside a waiting writer").isEmpty();
+            read.close();
+            write.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).close();
+        }
+        assertThat(probe.keys("")).as("keys left in the store").isEmpty();
     }
 
     /**
