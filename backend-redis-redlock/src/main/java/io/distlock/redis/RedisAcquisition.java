@@ -21,12 +21,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * row ({@link #afterSplit}); when too few masters answer, the shared exponential back-off of {@link
  * Step#storeFailed}, which ends the wait once the masters have been unreachable for {@code connectTimeout} (at once,
  * when masters refused for a reason no wait outlasts, such as a permission, leave too few for a majority). An
- * attempt that fails part-way deletes what it set, so there is nothing to withdraw. An acquisition that starts just
- * after its locker released the key, which others were waiting for, first waits for what is left of the courtesy
- * ({@link HandOffCourtesy}), or until its locker's turn comes round; a grant that found the key held, or that other
- * lockers had meanwhile, is marked so on its lease. A writer that waits marks its read-write lock at each refused
- * attempt, so that readers that come after it wait behind it ({@code shared.lua}); it deletes the mark when it is
- * granted or gives up.
+ * attempt that fails part-way deletes what it set, so there is nothing to withdraw but a writer's mark: a writer that
+ * waits marks its read-write lock at each refused attempt, so that readers that come after it wait behind it ({@code
+ * shared.lua}), and deletes the mark when it is granted or gives up. An acquisition that starts just after its locker
+ * released the key, which others were waiting for, first waits for what is left of the courtesy ({@link
+ * HandOffCourtesy}), or until its locker's turn comes round; a grant that found the key held, or that other lockers
+ * had meanwhile, is marked so on its lease.
  */
 final class RedisAcquisition extends PollingAcquisition<Lease> {
 
