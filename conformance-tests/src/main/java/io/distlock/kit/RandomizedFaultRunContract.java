@@ -234,6 +234,14 @@ public interface RandomizedFaultRunContract extends LockerFixture {
                     outcomes,
                     new TreeMap<>(injected),
                     violations.size());
+            if (!violations.isEmpty() && workers.isPresent()) {
+                // a long run's evidence: its seed repeats its choices, not the store's timing
+                workers.get().keep();
+                log.warn(
+                        "The randomized run's history files are kept for inspection in {} (seed {})",
+                        workers.get().dir().resolve("history"),
+                        seed);
+            }
             HistoryChecker.assertConsistent(events);
             assertTrue(!injected.isEmpty(), "the run ended before the nemesis injected a single fault");
             operations.assertNoOverlap();

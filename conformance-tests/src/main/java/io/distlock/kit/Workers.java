@@ -31,6 +31,7 @@ final class Workers implements AutoCloseable {
     private final Duration ttl;
     private final Duration maxWait;
     private final List<Worker> started = new ArrayList<>();
+    private volatile boolean kept;
 
     private Workers(Path dir, String uri, Duration ttl, Duration maxWait) {
         this.dir = dir;
@@ -139,11 +140,22 @@ final class Workers implements AutoCloseable {
         return totals;
     }
 
-    /** Kills every worker still running and deletes the shared directory. */
+    /**
+     * Keeps the shared directory when the workers are closed (their histories, for a run that failed): it is deleted
+     * otherwise.
+     */
+    void keep() {
+        kept = true;
+    }
+
+    /** Kills every worker still running and deletes the shared directory, unless it is {@linkplain #keep kept}. */
     @Override
     public void close() {
         for (Worker worker : started) {
             worker.close();
+        }
+        if (kept) {
+            return;
         }
         try (Stream<Path> tree = Files.walk(dir)) {
             for (Path path : (Iterable<Path>) tree.sorted(Comparator.reverseOrder())::iterator) {

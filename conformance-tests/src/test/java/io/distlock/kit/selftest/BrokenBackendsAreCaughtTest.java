@@ -1,11 +1,17 @@
 package io.distlock.kit.selftest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 
 import io.distlock.kit.LockerConformanceTests;
 import io.distlock.kit.MultiProcessSupport;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -280,14 +286,53 @@ class BrokenBackendsAreCaughtTest {
         assertFails(RacyFileLock.class, "lock_isExclusive_acrossProcesses_theorem1", "at once across processes");
     }
 
-    /** The randomized run's worker processes: a store that excludes only within a JVM passes the run in one JVM. */
+    /**
+     * The randomized run's worker processes: a store that excludes only within a JVM passes the run in one JVM. A run
+     * whose history shows the overlap keeps its history files for inspection (they are deleted here).
+     */
     @Test
-    void jvmOnlyFileStore_failsTheRandomizedRunAcrossProcesses() {
-        assertFails(
+    void jvmOnlyFileStore_failsTheRandomizedRunAcrossProcesses() throws IOException {
+        long started = System.currentTimeMillis();
+        String message = assertFails(
                 JvmOnlyFileLock.class,
                 "randomizedOperations_underRandomStoreFaults_keepTheHistoryConsistent",
                 "overlap",
                 "inside the critical section at once");
+        if (message.contains("overlapping holds")) { // the history's violation, not the workers' own check
+            List<Path> kept = keptHistories(started);
+            try {
+                assertFalse(kept.isEmpty(), "the failed run's history files were not kept");
+            } finally {
+                for (Path history : kept) {
+                    deleteTree(history.getParent());
+                }
+            }
+        }
+    }
+
+    /** The history directories of randomized runs kept since {@code sinceMillis}, in the JVM's temporary directory. */
+    private static List<Path> keptHistories(long sinceMillis) throws IOException {
+        Path tmp = Paths.get(System.getProperty("java.io.tmpdir"));
+        try (java.util.stream.Stream<Path> dirs = Files.list(tmp)) {
+            List<Path> found = new ArrayList<>();
+            for (Path dir : (Iterable<Path>) dirs::iterator) {
+                Path history = dir.resolve("history");
+                if (dir.getFileName().toString().startsWith("distlock-kit-")
+                        && Files.isDirectory(history)
+                        && Files.getLastModifiedTime(dir).toMillis() >= sinceMillis - 1000) {
+                    found.add(history);
+                }
+            }
+            return found;
+        }
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (java.util.stream.Stream<Path> tree = Files.walk(dir)) {
+            for (Path path : (Iterable<Path>) tree.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(path);
+            }
+        }
     }
 
     @Test
@@ -447,7 +492,8 @@ class BrokenBackendsAreCaughtTest {
      * Runs one kit test against a broken backend and asserts that it failed with {@code reason}, or one of {@code
      * alternatives}, in its message.
      */
-    static void assertFails(Class<?> kit, String test, String reason, String... alternatives) {
+    /** Runs {@code test} of {@code kit}, asserts that it failed for {@code reason} (or an alternative); its message. */
+    static String assertFails(Class<?> kit, String test, String reason, String... alternatives) {
         Events events = EngineTestKit.engine("junit-jupiter")
                 .selectors(selectMethod(kit, test))
                 .execute()
@@ -469,6 +515,7 @@ class BrokenBackendsAreCaughtTest {
                         || java.util.Arrays.stream(alternatives).anyMatch(message::contains),
                 () -> kit.getSimpleName() + "." + test + " failed, but not because of the broken promise ('" + reason
                         + "' not in the message): " + cause);
+        return message;
     }
 
     private static String describe(Events events) {
