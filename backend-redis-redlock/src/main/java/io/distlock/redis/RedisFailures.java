@@ -111,8 +111,12 @@ final class RedisFailures {
                 return Optional.of(tls(message));
             }
             if (connecting && closedDuringHandshake(upper)) {
+                // On the way to a sentinel that asks for a password, Lettuce reports its NOAUTH or, by timing, this
                 return Optional.of("the server closed the connection during the handshake (" + message.trim()
-                        + "); if this is a TLS port, connect with rediss:// or tls=true");
+                        + "); if this is a TLS port, connect with rediss:// or tls=true"
+                        + (sentinelNote.isEmpty()
+                                ? ""
+                                : "; if the sentinels ask for a password" + SENTINEL_CREDENTIALS));
             }
         }
         return Optional.empty();

@@ -23,6 +23,22 @@ class RedisFailuresTest {
                 .contains("rediss://"));
     }
 
+    /**
+     * A sentinel that asks for a password, met without one: Lettuce reports its {@code NOAUTH} or, by timing (seen once
+     * in CI, in {@code RedisSentinelTest}), the handshake cut short; either way the advice names the sentinels' options.
+     */
+    @Test
+    void describe_handshakeCutShortOnTheWayToASentinel_namesTheSentinelsPassword() {
+        Throwable e = new CompletionException(new RedisConnectionException(
+                "Cannot connect to a Redis Sentinel: [redis://127.0.0.1:26379]",
+                new IllegalStateException("RedisHandshakeHandler not registered")));
+
+        assertThat(RedisFailures.describe(e, "lock:", true)).hasValueSatisfying(m -> assertThat(m)
+                .contains("closed the connection during the handshake")
+                .contains("rediss://")
+                .contains("sentinelPassword"));
+    }
+
     @Test
     void describe_connectionClosedPrematurelyWhileConnecting_namesTls() {
         Throwable e = new RedisConnectionException(
