@@ -37,7 +37,8 @@ import java.util.stream.IntStream;
  *       refuses another N as the fair mode does. No record: the slots are the count, so permits taken together do not
  *       make each other try again.
  *   <li>A writer that waits marks the read-write lock: {@code <record>%waits/<owner id>}, with its session's lease, put
- *       by each of its refused tries ({@link #refused}) and deleted by its grant or its end without one. A reader
+ *       by each of its refused tries ({@link #refused}) and deleted by its grant (after it, when a repeat found the
+ *       grant: {@link CasRecordAcquisition}) or its end without one, else by its session in the background. A reader
  *       that reads a mark is kept out, as by a writer that holds: readers that come after a waiting writer wait
  *       behind it. A reader whose read came just before the mark can still be granted; the writer then waits for it.
  * </ul>
@@ -168,6 +169,11 @@ final class CasRecord {
     /** The delete of this writer's mark, if it is still ours (the wait ended without a grant). */
     Cmp markIsOurs() {
         return new Cmp(bytes(ownMark), Cmp.Op.EQUAL, CmpTarget.value(bytes(request.ownerId())));
+    }
+
+    /** This writer's mark key. */
+    String ownMark() {
+        return ownMark;
     }
 
     /** Deletes this writer's mark (with {@link #markIsOurs}). */

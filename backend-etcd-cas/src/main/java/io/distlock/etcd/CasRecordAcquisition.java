@@ -111,6 +111,10 @@ final class CasRecordAcquisition extends EtcdAcquisition {
                 record.judge(read.get(1).getKvs(), read.size() > 2 ? read.get(2).getKvs() : List.of());
         if (verdict instanceof CasRecord.Own own) {
             grant(lease(own.key(), own.createRevision(), readAt)); // our own lost reply
+            if (marks()) {
+                // the repeat of our applied grant was refused, and its Else put our mark again: take it back
+                withdrawMark(session, Deadline.after(operationTimeout, calls.ticker()));
+            }
             return;
         }
         triedKey = null;
@@ -170,7 +174,7 @@ final class CasRecordAcquisition extends EtcdAcquisition {
         EtcdSession s = session;
         String key = triedKey;
         CompletableFuture<Void> mark =
-                s != null && marks() ? withdrawMark(cleanup) : CompletableFuture.completedFuture(null);
+                s != null && marks() ? withdrawMark(s, cleanup) : CompletableFuture.completedFuture(null);
         if (key == null || s == null) {
             return mark;
         }
@@ -196,20 +200,23 @@ final class CasRecordAcquisition extends EtcdAcquisition {
     }
 
     /**
-     * Deletes this writer's mark if it is still ours (the wait ended without a grant), so that the readers it held back
-     * need not wait for its session's lease; a failure leaves it to the lease, as a holder key's would be.
+     * Deletes this writer's mark if it is still ours, so that the readers it holds back need not wait for its session's
+     * lease, which lives as long as the locker: after a wait that ended without a grant, and after a grant found by a
+     * repeat whose refused compare put the mark again. A delete that fails is handed to session {@code s}, which
+     * repeats it with its keep-alives.
      */
-    private CompletableFuture<Void> withdrawMark(Deadline cleanup) {
+    private CompletableFuture<Void> withdrawMark(EtcdSession s, Deadline deadline) {
         return calls.txn(
                         "deleting the writer's mark on " + what(),
                         txn -> txn.If(record.markIsOurs()).Then(record.markWithdrawal()),
-                        cleanup)
+                        deadline)
                 .handle((response, failure) -> {
                     if (failure != null) {
                         log.debug(
-                                "Could not delete the writer's mark on {} ({}); its lease's end does",
+                                "Could not delete the writer's mark on {} now ({}); retrying in the background",
                                 what(),
                                 failure.toString());
+                        s.deleteLater(record.ownMark(), request.ownerId(), request.ownerId(), null);
                     }
                     return null;
                 });

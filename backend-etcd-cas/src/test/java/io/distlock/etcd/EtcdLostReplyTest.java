@@ -8,11 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.distlock.LeaderElection;
 import io.distlock.LockBackendException;
+import io.distlock.LockKind;
 import io.distlock.ReleaseResult;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
+import io.distlock.Ticker;
 import io.distlock.kit.Deadlines;
 import io.distlock.kit.TestTimeouts;
+import io.distlock.spi.Deadline;
 import io.distlock.spi.Lease;
 import io.distlock.spi.LockBackend;
 import io.distlock.spi.LockRequest;
@@ -119,6 +122,78 @@ class EtcdLostReplyTest extends OneMemberEtcdTests {
             assertNothingLeft(mode, key, "release");
         } finally {
             proxy.heal();
+        }
+    }
+
+    /**
+     * A cas writer that waits puts its mark in the {@code Else} of each refused compare-and-set. When the reply of its
+     * applied grant is lost, the repeat is refused (the grant moved the version), puts the mark again, and finds its
+     * own key: granted. That mark must go too; it is bound to the session's lease, which lives as long as the locker,
+     * and would keep every later reader out (a minority-killed run once starved a reader so).
+     */
+    @Test
+    void lostReply_onAWaitingWritersGrant_leavesNoMarkBehind() throws Exception {
+        String key = EtcdTesting.unique("lost-reply-writer");
+        String record = PREFIX + "/" + FairQueue.READ_WRITE + "/" + KeyCodec.encode(key);
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(5));
+        TcpProxy proxy = ETCD.member(0).proxy();
+        try (LockBackend backend = backend(EtcdLockMode.CAS, EtcdTesting.proxiedUri(ETCD, PREFIX), ttl);
+                RemoteLocker other = locker(EtcdLockMode.CAS, ttl)) {
+            proxy.setMode(TcpProxy.Mode.HOLD_REPLIES);
+            LockRequest write = new LockRequest(key, OwnerIds.next(), ttl, r -> {}, LockKind.WRITE, 1);
+            CompletableFuture<Optional<Lease>> attempt = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return backend.acquire(write, Deadline.after(maxWait(), Ticker.system()));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return keysUnder(CasRecord.holdersDir(record)).size() == 1;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the writer's grant never reached etcd");
+            proxy.drop(); // the reply of the applied grant is lost with the connection
+            proxy.heal();
+            Lease lease = attempt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)
+                    .orElseThrow(() -> new AssertionError("the repeat did not recognise the writer's own key"));
+            String marks = record + CasRecord.WAITS + "/";
+            Deadlines.await(
+                    () -> {
+                        try {
+                            return keysUnder(marks).isEmpty();
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    maxWait(),
+                    () -> "the writer holds, and its mark is still there: " + keysNow(marks));
+            assertTrue(backend.release(lease));
+            assertTrue(
+                    other.readWriteLock(key)
+                            .readLock()
+                            .tryLock()
+                            .map(r -> {
+                                r.release();
+                                return true;
+                            })
+                            .orElse(false),
+                    "a reader after the writer's release");
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    private String keysNow(String prefix) {
+        try {
+            return keysUnder(prefix).keySet().toString();
+        } catch (Exception e) {
+            return e.toString();
         }
     }
 

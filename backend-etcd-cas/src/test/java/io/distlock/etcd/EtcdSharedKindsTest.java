@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.distlock.LockConfigurationException;
 import io.distlock.LockKind;
+import io.distlock.LockTimeoutException;
 import io.distlock.RemoteLock;
 import io.distlock.RemoteLocker;
 import io.distlock.RemoteSemaphore;
@@ -328,6 +329,44 @@ class EtcdSharedKindsTest extends OneMemberEtcdTests {
         assertThat(keysUnder(record))
                 .as("record and holders after the last release")
                 .isEmpty();
+    }
+
+    /**
+     * A cas writer that gave up waiting takes its mark back; when that delete does not reach etcd (held in the client
+     * past its deadline here), the session repeats it with its keep-alives, and readers get in while the writer's
+     * locker stays open. The mark is bound to the session's lease, which lives as long as the locker: left behind, it
+     * would keep every later reader out.
+     */
+    @Test
+    void casMode_aWritersMarkWhoseWithdrawalFails_isDeletedInTheBackground() throws Exception {
+        String key = EtcdTesting.unique("cas-mark");
+        String marks = casRecord(FairQueue.READ_WRITE, key) + CasRecord.WAITS + "/";
+        try (DelayingInterceptor interceptor = new DelayingInterceptor();
+                RemoteLocker writing = interceptedLocker("?mode=cas&operationTimeout=500ms", TTL, interceptor);
+                RemoteLocker reading = locker(EtcdLockMode.CAS, TTL);
+                RemoteLocker later = locker(EtcdLockMode.CAS, TTL)) {
+            RemoteLock reader = reading.readWriteLock(key).readLock().lock(maxWait());
+            CompletableFuture<RemoteLock> writer =
+                    writing.readWriteLock(key).writeLock().lockAsync(TestTimeouts.scaled(Duration.ofSeconds(2)));
+            awaitKeys(marks, 1, "the waiting writer's mark");
+            CompletableFuture<Void> neverSent = interceptor.holdNext("Txn"); // the withdrawal, never let go
+            assertThat(writer)
+                    .as("the writer's wait beside the reader")
+                    .failsWithin(maxWait())
+                    .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                    .withCauseInstanceOf(LockTimeoutException.class);
+            assertThat(interceptor.heldCallMade())
+                    .as("the mark's withdrawal, held in the client")
+                    .isDone();
+            awaitKeys(marks, 0, "the mark, deleted by the writer's session");
+            assertThat(later.readWriteLock(key).readLock().tryLock())
+                    .as("a reader after the mark went")
+                    .isPresent()
+                    .get()
+                    .satisfies(RemoteLock::release);
+            assertThat(neverSent).isNotDone();
+            reader.release();
+        }
     }
 
     @Test
