@@ -148,6 +148,7 @@ public interface MultiProcessKindsContract extends LockerFixture {
             }
         }
     }
+
     /**
      * A writer killed with {@code SIGKILL} while it waits behind a reader holds later readers back no longer than its
      * lease (or session): the kit holds the read side, a worker's writer queues or marks the lock behind it (the kit's
