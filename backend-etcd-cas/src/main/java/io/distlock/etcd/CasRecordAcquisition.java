@@ -113,7 +113,7 @@ final class CasRecordAcquisition extends EtcdAcquisition {
             grant(lease(own.key(), own.createRevision(), readAt)); // our own lost reply
             if (marks()) {
                 // the repeat of our applied grant was refused, and its Else put our mark again: take it back
-                withdrawMark(session, Deadline.after(operationTimeout, calls.ticker()));
+                withdrawMark(session, cleanUpDeadline());
             }
             return;
         }

@@ -153,7 +153,8 @@ abstract class EtcdAcquisition {
                 });
     }
 
-    private Deadline cleanUpDeadline() {
+    /** The deadline of a clean-up's request: the operation timeout from now. */
+    final Deadline cleanUpDeadline() {
         return Deadline.after(operationTimeout, calls.ticker());
     }
 

@@ -490,9 +490,8 @@ class BrokenBackendsAreCaughtTest {
 
     /**
      * Runs one kit test against a broken backend and asserts that it failed with {@code reason}, or one of {@code
-     * alternatives}, in its message.
+     * alternatives}, in its message; returns that message.
      */
-    /** Runs {@code test} of {@code kit}, asserts that it failed for {@code reason} (or an alternative); its message. */
     static String assertFails(Class<?> kit, String test, String reason, String... alternatives) {
         Events events = EngineTestKit.engine("junit-jupiter")
                 .selectors(selectMethod(kit, test))
