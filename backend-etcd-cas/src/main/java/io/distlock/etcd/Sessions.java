@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  * the backend opens. Another is granted only when an acquisition needs one: in fair mode a session queues for a name
  * once at a time (its key is {@code <name>/<lease id>}), so a second thread of the same locker waiting for the same
  * name gets a second session; and a lost session is replaced. An extra session is revoked as soon as nothing of it
- * is left (its last claim given back), so K waiters of one name leave one lease, not K leases and K keep-alives.
+ * is left (its last claim given back), so K waiters of one name leave one lease, not K leases and K keep-alives; one
+ * granted for an acquisition that takes any session, when another was granted first, at once ({@link #any}).
  */
 final class Sessions {
 
@@ -38,14 +39,42 @@ final class Sessions {
         return ttlSeconds;
     }
 
-    /** A live session, granting one if there is none. */
+    /** The oldest usable session, granting one if there is none (see {@link #oldestOnceGranted}). */
     CompletableFuture<EtcdSession> any(Deadline deadline) {
+        EtcdSession usable = oldestUsable();
+        return usable != null
+                ? CompletableFuture.completedFuture(usable)
+                : grant(deadline).thenApply(this::oldestOnceGranted);
+    }
+
+    /** The first usable session in the order they were granted, or null. */
+    private EtcdSession oldestUsable() {
         for (EtcdSession s : live) {
             if (s.isUsable()) {
-                return CompletableFuture.completedFuture(s);
+                return s;
             }
         }
-        return grant(deadline);
+        return null;
+    }
+
+    /**
+     * The oldest usable session once {@code granted} has joined the live ones. Acquisitions that come together when
+     * no session is usable (the locker's session just lost) each grant one; the first granted serves them all, and the
+     * others are revoked at once. Nothing else has them: this method hands out the oldest usable session only, and a
+     * session claimed for a name in the meantime is not retired ({@link EtcdSession#retireIfIdle}). Before, in cas
+     * mode, where nothing is claimed and so no session is ever retired, every one of them was kept alive for the
+     * locker's life.
+     */
+    private EtcdSession oldestOnceGranted(EtcdSession granted) {
+        EtcdSession oldest = oldestUsable();
+        if (oldest == null || oldest == granted) {
+            return granted;
+        }
+        if (granted.retireIfIdle()) {
+            live.remove(granted);
+            granted.close(Deadline.after(operationTimeout, calls.ticker()));
+        }
+        return oldest;
     }
 
     /**

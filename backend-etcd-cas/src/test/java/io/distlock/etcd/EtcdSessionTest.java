@@ -99,17 +99,46 @@ class EtcdSessionTest extends OneMemberEtcdTests {
             for (CompletableFuture<ReleaseResult> next : pending) {
                 assertEquals(ReleaseResult.RELEASED, next.get(maxWait().toMillis(), TimeUnit.MILLISECONDS));
             }
-            assertTrue(
-                    Deadlines.within(maxWait(), () -> {
-                        try {
-                            return leasesInEtcd() == baseline;
-                        } catch (Exception e) {
-                            return false;
-                        }
-                    }),
-                    () -> "leases after every waiter was served and released: " + leasesCount() + ", expected "
-                            + baseline);
+            awaitLeases(baseline, "every waiter was served and released");
             assertNothingLeft(mode, key, "every waiter released");
+        }
+    }
+
+    /**
+     * In cas mode an acquisition takes any usable session. When the locker's session is lost, the acquisitions that
+     * come before a new one is granted each found none and each granted one; nothing is claimed in cas mode, so nothing
+     * retired the extra ones, and their leases were kept alive for the locker's life (here 4 leases more than
+     * expected). The first granted now serves them all, and the others are revoked at once.
+     */
+    @Test
+    void casMode_acquisitionsThatFindTheSessionLost_leaveOneNewLease() throws Exception {
+        int k = 5;
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(3));
+        Deadline deadline = Deadline.after(maxWait(), Ticker.system());
+        try (LockBackend backend = backend(EtcdLockMode.CAS, EtcdTesting.uri(ETCD, PREFIX), ttl)) {
+            Sessions sessions = ((EtcdLockBackend) backend).sessions();
+            int baseline = leasesInEtcd(); // the backend's session among them
+            EtcdSession lost = sessions.any(deadline).get(10, TimeUnit.SECONDS);
+            inspector.getLeaseClient().revoke(lost.id()).get(10, TimeUnit.SECONDS);
+            assertTrue(Deadlines.within(maxWait(), lost::isLost), "the session never learned its lease was revoked");
+
+            // Each call finds no usable session: none of the grants has been answered when the next one asks.
+            List<CompletableFuture<EtcdSession>> found = new ArrayList<>();
+            for (int i = 0; i < k; i++) {
+                found.add(sessions.any(deadline));
+            }
+            List<EtcdSession> sessionsFound = new ArrayList<>();
+            for (CompletableFuture<EtcdSession> f : found) {
+                sessionsFound.add(f.get(10, TimeUnit.SECONDS));
+            }
+            assertThat(sessionsFound)
+                    .as("the sessions %d acquisitions got after the loss", k)
+                    .allSatisfy(s -> assertThat(s).isSameAs(sessionsFound.get(0)));
+            assertThat(sessionsFound.get(0).isUsable()).isTrue();
+            awaitLeases(baseline, k + " acquisitions found the session lost (the lost one revoked, one granted)");
+            Lease lease = backend.tryAcquire(request(EtcdTesting.unique("after-loss"), ttl))
+                    .orElseThrow();
+            assertTrue(backend.release(lease));
         }
     }
 
@@ -139,5 +168,18 @@ class EtcdSessionTest extends OneMemberEtcdTests {
                     sent + ttl.toNanos() - drift, lease.validUntilNanos(), "validity = sent + TTL - (TTL/100 + 2 ms)");
             assertTrue(backend.release(lease));
         }
+    }
+
+    /** Waits for etcd to hold {@code expected} leases; fails naming {@code after} and the count if it does not. */
+    private void awaitLeases(int expected, String after) throws InterruptedException {
+        assertTrue(
+                Deadlines.within(maxWait(), () -> {
+                    try {
+                        return leasesInEtcd() == expected;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                }),
+                () -> "leases after " + after + ": " + leasesCount() + ", expected " + expected);
     }
 }
