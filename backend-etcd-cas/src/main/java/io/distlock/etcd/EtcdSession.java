@@ -189,9 +189,17 @@ final class EtcdSession {
         return true;
     }
 
-    /** Registers a granted lock, to be told if the session is lost; false if it already is. */
+    /**
+     * Registers a granted lock, to be told if the session is lost; false if it already is, or is retired (its revoke,
+     * which deletes the lock's key, about to be sent): this and {@link #retireIfIdle} exclude each other.
+     */
     boolean adopt(EtcdLease lease) {
-        leases.add(lease);
+        synchronized (this) {
+            if (retired) {
+                return false;
+            }
+            leases.add(lease);
+        }
         if (lost.get()) {
             leases.remove(lease);
             return false;

@@ -2,6 +2,7 @@ package io.distlock.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.distlock.ReleaseResult;
@@ -139,6 +140,39 @@ class EtcdSessionTest extends OneMemberEtcdTests {
             Lease lease = backend.tryAcquire(request(EtcdTesting.unique("after-loss"), ttl))
                     .orElseThrow();
             assertTrue(backend.release(lease));
+        }
+    }
+
+    /**
+     * A retired session (nothing of it left, its revoke about to be sent) adopts no grant: retirement and adoption
+     * exclude each other. Before, adoption asked only whether the session was lost, which the revoke marks a moment
+     * after the retirement: a grant adopted in between would have held a key the revoke deletes, told only by the
+     * key's watch. (No path to it was found: a fair attempt holds its claim, which keeps the session from retiring,
+     * from before its put until its release.)
+     */
+    @Test
+    void aRetiredSession_adoptsNoGrant() throws Exception {
+        Duration ttl = Duration.ofSeconds(5);
+        Deadline deadline = Deadline.after(Duration.ofSeconds(10), Ticker.system());
+        try (LockBackend backend = backend(EtcdLockMode.FAIR, EtcdTesting.uri(ETCD, PREFIX), ttl)) {
+            EtcdSession spare =
+                    ((EtcdLockBackend) backend).sessions().grant(deadline).get(10, TimeUnit.SECONDS);
+            assertTrue(spare.retireIfIdle(), "a session with nothing of it left did not retire");
+            EtcdLease grant = new EtcdLease(
+                    "k",
+                    "owner",
+                    "owner",
+                    PREFIX + "/k/" + spare.hexId(),
+                    null,
+                    null,
+                    1,
+                    0,
+                    spare,
+                    reason -> {},
+                    null,
+                    ttl);
+            assertFalse(spare.adopt(grant), "a retired session adopted a grant");
+            spare.close(deadline).get(10, TimeUnit.SECONDS);
         }
     }
 
