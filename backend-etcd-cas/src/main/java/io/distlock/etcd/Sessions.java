@@ -70,10 +70,7 @@ final class Sessions {
         if (oldest == null || oldest == granted) {
             return granted;
         }
-        if (granted.retireIfIdle()) {
-            live.remove(granted);
-            granted.close(Deadline.after(operationTimeout, calls.ticker()));
-        }
+        retireIfSpare(granted); // an older session is usable: this one is not the locker's own
         return oldest;
     }
 
