@@ -8,6 +8,7 @@ import io.distlock.toolkit.RequestTimeouts;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
+import io.etcd.jetcd.Response;
 import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.EtcdException;
@@ -37,6 +38,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -51,6 +53,14 @@ import org.slf4j.LoggerFactory;
  * ({@code UNAVAILABLE}: connection lost, leader changed, no leader). Seed 001: a versioned compare-and-set can be
  * sent again until a real answer comes; the callers make each repeated request recognise its own earlier effect (the
  * owner id in the value, our own key's create revision in the compare).
+ *
+ * <p>A request that may write is also sent again, at once, when an answer shows that etcd's leader changed (a higher
+ * raft term in its header) since the request went out unanswered: a member forwards a write to the leader, and a write
+ * forwarded to a leader that died or froze is lost without a word, the member answering "request timed out" only after
+ * etcd's request timeout (5 s plus two election timeouts). Sent again in the new term, it is answered within a round
+ * trip of the first answer the new leader lets through (a lease keep-alive, every third of the TTL, if nothing else).
+ * The repeat is the one a lost reply would have brought later, and each request recognises its own earlier effect as
+ * it does then; whichever send is answered first gives the result.
  */
 final class EtcdCalls {
 
@@ -84,6 +94,10 @@ final class EtcdCalls {
     private volatile boolean closed;
     /** When etcd last answered a request (a ticker reading): how long it has been silent, for {@link OutageWatch}. */
     private volatile long lastAnswerNanos;
+    /** The highest raft term in the header of any answer so far; 0 before the first. */
+    private final AtomicLong term = new AtomicLong();
+    /** The writes whose latest send is unanswered, each with the term it went out in and what sends it again. */
+    private final Map<Write<?>, Unanswered> unanswered = new ConcurrentHashMap<>();
 
     EtcdCalls(Client client, String endpoints, Ticker ticker, ScheduledExecutorService timer) {
         this.client = client;
@@ -98,9 +112,38 @@ final class EtcdCalls {
         return lastAnswerNanos;
     }
 
-    private void answered() {
+    private void answered(Object answer) {
         lastAnswerNanos = ticker.read();
+        if (answer instanceof Response response) {
+            newTerm(response.getHeader().getRaftTerm());
+        }
     }
+
+    /**
+     * Notes an answer's raft term; if it is higher than every term seen before (and one was seen: the first answers
+     * tell nothing), sends again every write whose latest send went out in an earlier term and is still unanswered;
+     * not once the backend closes, when a repeat is sent no more ({@link #endRepeats()}).
+     */
+    private void newTerm(long answerTerm) {
+        long before = term.getAndAccumulate(answerTerm, Math::max);
+        if (before == 0 || answerTerm <= before || closed) {
+            return;
+        }
+        for (Map.Entry<Write<?>, Unanswered> e : unanswered.entrySet()) {
+            Unanswered pending = e.getValue();
+            if (pending.term() < answerTerm && unanswered.remove(e.getKey(), pending)) {
+                log.debug(
+                        "{}: unanswered since raft term {}, sending it again in term {}",
+                        pending.what(),
+                        pending.term(),
+                        answerTerm);
+                pending.again().run();
+            }
+        }
+    }
+
+    /** A write's latest send, unanswered: the raft term it went out in, and what sends the write again. */
+    private record Unanswered(String what, long term, Runnable again) {}
 
     static ByteSequence bytes(String s) {
         return ByteSequence.from(s, StandardCharsets.UTF_8);
@@ -180,6 +223,8 @@ final class EtcdCalls {
         private final long maxPauseMillis;
         /** Sends repeated at once because etcd refused a stale token ({@link #MAX_STALE_TOKEN_REPEATS} at most). */
         private volatile int staleTokenRepeats;
+        /** The number of the latest send (1 for the first): only its failure decides what comes next. */
+        private volatile int latestSend;
 
         Write(CompletableFuture<T> result, long sentNanos, Predicate<Throwable> hopeless, long maxPauseMillis) {
             this.result = result;
@@ -264,7 +309,7 @@ final class EtcdCalls {
         requests.increment();
         return bounded(client.getLeaseClient().keepAliveOnce(leaseId), deadline).whenComplete((response, failure) -> {
             if (failure == null) {
-                answered();
+                answered(response);
             }
         });
     }
@@ -335,6 +380,9 @@ final class EtcdCalls {
             return;
         }
         requests.increment();
+        write.latestSend = n;
+        Unanswered pending = new Unanswered(what, term.get(), () -> attempt(what, call, deadline, write, n + 1));
+        unanswered.put(write, pending);
         CompletableFuture<T> sent;
         try {
             CompletableFuture<T> raw = call.get();
@@ -345,10 +393,14 @@ final class EtcdCalls {
             sent = CompletableFuture.failedFuture(e);
         }
         sent.whenComplete((value, failure) -> {
+            unanswered.remove(write, pending);
             if (failure == null) {
-                answered();
+                answered(value);
                 result.complete(value);
                 return;
+            }
+            if (write.latestSend != n) {
+                return; // sent again in a new term: that send's answer decides
             }
             Throwable cause = unwrap(failure);
             if (EtcdFailures.isStaleToken(cause) && write.staleTokenRepeats < MAX_STALE_TOKEN_REPEATS) {

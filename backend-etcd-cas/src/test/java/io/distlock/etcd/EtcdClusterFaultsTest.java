@@ -131,6 +131,43 @@ class EtcdClusterFaultsTest {
     }
 
     /**
+     * A write forwarded to a leader that stops answering is sent again once a member of the next term has answered,
+     * not after etcd's own request timeout. The locker speaks to one follower only, which forwards the release's
+     * transaction to the leader; the leader is frozen ({@code SIGSTOP}) before the release, so the forwarded proposal
+     * is lost, and the follower would answer "request timed out" only after 5 s plus two election timeouts (6 s on
+     * this cluster). The release must be answered sooner: after the election and the next answer that carries the new
+     * term (a keep-alive of the lease, every third of the TTL).
+     */
+    @ParameterizedTest
+    @EnumSource(EtcdLockMode.class)
+    void leaderFrozen_aReleaseForwardedToIt_isSentAgainOnceTheNextTermAnswers(EtcdLockMode mode) throws Exception {
+        String key = EtcdTesting.unique("forwarded");
+        int leader = EtcdTesting.leader(ETCD);
+        ServerNode follower = ETCD.member((leader + 1) % 3);
+        Duration etcdRequestTimeout = Duration.ofSeconds(5).plus(Duration.ofMillis(2 * 500));
+        try (RemoteLocker locker = RemoteLockers.builder()
+                .uri("etcd://" + follower.endpoint() + PREFIX + "?mode=" + mode.optionValue())
+                .leaseTime(Duration.ofSeconds(3)) // a keep-alive every second
+                .build()) {
+            RemoteLock lock = locker.lock(key, maxWait());
+            ETCD.member(leader).pause();
+            long started = System.nanoTime();
+            ReleaseResult released;
+            try {
+                released = lock.release();
+            } finally {
+                ETCD.member(leader).resume();
+            }
+            Duration took = Duration.ofNanos(System.nanoTime() - started);
+            assertEquals(ReleaseResult.RELEASED, released, "the release through the follower");
+            assertTrue(
+                    took.compareTo(etcdRequestTimeout.minusMillis(500)) < 0,
+                    "the release took " + took.toMillis() + " ms: it waited for etcd's request timeout ("
+                            + etcdRequestTimeout.toMillis() + " ms) instead of being sent again in the next term");
+        }
+    }
+
+    /**
      * A fair waiter cancelled while its put may be in flight leaves no queue key, on a cluster too. The client spreads
      * requests over the members, so a clean-up's delete sent before the put was answered could be applied first, and
      * the put would then leave the key behind for as long as the session lives. Cancels at 40 points of the put.
