@@ -236,7 +236,7 @@ final class ForkedCassandra implements CassandraServers {
         }
     }
 
-    /** Stops every node and proxy. */
+    /** Kills every node (see {@link CassandraNode#close()}) and closes every proxy. */
     @Override
     public void close() {
         nodes.forEach(ForkedCassandra::closeQuietly);
