@@ -42,20 +42,25 @@ final class Worker implements AutoCloseable {
 
     /**
      * Starts a worker JVM from this JVM's classpath (also when it is surefire's manifest-only booter jar, whose
-     * manifest lists the real classpath) with {@code args} as {@code name=value} lines on its stdin: the URI may carry a
-     * password, and a command line is readable by every local user ({@code ps}).
+     * manifest lists the real classpath), sharing the classes the first worker archived ({@link WorkerClassSharing}),
+     * with {@code args} as {@code name=value} lines on its stdin: the URI may carry a password, and a command line is
+     * readable by every local user ({@code ps}).
      */
     static Worker start(String name, Path dir, Map<String, String> args) throws IOException {
         Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        Optional<WorkerClassSharing> sharing = WorkerClassSharing.get();
+        List<String> sharingFlags = sharing.map(WorkerClassSharing::flags).orElse(List.of());
         List<String> command = new ArrayList<>(List.of(
                 java.toString(),
                 "-Xmx128m",
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-                "-D" + io.distlock.kit.TestTimeouts.FACTOR + "=" + io.distlock.kit.TestTimeouts.factor(),
+                "-D" + io.distlock.kit.TestTimeouts.FACTOR + "=" + io.distlock.kit.TestTimeouts.factor()));
+        command.addAll(sharingFlags);
+        command.addAll(List.of(
                 "-cp",
-                System.getProperty("java.class.path"),
+                sharing.map(WorkerClassSharing::classpath).orElse(System.getProperty("java.class.path")),
                 WorkerMain.class.getName()));
         StringBuilder lines = new StringBuilder();
         args.forEach((k, v) -> {
@@ -68,6 +73,9 @@ final class Worker implements AutoCloseable {
         Path stderr = dir.resolve(name + ".stderr");
         Process process =
                 new ProcessBuilder(command).redirectError(stderr.toFile()).start();
+        if (WorkerClassSharing.writes(sharingFlags)) {
+            process.onExit().thenAccept(sharing.orElseThrow()::exited);
+        }
         // left open: the worker exits when its stdin closes
         OutputStream stdin = process.getOutputStream();
         stdin.write(lines.append('\n').toString().getBytes(StandardCharsets.UTF_8));

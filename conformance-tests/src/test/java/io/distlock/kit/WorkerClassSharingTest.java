@@ -1,0 +1,89 @@
+package io.distlock.kit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarFile;
+import org.junit.jupiter.api.Test;
+
+/** The worker JVMs' classpath and class data sharing ({@link WorkerClassSharing}), on this JVM's own classpath. */
+class WorkerClassSharingTest {
+
+    /** A program that exits at once, with 0, as a worker does when it is done. */
+    public static final class ExitsAtOnce {
+        public static void main(String[] args) {}
+    }
+
+    @Test
+    void classpath_holdsJarsOnly_andTheyHoldTheKitsClassesAndThisTest() throws IOException {
+        WorkerClassSharing sharing = WorkerClassSharing.setUp();
+        List<String> missing = new ArrayList<>(List.of(
+                WorkerMain.class.getName().replace('.', '/') + ".class",
+                ExitsAtOnce.class.getName().replace('.', '/') + ".class"));
+        for (String entry : sharing.classpath().split(File.pathSeparator)) {
+            Path path = Paths.get(entry);
+            assertTrue(Files.isRegularFile(path), "a classpath entry that is not a file: " + entry);
+            try (JarFile jar = new JarFile(path.toFile())) {
+                missing.removeIf(name -> jar.getEntry(name) != null);
+            }
+        }
+        assertEquals(List.of(), missing, "classes no jar of the workers' classpath holds");
+    }
+
+    @Test
+    void firstWorkerExitingByItself_writesTheArchive_andTheNextOnesMapIt() throws Exception {
+        WorkerClassSharing sharing = WorkerClassSharing.setUp();
+        List<String> first = sharing.flags();
+        assertTrue(WorkerClassSharing.writes(first), "the first worker is not asked to write the archive: " + first);
+        assertFalse(WorkerClassSharing.writes(sharing.flags()), "two workers asked to write it at once");
+
+        Process writer = run(sharing, first);
+        assertEquals(0, writer.waitFor(), "the worker writing the archive failed: " + stderrOf(writer));
+        sharing.exited(writer);
+
+        List<String> next = sharing.flags();
+        assertTrue(
+                next.stream().anyMatch(f -> f.startsWith("-XX:SharedArchiveFile=")),
+                "a worker after the archive was written does not map it: " + next);
+        List<String> strict = new ArrayList<>(next);
+        strict.add("-Xshare:on"); // the JVM refuses to start if it cannot map the archive
+        Process reader = run(sharing, strict);
+        assertEquals(0, reader.waitFor(), "a worker could not map the archive: " + stderrOf(reader));
+    }
+
+    @Test
+    void aWriterKilledBeforeItExits_leavesTheArchiveToTheNextWorker() throws Exception {
+        WorkerClassSharing sharing = WorkerClassSharing.setUp();
+        List<String> first = sharing.flags();
+        Process killed = new ProcessBuilder("sleep", "30").start();
+        killed.destroyForcibly();
+        killed.waitFor(10, TimeUnit.SECONDS);
+        sharing.exited(killed);
+        assertTrue(WorkerClassSharing.writes(first));
+        assertTrue(WorkerClassSharing.writes(sharing.flags()), "no worker asked to write the archive after a kill");
+    }
+
+    private static Process run(WorkerClassSharing sharing, List<String> flags) throws IOException {
+        List<String> command = new ArrayList<>(List.of(java(), "-Xmx64m"));
+        command.addAll(flags);
+        command.addAll(List.of("-cp", sharing.classpath(), ExitsAtOnce.class.getName()));
+        return new ProcessBuilder(command).start();
+    }
+
+    private static String java() {
+        return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    private static String stderrOf(Process p) throws IOException {
+        return new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+}
