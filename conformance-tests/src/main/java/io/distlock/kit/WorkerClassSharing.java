@@ -169,13 +169,19 @@ final class WorkerClassSharing {
         return entries;
     }
 
-    /** The entries a jar's manifest names in its {@code Class-Path}, if it is a jar with one. */
-    private static List<Path> manifestClassPath(Path path) throws IOException {
+    /**
+     * The entries a manifest-only jar (one that holds nothing outside {@code META-INF}) names in its {@code Class-Path};
+     * empty for any other file. A jar with classes of its own stays as it is, the JVM reading its {@code Class-Path}.
+     */
+    static List<Path> manifestClassPath(Path path) throws IOException {
         if (!Files.isRegularFile(path) || !path.toString().endsWith(".jar")) {
             return List.of();
         }
         String classPath;
         try (JarFile jar = new JarFile(path.toFile())) {
+            if (jar.stream().anyMatch(e -> !e.getName().startsWith("META-INF/"))) {
+                return List.of();
+            }
             Manifest manifest = jar.getManifest();
             classPath = manifest == null ? null : manifest.getMainAttributes().getValue(Attributes.Name.CLASS_PATH);
         }

@@ -12,8 +12,13 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
 import java.util.jar.JarFile;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import java.util.zip.ZipEntry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The worker JVMs' classpath and class data sharing ({@link WorkerClassSharing}), on this JVM's own classpath. */
 class WorkerClassSharingTest {
@@ -70,6 +75,35 @@ class WorkerClassSharingTest {
         sharing.exited(killed);
         assertTrue(WorkerClassSharing.writes(first));
         assertTrue(WorkerClassSharing.writes(sharing.flags()), "no worker asked to write the archive after a kill");
+    }
+
+    @Test
+    void aManifestOnlyJar_standsForTheEntriesItNames_aJarWithClassesForItself(@TempDir Path dir) throws IOException {
+        Path classes = Files.createDirectories(dir.resolve("classes"));
+        Path library = dir.resolve("library.jar");
+        Path booter = dir.resolve("booter.jar");
+        writeJar(library, "lib/dependency.jar", "io/example/Library.class");
+        writeJar(booter, "library.jar classes/", null);
+        assertEquals(
+                List.of(library, classes),
+                WorkerClassSharing.manifestClassPath(booter),
+                "the entries of a manifest-only jar");
+        assertEquals(
+                List.of(), WorkerClassSharing.manifestClassPath(library), "a jar with classes of its own is expanded");
+    }
+
+    /** A jar whose manifest names {@code classPath}, holding {@code entry} (if not null) besides it. */
+    private static void writeJar(Path jar, String classPath, String entry) throws IOException {
+        Manifest manifest = new Manifest();
+        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        manifest.getMainAttributes().put(Attributes.Name.CLASS_PATH, classPath);
+        try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest)) {
+            if (entry != null) {
+                out.putNextEntry(new ZipEntry(entry));
+                out.write(new byte[] {(byte) 0xCA, (byte) 0xFE});
+                out.closeEntry();
+            }
+        }
     }
 
     private static Process run(WorkerClassSharing sharing, List<String> flags) throws IOException {
