@@ -244,7 +244,12 @@ public final class EtcdCluster extends StoreFixture {
                     "--heartbeat-interval",
                     heartbeat,
                     "--election-timeout",
-                    election));
+                    election,
+                    // etcd 3.4 (Debian's 3.4.23) logs through capnslog by default and then crashes a member whose read
+                    // index times out, logging through a nil logger (etcd issue 14402, fixed in 3.4.30): log through
+                    // zap
+                    "--logger",
+                    "zap"));
             quotaBackendBytes.ifPresent(
                     bytes -> command.addAll(List.of("--quota-backend-bytes", Long.toString(bytes))));
             String healthEndpoint = Endpoints.loopback(clientPorts.get(i));
