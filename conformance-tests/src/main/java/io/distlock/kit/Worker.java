@@ -49,7 +49,8 @@ final class Worker implements AutoCloseable {
     static Worker start(String name, Path dir, Map<String, String> args) throws IOException {
         Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
         Optional<WorkerClassSharing> sharing = WorkerClassSharing.get();
-        List<String> sharingFlags = sharing.map(WorkerClassSharing::flags).orElse(List.of());
+        WorkerClassSharing.Flags sharingFlags =
+                sharing.map(WorkerClassSharing::flags).orElse(WorkerClassSharing.Flags.NONE);
         List<String> command = new ArrayList<>(List.of(
                 java.toString(),
                 "-Xmx128m",
@@ -57,7 +58,7 @@ final class Worker implements AutoCloseable {
                 "-XX:TieredStopAtLevel=1",
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
                 "-D" + io.distlock.kit.TestTimeouts.FACTOR + "=" + io.distlock.kit.TestTimeouts.factor()));
-        command.addAll(sharingFlags);
+        command.addAll(sharingFlags.jvm());
         command.addAll(List.of(
                 "-cp",
                 sharing.map(WorkerClassSharing::classpath).orElse(System.getProperty("java.class.path")),
@@ -73,7 +74,7 @@ final class Worker implements AutoCloseable {
         Path stderr = dir.resolve(name + ".stderr");
         Process process =
                 new ProcessBuilder(command).redirectError(stderr.toFile()).start();
-        if (WorkerClassSharing.writes(sharingFlags)) {
+        if (sharingFlags.writes()) {
             process.onExit().thenAccept(sharing.orElseThrow()::exited);
         }
         // left open: the worker exits when its stdin closes

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * Class data sharing for the kit's worker JVMs: the first worker of a test JVM that exits by itself writes the
  * classes it loaded to an archive ({@code -XX:ArchiveClassesAtExit}), and the workers started after it map them from
  * there ({@code -XX:SharedArchiveFile}) instead of loading and verifying them again. A worker started that way reached
- * its first grant in about half the time (0.45-0.6 s against 0.7-1.1 s on Redis, 2 cores), and the multi-process
+ * its first grant in about half the time (0.43-0.6 s against 0.7-1.1 s on Redis, 2 cores), and the multi-process
  * contracts start hundreds of workers in a run.
  *
  * <p>The JVM archives classes from jars only and refuses a classpath with a non-empty directory (a build's {@code
@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
  * its own, once per test JVM; a surefire manifest-only booter jar is read for the classpath it names. The jars and the
  * archive live in a directory under {@code java.io.tmpdir} and go when this JVM exits. The workers' JVM warnings go to
  * their stderr, never to the stdout the kit reads, without class sharing's own (the classes it skipped while writing
- * the archive: dozens of lines in the stderr a failing test shows). Anything that fails here leaves the workers on this JVM's classpath as it is, without sharing; {@code
- * -Ddistlock.kit.workerClassSharing=false} turns it off.
+ * the archive: dozens of lines in the stderr a failing test shows). Anything that fails here leaves the workers on this
+ * JVM's classpath as it is, without sharing; {@code -Ddistlock.kit.workerClassSharing=false} turns it off.
  */
 final class WorkerClassSharing {
 
@@ -84,23 +84,30 @@ final class WorkerClassSharing {
 
     /**
      * The JVM flags for the next worker: the archive once written, the request to write it if no worker is writing it
-     * now, else none. A worker given the request calls {@link #exited} with its process.
+     * now, else none. A worker given the request ({@link Flags#writes}) calls {@link #exited} with its process.
      */
-    synchronized List<String> flags() {
+    synchronized Flags flags() {
         List<String> flags = new ArrayList<>(List.of("-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"));
         if (Files.isRegularFile(archive)) {
             flags.add("-XX:SharedArchiveFile=" + archive);
         } else if (!dumping && dumpAttempts < DUMP_ATTEMPTS) {
             dumping = true;
             dumpAttempts++;
-            flags.add("-XX:ArchiveClassesAtExit=" + written());
+            flags.add("-XX:ArchiveClassesAtExit=" + writing(archive));
+            return new Flags(flags, true);
         }
-        return flags;
+        return new Flags(flags, false);
     }
 
-    /** Whether {@code flags} asked the worker to write the archive. */
-    static boolean writes(List<String> flags) {
-        return flags.stream().anyMatch(f -> f.startsWith("-XX:ArchiveClassesAtExit="));
+    /** A worker's JVM flags ({@code jvm}), and whether they ask it to write the archive ({@code writes}). */
+    record Flags(List<String> jvm, boolean writes) {
+
+        /** No sharing: no flags. */
+        static final Flags NONE = new Flags(List.of(), false);
+
+        Flags {
+            jvm = List.copyOf(jvm);
+        }
     }
 
     /**
@@ -109,7 +116,7 @@ final class WorkerClassSharing {
      */
     synchronized void exited(Process worker) {
         dumping = false;
-        Path written = written();
+        Path written = writing(archive);
         try {
             if (worker.exitValue() == 0 && Files.isRegularFile(written) && Files.size(written) > 0) {
                 Files.move(written, archive, StandardCopyOption.ATOMIC_MOVE);
@@ -123,7 +130,8 @@ final class WorkerClassSharing {
         }
     }
 
-    private Path written() {
+    /** Where a worker writes the archive {@code archive} before it is moved into place. */
+    private static Path writing(Path archive) {
         return archive.resolveSibling(archive.getFileName() + ".writing");
     }
 
@@ -147,7 +155,7 @@ final class WorkerClassSharing {
             }
         }
         Path archive = dir.resolve("workers.jsa");
-        archive.resolveSibling("workers.jsa.writing").toFile().deleteOnExit();
+        writing(archive).toFile().deleteOnExit();
         return new WorkerClassSharing(String.join(File.pathSeparator, entries), archive);
     }
 

@@ -47,15 +47,18 @@ class WorkerClassSharingTest {
     @Test
     void firstWorkerExitingByItself_writesTheArchive_andTheNextOnesMapIt() throws Exception {
         WorkerClassSharing sharing = WorkerClassSharing.setUp();
-        List<String> first = sharing.flags();
-        assertTrue(WorkerClassSharing.writes(first), "the first worker is not asked to write the archive: " + first);
-        assertFalse(WorkerClassSharing.writes(sharing.flags()), "two workers asked to write it at once");
+        WorkerClassSharing.Flags first = sharing.flags();
+        assertTrue(first.writes(), "the first worker is not asked to write the archive: " + first);
+        assertTrue(
+                first.jvm().stream().anyMatch(f -> f.startsWith("-XX:ArchiveClassesAtExit=")),
+                "the first worker's flags do not ask for the archive: " + first);
+        assertFalse(sharing.flags().writes(), "two workers asked to write it at once");
 
-        Process writer = run(sharing, first);
+        Process writer = run(sharing, first.jvm());
         assertEquals(0, writer.waitFor(), "the worker writing the archive failed: " + stderrOf(writer));
         sharing.exited(writer);
 
-        List<String> next = sharing.flags();
+        List<String> next = sharing.flags().jvm();
         assertTrue(
                 next.stream().anyMatch(f -> f.startsWith("-XX:SharedArchiveFile=")),
                 "a worker after the archive was written does not map it: " + next);
@@ -68,13 +71,13 @@ class WorkerClassSharingTest {
     @Test
     void aWriterKilledBeforeItExits_leavesTheArchiveToTheNextWorker() throws Exception {
         WorkerClassSharing sharing = WorkerClassSharing.setUp();
-        List<String> first = sharing.flags();
+        WorkerClassSharing.Flags first = sharing.flags();
         Process killed = new ProcessBuilder("sleep", "30").start();
         killed.destroyForcibly();
         killed.waitFor(10, TimeUnit.SECONDS);
         sharing.exited(killed);
-        assertTrue(WorkerClassSharing.writes(first));
-        assertTrue(WorkerClassSharing.writes(sharing.flags()), "no worker asked to write the archive after a kill");
+        assertTrue(first.writes());
+        assertTrue(sharing.flags().writes(), "no worker asked to write the archive after a kill");
     }
 
     @Test
