@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Waits for the deletion of one key that was read at a known revision: a holder's own key, a waiter's predecessor (fair
@@ -37,6 +39,8 @@ import java.util.function.Supplier;
  * either before the check's read (the check finds the key gone) or after the watch's start (an event).
  */
 final class DeletionWatch {
+
+    private static final Logger log = LoggerFactory.getLogger(DeletionWatch.class);
 
     private DeletionWatch() {}
 
@@ -112,8 +116,10 @@ final class DeletionWatch {
     /**
      * Watches the range {@code key} to {@code rangeEnd}, in which {@code count} keys with a create revision up to {@code
      * maxCreateRevision} existed at store revision {@code readAt}; calls {@code onDeleted} at most once, when one of
-     * them is deleted, after giving {@code deletedKey} the key deleted (null when the check found it gone). As {@link #start}, a store that moved on before the watch started is checked once: fewer such
-     * keys than {@code count} means one was deleted meanwhile (no such key can be created any more).
+     * them is deleted, after giving {@code deletedKey} the key deleted (null when the check found it gone). As {@link
+     * #start}, a store that moved on before the watch started is checked once: fewer such keys than {@code count} means
+     * one was deleted meanwhile (no such key can be created any more). A deletion whose event lacks the key's previous
+     * key-value counts ({@link #countedDeletion}).
      */
     static Watch.Watcher startRange(
             EtcdCalls calls,
@@ -151,16 +157,37 @@ final class DeletionWatch {
                         return;
                     }
                     for (WatchEvent event : response.getEvents()) {
-                        if (event.getEventType() == WatchEvent.EventType.DELETE
-                                && event.getPrevKV().getCreateRevision() > 0
-                                && event.getPrevKV().getCreateRevision() <= maxCreateRevision
-                                && event.getKeyValue().getModRevision() > readAt) {
-                            deleted.accept(text(event.getPrevKV().getKey()));
+                        String gone = countedDeletion(event, maxCreateRevision, readAt);
+                        if (gone != null) {
+                            deleted.accept(gone);
                             return;
                         }
                     }
                 },
                 onEnded);
+    }
+
+    /**
+     * The key {@code event} deleted if it may be one of the keys a {@link #startRange} watch counts (created up to
+     * {@code maxCreateRevision}, existing at {@code readAt}); else null. etcd sends a deletion's previous key-value
+     * ({@code prev_kv}) only when it can still read it: it leaves it out for a key whose revisions were compacted, and
+     * on a 3-member cluster under load it was seen left out with no compaction at all. A deletion without it may be one
+     * of ours, so it counts: a wake-up too many costs the waiter a read, a missed one its wait.
+     */
+    static String countedDeletion(WatchEvent event, long maxCreateRevision, long readAt) {
+        if (event.getEventType() != WatchEvent.EventType.DELETE
+                || event.getKeyValue().getModRevision() <= readAt
+                || event.getPrevKV().getCreateRevision() > maxCreateRevision) {
+            return null;
+        }
+        String key = text(event.getKeyValue().getKey());
+        if (event.getPrevKV().getCreateRevision() == 0) {
+            log.debug(
+                    "The deletion of {} at revision {} came without its previous key-value; counted",
+                    key,
+                    event.getKeyValue().getModRevision());
+        }
+        return key;
     }
 
     /**
