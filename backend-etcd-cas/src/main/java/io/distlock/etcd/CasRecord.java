@@ -37,10 +37,10 @@ import java.util.stream.IntStream;
  *       refuses another N as the fair mode does. No record: the slots are the count, so permits taken together do not
  *       make each other try again.
  *   <li>A writer that waits marks the read-write lock: {@code <record>%waits/<owner id>}, with its session's lease, put
- *       by each of its refused tries ({@link #refused}) and deleted by its grant (after it, when a repeat found the
- *       grant: {@link CasRecordAcquisition}) or its end without one, else by its session in the background. A reader
- *       that reads a mark is kept out, as by a writer that holds: readers that come after a waiting writer wait
- *       behind it. A reader whose read came just before the mark can still be granted; the writer then waits for it.
+ *       by each of its refused tries while its own key is not there ({@link #refused}) and deleted by its grant or
+ *       its end without one, else by its session in the background. A reader that reads a mark is kept out, as by
+ *       a writer that holds: readers that come after a waiting writer wait behind it. A reader whose read came just
+ *       before the mark can still be granted; the writer then waits for it.
  * </ul>
  *
  * <p>The record key sits beside the fair mode's directory {@code .../<name>/}, as a cas lock's key beside a fair lock's;
@@ -144,6 +144,11 @@ final class CasRecord {
      * after it wait behind it ({@link #judge}): a stream of readers cannot starve it. Its grant deletes the mark, as
      * does its end without one ({@link #markWithdrawal}); a writer that died leaves it until its lease ends, as a
      * waiter of the fair mode holds the readers behind it.
+     *
+     * <p>The mark is put only if the writer's own key is not there (a nested transaction): a repeat of a grant that
+     * etcd applied is refused, and must not mark the writer that now holds. The writer reads such a repeat's answer
+     * after a lost reply, but a grant sent again in a new raft term may be answered by its first send, and the repeat's
+     * answer is then never read: a mark put there would stay until the locker closed, every later reader kept out.
      */
     Op[] refused(long leaseId, boolean marks) {
         Op[] reads = reads();
@@ -151,10 +156,15 @@ final class CasRecord {
             return reads;
         }
         Op[] all = new Op[reads.length + 1];
-        all[0] = Op.put(
-                bytes(ownMark),
-                bytes(request.ownerId()),
-                PutOption.builder().withLeaseId(leaseId).build());
+        all[0] = Op.txn(
+                new Cmp[] {new Cmp(bytes(ownKey), Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
+                new Op[] {
+                    Op.put(
+                            bytes(ownMark),
+                            bytes(request.ownerId()),
+                            PutOption.builder().withLeaseId(leaseId).build())
+                },
+                new Op[0]);
         System.arraycopy(reads, 0, all, 1, reads.length);
         return all;
     }

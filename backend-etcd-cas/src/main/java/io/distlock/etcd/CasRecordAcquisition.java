@@ -110,11 +110,8 @@ final class CasRecordAcquisition extends EtcdAcquisition {
         CasRecord.Verdict verdict =
                 record.judge(read.get(1).getKvs(), read.size() > 2 ? read.get(2).getKvs() : List.of());
         if (verdict instanceof CasRecord.Own own) {
-            grant(lease(own.key(), own.createRevision(), readAt)); // our own lost reply
-            if (marks()) {
-                // the repeat of our applied grant was refused, and its Else put our mark again: take it back
-                withdrawMark(session, cleanUpDeadline());
-            }
+            // our own lost reply; the refused repeat put no mark, our key being there (CasRecord#refused)
+            grant(lease(own.key(), own.createRevision(), readAt));
             return;
         }
         triedKey = null;
@@ -201,9 +198,8 @@ final class CasRecordAcquisition extends EtcdAcquisition {
 
     /**
      * Deletes this writer's mark if it is still ours, so that the readers it holds back need not wait for its session's
-     * lease, which lives as long as the locker: after a wait that ended without a grant, and after a grant found by a
-     * repeat whose refused compare put the mark again. A delete that fails is handed to session {@code s}, which
-     * repeats it with its keep-alives.
+     * lease, which lives as long as the locker: after a wait that ended without a grant. A delete that fails is handed
+     * to session {@code s}, which repeats it with its keep-alives.
      */
     private CompletableFuture<Void> withdrawMark(EtcdSession s, Deadline deadline) {
         return calls.txn(

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * A gRPC interceptor for jetcd's client that holds back the next call of one etcd method (say {@code Txn}) for a
  * while, or until the test lets it go, before it leaves the client: the request reaches etcd late, after any request
  * sent meanwhile, while its caller's future may have long timed out. Calls of other methods, and later calls, pass at
- * once.
+ * once. Or it lets the next call go at once and holds back etcd's answer to it ({@link #holdAnswerOfNext}).
  */
 final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
 
@@ -30,6 +30,7 @@ final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
     private record Armed(String method, CompletableFuture<Void> release) {}
 
     private final AtomicReference<Armed> armed = new AtomicReference<>();
+    private final AtomicReference<ArmedAnswer> armedAnswer = new AtomicReference<>();
     private final CompletableFuture<Void> heldCallMade = new CompletableFuture<>();
     private final CompletableFuture<Void> delayedCallClosed = new CompletableFuture<>();
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -60,6 +61,25 @@ final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
         return heldCallMade;
     }
 
+    /**
+     * Lets the next call of etcd method {@code method} go out at once, but holds back what etcd answers (its reply and
+     * the call's end) until {@link Held#release()} completes: etcd applies the request, and the client hears of it
+     * late. Armed after an earlier hold's call was made, it holds the call after that one.
+     */
+    Held holdAnswerOfNext(String method) {
+        Held held = new Held(new CompletableFuture<>(), new CompletableFuture<>(), new CompletableFuture<>());
+        armedAnswer.set(new ArmedAnswer(method, held));
+        return held;
+    }
+
+    /**
+     * An answer held back ({@link #holdAnswerOfNext}): {@code made} completes when the client has made the call, {@code
+     * answered} when etcd's answer has reached the client (and is held), and completing {@code release} hands it on.
+     */
+    record Held(CompletableFuture<Void> made, CompletableFuture<Void> answered, CompletableFuture<Void> release) {}
+
+    private record ArmedAnswer(String method, Held held) {}
+
     /** Completes once the delayed call has had etcd's answer (or failed). */
     CompletableFuture<Void> delayedCallClosed() {
         return delayedCallClosed;
@@ -68,6 +88,13 @@ final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
     @Override
     public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
         ClientCall<Q, R> call = next.newCall(method, options);
+        ArmedAnswer answer = armedAnswer.get();
+        if (answer != null
+                && method.getFullMethodName().endsWith("/" + answer.method())
+                && armedAnswer.compareAndSet(answer, null)) {
+            answer.held().made().complete(null);
+            return new AnswerHeld<>(call, answer.held());
+        }
         Armed a = armed.get();
         if (a == null || !method.getFullMethodName().endsWith("/" + a.method()) || !armed.compareAndSet(a, null)) {
             return call;
@@ -139,6 +166,50 @@ final class DelayingInterceptor implements ClientInterceptor, AutoCloseable {
         @Override
         public void cancel(String message, Throwable cause) {
             step(() -> super.cancel(message, cause));
+        }
+    }
+
+    /** Passes the call out at once; queues what etcd answers until the hold is released, then replays it in order. */
+    private final class AnswerHeld<Q, R> extends ForwardingClientCall.SimpleForwardingClientCall<Q, R> {
+        private final Held held;
+        private CompletableFuture<Void> tail; // guarded by this: the last answer step queued
+
+        AnswerHeld(ClientCall<Q, R> call, Held held) {
+            super(call);
+            this.held = held;
+            this.tail = held.release();
+        }
+
+        private synchronized void later(Runnable step) {
+            tail = tail.thenRunAsync(step, timer);
+        }
+
+        @Override
+        public void start(Listener<R> listener, Metadata headers) {
+            super.start(
+                    new Listener<R>() {
+                        @Override
+                        public void onHeaders(Metadata h) {
+                            later(() -> listener.onHeaders(h));
+                        }
+
+                        @Override
+                        public void onMessage(R message) {
+                            later(() -> listener.onMessage(message));
+                        }
+
+                        @Override
+                        public void onClose(Status status, Metadata trailers) {
+                            held.answered().complete(null);
+                            later(() -> listener.onClose(status, trailers));
+                        }
+
+                        @Override
+                        public void onReady() {
+                            listener.onReady();
+                        }
+                    },
+                    headers);
         }
     }
 }

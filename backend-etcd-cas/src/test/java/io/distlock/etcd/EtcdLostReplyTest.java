@@ -163,30 +163,79 @@ class EtcdLostReplyTest extends OneMemberEtcdTests {
             Lease lease = attempt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS)
                     .orElseThrow(() -> new AssertionError("the repeat did not recognise the writer's own key"));
             String marks = record + CasRecord.WAITS + "/";
-            Deadlines.await(
-                    () -> {
-                        try {
-                            return keysUnder(marks).isEmpty();
-                        } catch (Exception e) {
-                            return false;
-                        }
-                    },
-                    maxWait(),
-                    () -> "the writer holds, and its mark is still there: " + keysNow(marks));
+            awaitNoMark(marks, "the writer holds, and its mark is still there: ");
             assertTrue(backend.release(lease));
-            assertTrue(
-                    other.readWriteLock(key)
-                            .readLock()
-                            .tryLock()
-                            .map(r -> {
-                                r.release();
-                                return true;
-                            })
-                            .orElse(false),
-                    "a reader after the writer's release");
+            assertReaderGetsIn(other, key);
         } finally {
             proxy.heal();
         }
+    }
+
+    /**
+     * A waiting writer's grant sent again in a new raft term: etcd answered another request in a higher term while the
+     * grant's first send was unanswered, so the backend sent it again. The first send had been applied, the repeat was
+     * refused (the grant moved the version), and the first send's answer came first: the writer holds, and never reads
+     * the repeat's answer. The repeat's {@code Else} must not have put the writer's mark: bound to the session's lease,
+     * which lives as long as the locker, it would keep every later reader out.
+     */
+    @Test
+    void grantAnsweredAfterItsRepeatInANewTerm_leavesNoMarkBehind() throws Exception {
+        String key = EtcdTesting.unique("new-term-writer");
+        String marks = PREFIX + "/" + FairQueue.READ_WRITE + "/" + KeyCodec.encode(key) + CasRecord.WAITS + "/";
+        String holders = CasRecord.holdersDir(PREFIX + "/" + FairQueue.READ_WRITE + "/" + KeyCodec.encode(key));
+        Duration ttl = TestTimeouts.scaled(Duration.ofSeconds(6));
+        try (DelayingInterceptor interceptor = new DelayingInterceptor();
+                RemoteLocker writer = interceptedLocker("?mode=cas", ttl, interceptor);
+                RemoteLocker reader = locker(EtcdLockMode.CAS, ttl)) {
+            writer.readWriteLock(key).writeLock().lock(maxWait()).release(); // the session and its term, known
+            DelayingInterceptor.Held first = interceptor.holdAnswerOfNext("Txn");
+            CompletableFuture<RemoteLock> attempt = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return writer.readWriteLock(key).writeLock().lock(maxWait());
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            first.answered().get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            assertEquals(1, keysUnder(holders).size(), "the grant's first send was applied");
+            DelayingInterceptor.Held repeat = interceptor.holdAnswerOfNext("Txn");
+            ETCD.member(0).restart(); // a new raft term: the keep-alive's answer in it sends the grant again
+            repeat.answered().get(maxWait().toMillis(), TimeUnit.MILLISECONDS); // applied, refused
+            first.release().complete(null);
+            RemoteLock lock = attempt.get(maxWait().toMillis(), TimeUnit.MILLISECONDS);
+            repeat.release().complete(null);
+            awaitNoMark(marks, "the writer holds, and the mark its repeat put is still there: ");
+            lock.release();
+            assertReaderGetsIn(reader, key);
+        }
+    }
+
+    /** Waits until no writer's mark is left under {@code marks}; fails with {@code what} and the marks. */
+    private void awaitNoMark(String marks, String what) {
+        Deadlines.await(
+                () -> {
+                    try {
+                        return keysUnder(marks).isEmpty();
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                maxWait(),
+                () -> what + keysNow(marks));
+    }
+
+    /** A reader of {@code key} through {@code locker} is granted at once (and released). */
+    private static void assertReaderGetsIn(RemoteLocker locker, String key) {
+        assertTrue(
+                locker.readWriteLock(key)
+                        .readLock()
+                        .tryLock()
+                        .map(r -> {
+                            r.release();
+                            return true;
+                        })
+                        .orElse(false),
+                "a reader after the writer's release");
     }
 
     private String keysNow(String prefix) {
